@@ -1,0 +1,125 @@
+// Package pairlayout turns a PDPair spec into the planner's input. It is the
+// one place that knows how buffer groups expand to buffer indices (pointer
+// order), which defaults apply (unit 1, the prefill item default, DP 1,
+// tokensPerPage 1, MHA) and how spec kinds map to wire kinds.
+package pairlayout
+
+import (
+	"fmt"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+var wireKind = map[pdv1.KVBufferKind]transferplan.BufferKind{
+	pdv1.KVTargetK: transferplan.TargetK,
+	pdv1.KVTargetV: transferplan.TargetV,
+	pdv1.KVDraftK:  transferplan.DraftK,
+	pdv1.KVDraftV:  transferplan.DraftV,
+}
+
+// FromSpec converts a spec to a planner layout. It returns a
+// *transferplan.LayoutError with ReasonInvalidLayout when a field the CRD
+// would have rejected is broken (useful for manifests read from files).
+func FromSpec(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
+	l := transferplan.Layout{
+		Attention:     transferplan.AttentionBackend(orDefault(string(spec.AttentionBackend), string(pdv1.AttentionMHA))),
+		MLAL15Cache:   spec.MLAL15Cache,
+		TokensPerPage: int(deref32(spec.TokensPerPage, 1)),
+		Prefill:       parallelism(spec.Prefill),
+		Decode:        parallelism(spec.Decode),
+	}
+	if err := l.Prefill.Validate("prefill"); err != nil {
+		return l, err
+	}
+	if err := l.Decode.Validate("decode"); err != nil {
+		return l, err
+	}
+	P, D := l.Prefill.TPPerDP(), l.Decode.TPPerDP()
+	for g, group := range spec.KVBuffers {
+		field := fmt.Sprintf("kvBuffers[%d]", g)
+		kind, ok := wireKind[group.Kind]
+		if !ok {
+			return l, invalid(field+".kind", "must be TargetK, TargetV, DraftK or DraftV, got %q", group.Kind)
+		}
+		bufs, err := expand(field, kind, group.BufferGeometry, P, D)
+		if err != nil {
+			return l, err
+		}
+		l.KVBuffers = append(l.KVBuffers, bufs...)
+	}
+	for g, group := range spec.StateBuffers {
+		bufs, err := expand(fmt.Sprintf("stateBuffers[%d]", g), transferplan.MambaState, group.BufferGeometry, P, D)
+		if err != nil {
+			return l, err
+		}
+		l.StateBuffers = append(l.StateBuffers, bufs...)
+	}
+	return l, l.Validate()
+}
+
+func parallelism(f pdv1.FleetLayout) transferplan.Parallelism {
+	return transferplan.Parallelism{TPSize: int(f.TensorParallelSize), DPSize: int(deref32(f.DataParallelSize, 1))}
+}
+
+// expand turns one group into count buffers with resolved geometry.
+func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P, D int) ([]transferplan.BufferSpec, error) {
+	if g.Count < 1 {
+		return nil, invalid(field+".count", "must be at least 1, got %d", g.Count)
+	}
+	b := transferplan.BufferSpec{
+		Kind:             kind,
+		Field:            field,
+		DecodeItemBytes:  g.DecodeItemBytes,
+		PrefillItemBytes: transferplan.DefaultPrefillItemBytes(g.DecodeItemBytes, D, P),
+		DecodeUnitBytes:  deref64(g.DecodeUnitBytes, 1),
+		PrefillUnitBytes: deref64(g.PrefillUnitBytes, 1),
+	}
+	if g.PrefillItemBytes != nil {
+		b.PrefillItemBytes = *g.PrefillItemBytes
+	}
+	if g.DecodeItemBytes <= 0 {
+		return nil, invalid(field+".decodeItemBytes", "must be positive, got %d", g.DecodeItemBytes)
+	}
+	if b.PrefillItemBytes <= 0 {
+		if g.PrefillItemBytes == nil {
+			return nil, invalid(field+".prefillItemBytes",
+				"the default decodeItemBytes×decodeTP/prefillTP = %d×%d/%d is 0; set prefillItemBytes", g.DecodeItemBytes, D, P)
+		}
+		return nil, invalid(field+".prefillItemBytes", "must be positive, got %d", b.PrefillItemBytes)
+	}
+	out := make([]transferplan.BufferSpec, g.Count)
+	for i := range out {
+		out[i] = b
+	}
+	return out, nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return &transferplan.LayoutError{
+		Reason:  transferplan.ReasonInvalidLayout,
+		Field:   field,
+		Message: field + ": " + fmt.Sprintf(format, args...),
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func deref32(p *int32, def int32) int32 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func deref64(p *int64, def int64) int64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}

@@ -1,0 +1,63 @@
+package transferplan
+
+import "fmt"
+
+// Reason is a stable, machine-readable code for why a layout cannot be planned.
+// Reasons are used verbatim as Kubernetes condition reasons.
+type Reason string
+
+const (
+	// ReasonInvalidLayout: the input is structurally broken (sizes, dp not
+	// dividing tp, K/V counts differ, no KV buffers). The CRD's CEL rules reject
+	// these before they reach the planner.
+	ReasonInvalidLayout Reason = "InvalidLayout"
+	// ReasonUnitSizeMismatch: prefill and decode unit bytes differ.
+	ReasonUnitSizeMismatch Reason = "UnitSizeMismatch"
+	// ReasonItemNotUnitAligned: an item is not a whole number of units.
+	ReasonItemNotUnitAligned Reason = "ItemNotUnitAligned"
+	// ReasonUnsupportedHeterogeneousTP: the two sides hold different global
+	// amounts and the buffer is neither replicated nor a GQA replica layout.
+	ReasonUnsupportedHeterogeneousTP Reason = "UnsupportedHeterogeneousTP"
+	// ReasonShardNotAligned: a buffer's logical size does not split evenly over
+	// the ranks that hold distinct shards.
+	ReasonShardNotAligned Reason = "ShardNotAligned"
+	// ReasonItemSmallerThanShard: an item cannot hold its rank's shard.
+	ReasonItemSmallerThanShard Reason = "ItemSmallerThanShard"
+	// ReasonMLAL15RequiresMLA: the prefill runs the MLA L1.5 cache for a non-MLA model.
+	ReasonMLAL15RequiresMLA Reason = "MLAL15RequiresMLA"
+	// ReasonStridedPagesNeedProtocolV2: pages hold several tokens (token-major)
+	// and a fragment would take a sub-range of heads from each, which the v1
+	// wire protocol (one contiguous range per page) cannot express.
+	ReasonStridedPagesNeedProtocolV2 Reason = "StridedPagesNeedProtocolV2"
+	// ReasonRankOutOfRange: a plan was asked for a decode TP rank that does not exist.
+	ReasonRankOutOfRange Reason = "RankOutOfRange"
+)
+
+// LayoutError says why a layout cannot be planned: a stable reason, the spec
+// field it concerns (e.g. "kvBuffers[0]") and the numbers that caused it.
+type LayoutError struct {
+	Reason Reason
+	// Field is the path of the offending part of the spec, e.g. "kvBuffers[1]",
+	// "stateBuffers[0]", "decode.dataParallelSize"; empty when the whole layout is concerned.
+	Field string
+	// Message is a sentence a person can act on, naming the field and numbers.
+	Message string
+}
+
+func (e *LayoutError) Error() string { return string(e.Reason) + ": " + e.Message }
+
+// layoutErrorf builds a LayoutError whose message starts with the field.
+func layoutErrorf(reason Reason, field, format string, args ...any) *LayoutError {
+	msg := fmt.Sprintf(format, args...)
+	if field != "" {
+		msg = field + ": " + msg
+	}
+	return &LayoutError{Reason: reason, Field: field, Message: msg}
+}
+
+// IsInvalidLayout reports whether err says the input itself is malformed (as
+// opposed to a well-formed pair of layouts that cannot exchange KV cache).
+func IsInvalidLayout(err error) bool {
+	le, ok := err.(*LayoutError)
+	return ok && le.Reason == ReasonInvalidLayout
+}

@@ -1,0 +1,140 @@
+package transferplan
+
+// interval is the half-open unit range [start, end) a rank holds of a sharded
+// buffer. Ranks that are not the first of their replica group hold none (the
+// first one speaks for the group).
+func (l BufferLayout) interval(rank, tp int) (start, end int64, ok bool) {
+	if rank%l.ReplicaGroup != 0 {
+		return 0, 0, false
+	}
+	n := l.shardLen(tp)
+	k := int64(rank / l.ReplicaGroup)
+	return k * n, (k + 1) * n, true
+}
+
+// fragmentsFor lists decode TP rank d's fragments in walk order: for a
+// replicated buffer one whole-item fragment from prefill rank d*P/D; for a
+// sharded buffer one fragment per prefill shard that intersects d's range.
+func (p *Planner) fragmentsFor(d int) []TransferFragment {
+	P, D := p.prefillTP, p.decodeTP
+	frags := make([]TransferFragment, 0, 2*len(p.pairs))
+	for i := range p.pairs {
+		pre, dec := &p.pairs[i].prefill, &p.pairs[i].decode
+		if pre.Axis == AxisReplicated {
+			frags = append(frags, TransferFragment{
+				BufferIndex: pre.Index, BufferKind: pre.Kind,
+				SrcRank: d * P / D, DstRank: d,
+				SrcPageStrideBytes: pre.ItemStrideBytes, DstPageStrideBytes: dec.ItemStrideBytes,
+				BytesPerPage: dec.ItemStrideBytes,
+			})
+			continue
+		}
+		s, e, ok := dec.interval(d, D)
+		if !ok {
+			continue
+		}
+		shard := pre.shardLen(P)
+		for k := s / shard; k*shard < e; k++ {
+			ps := k * shard
+			from, to := max(s, ps), min(e, ps+shard)
+			frags = append(frags, TransferFragment{
+				BufferIndex: pre.Index, BufferKind: pre.Kind,
+				SrcRank: int(k) * pre.ReplicaGroup, DstRank: d,
+				SrcPageStrideBytes: pre.ItemStrideBytes, DstPageStrideBytes: dec.ItemStrideBytes,
+				SrcByteOffset: (from - ps) * pre.UnitBytes,
+				DstByteOffset: (from - s) * dec.UnitBytes,
+				BytesPerPage:  (to - from) * pre.UnitBytes,
+			})
+		}
+	}
+	return frags
+}
+
+// groupBySource splits fragments by source prefill rank, ascending, keeping
+// walk order within a rank (a stable counting sort).
+func groupBySource(frags []TransferFragment, prefillTP int) [][]TransferFragment {
+	start := make([]int, prefillTP+1)
+	for i := range frags {
+		start[frags[i].SrcRank+1]++
+	}
+	for r := 1; r <= prefillTP; r++ {
+		start[r] += start[r-1]
+	}
+	sorted := make([]TransferFragment, len(frags))
+	next := append([]int(nil), start[:prefillTP]...)
+	for i := range frags {
+		r := frags[i].SrcRank
+		sorted[next[r]] = frags[i]
+		next[r]++
+	}
+	var groups [][]TransferFragment
+	for r := 0; r < prefillTP; r++ {
+		if a, b := start[r], start[r+1]; b > a {
+			groups = append(groups, sorted[a:b:b])
+		}
+	}
+	return groups
+}
+
+// shardedFanOut counts, for each prefill TP rank, the decode TP ranks whose
+// fragments name it — once per layout, not once per decode rank.
+func (p *Planner) shardedFanOut() []int {
+	P, D := p.prefillTP, p.decodeTP
+	fan := make([]int, P)
+	lastSeen := make([]int, P)
+	for r := range lastSeen {
+		lastSeen[r] = -1
+	}
+	touch := func(r, d int) {
+		if lastSeen[r] != d {
+			lastSeen[r] = d
+			fan[r]++
+		}
+	}
+	for d := 0; d < D; d++ {
+		for i := range p.pairs {
+			pre, dec := &p.pairs[i].prefill, &p.pairs[i].decode
+			if pre.Axis == AxisReplicated {
+				touch(d*P/D, d)
+				continue
+			}
+			s, e, ok := dec.interval(d, D)
+			if !ok {
+				continue
+			}
+			shard := pre.shardLen(P)
+			for k := s / shard; k*shard < e; k++ {
+				touch(int(k)*pre.ReplicaGroup, d)
+			}
+		}
+	}
+	return fan
+}
+
+// checkPageContiguity rejects multi-token pages whose fragments would take a
+// sub-range of each page. Pages are token-major (token, head, head-dim), so a
+// head range is contiguous within a page only when the page holds one token;
+// whole-item fragments are always contiguous. State buffers are not paged by
+// token and are exempt.
+func (p *Planner) checkPageContiguity() error {
+	T := p.layout.TokensPerPage
+	if T <= 1 || p.kind == PlanIdentity {
+		return nil
+	}
+	for _, bp := range p.pairs {
+		if !bp.spec.Kind.IsKV() || bp.prefill.Axis == AxisReplicated {
+			continue
+		}
+		preLen, decLen := bp.prefill.shardLen(p.prefillTP), bp.decode.shardLen(p.decodeTP)
+		if preLen == decLen {
+			continue
+		}
+		take := min(preLen, decLen)
+		return layoutErrorf(ReasonStridedPagesNeedProtocolV2, bp.spec.Field,
+			"%s buffer %d: pages hold %d tokens (token-major), and decode TP rank 0 would take %d of the %d units of prefill TP rank %d's item "+
+				"into its %d-unit item (%d-byte units); that is a strided slice of every page, which wire protocol v1 cannot express. "+
+				"Use tokensPerPage 1 or layouts whose prefill and decode ranks hold the same heads",
+			bp.spec.label(), bp.prefill.Index, T, take, preLen, 0, decLen, bp.prefill.UnitBytes)
+	}
+	return nil
+}

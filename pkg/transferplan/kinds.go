@@ -1,0 +1,66 @@
+package transferplan
+
+// BufferKind is the role of one buffer, as named on the wire (v1 fragments).
+type BufferKind string
+
+const (
+	TargetK    BufferKind = "target_k"
+	TargetV    BufferKind = "target_v"
+	DraftK     BufferKind = "draft_k"
+	DraftV     BufferKind = "draft_v"
+	MambaState BufferKind = "mamba_state"
+)
+
+// Valid reports whether k is one of the kinds the wire protocol knows.
+func (k BufferKind) Valid() bool {
+	switch k {
+	case TargetK, TargetV, DraftK, DraftV, MambaState:
+		return true
+	}
+	return false
+}
+
+// IsKV reports whether k lives in the KV buffer index space.
+func (k BufferKind) IsKV() bool { return k.Valid() && k != MambaState }
+
+// Axis is how a buffer's units are spread over the ranks of one role.
+type Axis string
+
+const (
+	// AxisKVHead: KV heads sharded over TP ranks (possibly in replica groups).
+	AxisKVHead Axis = "kv_head"
+	// AxisStateChannel: recurrent state channels sharded over TP ranks.
+	AxisStateChannel Axis = "state_channel"
+	// AxisReplicated: every rank holds the whole buffer.
+	AxisReplicated Axis = "replicated"
+)
+
+// shardedAxis is the axis a buffer of kind k is sharded on.
+func shardedAxis(k BufferKind) Axis {
+	if k == MambaState {
+		return AxisStateChannel
+	}
+	return AxisKVHead
+}
+
+// PlanKind names how a decode rank's plan was made.
+type PlanKind string
+
+const (
+	// PlanIdentity: prefill and decode shard identically; whole items move
+	// from prefill rank d to decode rank d.
+	PlanIdentity PlanKind = "identity"
+	// PlanFragmented: byte ranges of items move from several prefill ranks.
+	PlanFragmented PlanKind = "fragmented"
+	// PlanMLA: every rank holds the whole latent cache; one source per decode
+	// rank, the others of its range get dummy messages.
+	PlanMLA PlanKind = "mla"
+)
+
+// AttentionBackend is the attention family of the model.
+type AttentionBackend string
+
+const (
+	MHA AttentionBackend = "MHA"
+	MLA AttentionBackend = "MLA"
+)

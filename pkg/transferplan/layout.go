@@ -1,0 +1,194 @@
+package transferplan
+
+import "fmt"
+
+// Parallelism is one role's attention world: TPSize ranks in DPSize
+// data-parallel groups of TPSize/DPSize ranks each.
+type Parallelism struct {
+	TPSize int `json:"tensorParallelSize"`
+	DPSize int `json:"dataParallelSize"`
+}
+
+// TPPerDP is the number of TP ranks in one DP group; all planning uses it.
+func (p Parallelism) TPPerDP() int { return p.TPSize / p.DPSize }
+
+// BufferSpec is the resolved geometry of one buffer on both sides: bytes of one
+// page on one rank (item) and bytes of the smallest movable piece (unit).
+type BufferSpec struct {
+	Kind BufferKind
+	// Field is the spec path of the group the buffer came from, e.g.
+	// "kvBuffers[2]"; it names the buffer in errors.
+	Field            string
+	PrefillItemBytes int64
+	DecodeItemBytes  int64
+	PrefillUnitBytes int64
+	DecodeUnitBytes  int64
+}
+
+// label names a buffer in messages: its group field and kind.
+func (b BufferSpec) label() string {
+	if b.Field == "" {
+		return string(b.Kind)
+	}
+	return fmt.Sprintf("%s (%s)", b.Field, b.Kind.specName())
+}
+
+// specName is the PDPair spelling of a kind.
+func (k BufferKind) specName() string {
+	switch k {
+	case TargetK:
+		return "TargetK"
+	case TargetV:
+		return "TargetV"
+	case DraftK:
+		return "DraftK"
+	case DraftV:
+		return "DraftV"
+	case MambaState:
+		return "state"
+	}
+	return string(k)
+}
+
+// Layout is everything the planner needs about a prefill/decode pair.
+type Layout struct {
+	Attention   AttentionBackend
+	MLAL15Cache bool
+	// TokensPerPage is the number of tokens in one KV page (token-major).
+	TokensPerPage int
+	Prefill       Parallelism
+	Decode        Parallelism
+	// KVBuffers are in the engine's pointer order: buffer index = position.
+	KVBuffers []BufferSpec
+	// StateBuffers are a second index space: buffer index = position.
+	StateBuffers []BufferSpec
+}
+
+// DefaultPrefillItemBytes is the prefill item length the reference assumes
+// when the prefill side does not report one: decodeItem * D / P with per-DP TP
+// sizes, integer division.
+func DefaultPrefillItemBytes(decodeItemBytes int64, decodeTPPerDP, prefillTPPerDP int) int64 {
+	return decodeItemBytes * int64(decodeTPPerDP) / int64(prefillTPPerDP)
+}
+
+// Validate rejects structurally broken layouts with ReasonInvalidLayout. The
+// CRD's CEL rules enforce the same, so objects from the API server pass.
+func (l Layout) Validate() error {
+	if l.Attention != MHA && l.Attention != MLA {
+		return layoutErrorf(ReasonInvalidLayout, "attentionBackend", "must be MHA or MLA, got %q", l.Attention)
+	}
+	if l.TokensPerPage < 1 {
+		return layoutErrorf(ReasonInvalidLayout, "tokensPerPage", "must be at least 1, got %d", l.TokensPerPage)
+	}
+	if err := l.Prefill.Validate("prefill"); err != nil {
+		return err
+	}
+	if err := l.Decode.Validate("decode"); err != nil {
+		return err
+	}
+	if l.MLAL15Cache && l.Attention != MLA {
+		return layoutErrorf(ReasonMLAL15RequiresMLA, "mlaL15Cache",
+			"the prefill runs the MLA L1.5 cache but attentionBackend is %s; L1.5 is only supported for MLA models", l.Attention)
+	}
+	if len(l.KVBuffers) == 0 {
+		return layoutErrorf(ReasonInvalidLayout, "kvBuffers", "at least one KV buffer is required")
+	}
+	for i, b := range l.KVBuffers {
+		if !b.Kind.IsKV() {
+			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, fmt.Sprintf("kvBuffers[%d]", i)), "kind %q is not a KV buffer kind", b.Kind)
+		}
+		if err := b.validate(); err != nil {
+			return err
+		}
+	}
+	for _, b := range l.StateBuffers {
+		if b.Kind != MambaState {
+			return layoutErrorf(ReasonInvalidLayout, b.Field, "state buffers must have kind %q, got %q", MambaState, b.Kind)
+		}
+		if err := b.validate(); err != nil {
+			return err
+		}
+	}
+	if l.Attention == MHA {
+		return l.validateKVPairs()
+	}
+	return nil
+}
+
+func fieldOr(field, fallback string) string {
+	if field != "" {
+		return field
+	}
+	return fallback
+}
+
+// Validate checks sizes and that DP divides TP; role prefixes the field path.
+func (p Parallelism) Validate(role string) error {
+	if p.TPSize < 1 {
+		return layoutErrorf(ReasonInvalidLayout, role+".tensorParallelSize", "must be at least 1, got %d", p.TPSize)
+	}
+	if p.DPSize < 1 {
+		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize", "must be at least 1, got %d", p.DPSize)
+	}
+	if p.TPSize%p.DPSize != 0 {
+		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize",
+			"%d does not divide tensorParallelSize %d", p.DPSize, p.TPSize)
+	}
+	return nil
+}
+
+func (b BufferSpec) validate() error {
+	for _, v := range []struct {
+		name string
+		val  int64
+	}{
+		{"decodeItemBytes", b.DecodeItemBytes},
+		{"prefillItemBytes", b.PrefillItemBytes},
+		{"decodeUnitBytes", b.DecodeUnitBytes},
+		{"prefillUnitBytes", b.PrefillUnitBytes},
+	} {
+		if v.val <= 0 {
+			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, string(b.Kind))+"."+v.name, "must be positive, got %d", v.val)
+		}
+	}
+	return nil
+}
+
+// validateKVPairs checks that every MHA layer has both a K and a V buffer.
+func (l Layout) validateKVPairs() error {
+	count := map[BufferKind]int{}
+	for _, b := range l.KVBuffers {
+		count[b.Kind]++
+	}
+	for _, pair := range [][2]BufferKind{{TargetK, TargetV}, {DraftK, DraftV}} {
+		if count[pair[0]] != count[pair[1]] {
+			return layoutErrorf(ReasonInvalidLayout, "kvBuffers",
+				"MHA needs one %s buffer per %s buffer: %d %s, %d %s",
+				pair[1].specName(), pair[0].specName(), count[pair[0]], pair[0].specName(), count[pair[1]], pair[1].specName())
+		}
+	}
+	return nil
+}
+
+// kvWalkOrder lists KV buffer indices in planning order: layer by layer (the
+// j-th K buffer, then the j-th V buffer of the same family), target layers
+// before draft layers.
+func kvWalkOrder(kv []BufferSpec) []int {
+	byKind := map[BufferKind][]int{}
+	for i, b := range kv {
+		byKind[b.Kind] = append(byKind[b.Kind], i)
+	}
+	order := make([]int, 0, len(kv))
+	for _, family := range [][2]BufferKind{{TargetK, TargetV}, {DraftK, DraftV}} {
+		ks, vs := byKind[family[0]], byKind[family[1]]
+		for j := 0; j < max(len(ks), len(vs)); j++ {
+			if j < len(ks) {
+				order = append(order, ks[j])
+			}
+			if j < len(vs) {
+				order = append(order, vs[j])
+			}
+		}
+	}
+	return order
+}

@@ -1,0 +1,62 @@
+package transferplan
+
+// MLA ranks each hold the whole latent KV cache, so a decode rank needs one
+// source. With P prefill and D decode TP ranks, decode rank d maps to the
+// prefill ranks [d*P/D, (d+1)*P/D) when P >= D (the first is real, the rest get
+// dummy messages so they complete the room) and to prefill rank d*P/D when
+// D > P (several decode ranks share one source). For ratios that divide this
+// is exactly the reference; for ratios that do not, every rank named exists and
+// every prefill rank is covered, where the reference named ranks past the end.
+
+// mlaTargetRange is the half-open range of prefill TP ranks decode rank d contacts.
+func (p *Planner) mlaTargetRange(d int) (lo, hi int) {
+	P, D := p.prefillTP, p.decodeTP
+	if p.layout.MLAL15Cache {
+		return 0, P
+	}
+	if P >= D {
+		return d * P / D, (d + 1) * P / D
+	}
+	return d * P / D, d*P/D + 1
+}
+
+// mlaFanOut counts the decode ranks that message each prefill rank.
+func (p *Planner) mlaFanOut() []int {
+	fan := make([]int, p.prefillTP)
+	for d := 0; d < p.decodeTP; d++ {
+		lo, hi := p.mlaTargetRange(d)
+		for r := lo; r < hi; r++ {
+			fan[r]++
+		}
+	}
+	return fan
+}
+
+func (p *Planner) mlaPlan(d int) RoutePlan {
+	lo, hi := p.mlaTargetRange(d)
+	plan := RoutePlan{
+		DecodeTPRank:                 d,
+		PlanKind:                     PlanMLA,
+		TargetTPRanks:                make([]int, 0, hi-lo),
+		Targets:                      make([]PlanTarget, 0, hi-lo),
+		RequiredPrefillResponseNum:   1,
+		SupportsRemoteSpecCandidates: true,
+	}
+	if p.layout.MLAL15Cache {
+		// Every prefill rank holds part of the L1.5 cache and answers.
+		plan.RequiredPrefillResponseNum = hi - lo
+	} else {
+		target := lo
+		plan.TargetTPRank = &target
+	}
+	for r := lo; r < hi; r++ {
+		plan.TargetTPRanks = append(plan.TargetTPRanks, r)
+		plan.Targets = append(plan.Targets, PlanTarget{
+			PrefillTPRank:      r,
+			IsDummy:            plan.TargetTPRank != nil && r != *plan.TargetTPRank,
+			RequiredDstInfoNum: p.fanOut[r],
+			Fragments:          []TransferFragment{},
+		})
+	}
+	return plan
+}

@@ -1,0 +1,143 @@
+package transferplan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+)
+
+// LayoutRecord is the layout a set of plans was made for, in the terms a
+// prefill's bootstrap server reports (TP/DP, L1.5 flag, item and unit lengths
+// per buffer), so that an agent can check a plan against a live prefill.
+type LayoutRecord struct {
+	AttentionBackend     AttentionBackend `json:"attentionBackend"`
+	MLAL15Cache          bool             `json:"mlaL15Cache"`
+	TokensPerPage        int              `json:"tokensPerPage"`
+	Prefill              Parallelism      `json:"prefill"`
+	Decode               Parallelism      `json:"decode"`
+	KVBufferKinds        []BufferKind     `json:"kvBufferKinds"`
+	PrefillKVItemLens    []int64          `json:"prefillKVItemLens"`
+	PrefillKVUnitLens    []int64          `json:"prefillKVUnitLens"`
+	DecodeKVItemLens     []int64          `json:"decodeKVItemLens"`
+	DecodeKVUnitLens     []int64          `json:"decodeKVUnitLens"`
+	PrefillStateItemLens []int64          `json:"prefillStateItemLens"`
+	PrefillStateUnitLens []int64          `json:"prefillStateUnitLens"`
+	DecodeStateItemLens  []int64          `json:"decodeStateItemLens"`
+	DecodeStateUnitLens  []int64          `json:"decodeStateUnitLens"`
+}
+
+// Record is the layout in the form published beside its plans.
+func (l Layout) Record() LayoutRecord {
+	r := LayoutRecord{
+		AttentionBackend: l.Attention, MLAL15Cache: l.MLAL15Cache, TokensPerPage: l.TokensPerPage,
+		Prefill: l.Prefill, Decode: l.Decode,
+		KVBufferKinds: make([]BufferKind, 0, len(l.KVBuffers)),
+	}
+	r.PrefillKVItemLens, r.PrefillKVUnitLens, r.DecodeKVItemLens, r.DecodeKVUnitLens = lens(l.KVBuffers)
+	r.PrefillStateItemLens, r.PrefillStateUnitLens, r.DecodeStateItemLens, r.DecodeStateUnitLens = lens(l.StateBuffers)
+	for _, b := range l.KVBuffers {
+		r.KVBufferKinds = append(r.KVBufferKinds, b.Kind)
+	}
+	return r
+}
+
+func lens(bs []BufferSpec) (pi, pu, di, du []int64) {
+	pi, pu, di, du = make([]int64, len(bs)), make([]int64, len(bs)), make([]int64, len(bs)), make([]int64, len(bs))
+	for i, b := range bs {
+		pi[i], pu[i], di[i], du[i] = b.PrefillItemBytes, b.PrefillUnitBytes, b.DecodeItemBytes, b.DecodeUnitBytes
+	}
+	return pi, pu, di, du
+}
+
+// Layout rebuilds the planner input from a record (buffer fields are named
+// after their index, as the record does not keep the spec's groups).
+func (r LayoutRecord) Layout() Layout {
+	l := Layout{
+		Attention: r.AttentionBackend, MLAL15Cache: r.MLAL15Cache, TokensPerPage: r.TokensPerPage,
+		Prefill: r.Prefill, Decode: r.Decode,
+	}
+	for i, k := range r.KVBufferKinds {
+		l.KVBuffers = append(l.KVBuffers, BufferSpec{
+			Kind: k, Field: "kvBuffer " + strconv.Itoa(i),
+			PrefillItemBytes: at(r.PrefillKVItemLens, i), DecodeItemBytes: at(r.DecodeKVItemLens, i),
+			PrefillUnitBytes: at(r.PrefillKVUnitLens, i), DecodeUnitBytes: at(r.DecodeKVUnitLens, i),
+		})
+	}
+	for i := range r.DecodeStateItemLens {
+		l.StateBuffers = append(l.StateBuffers, BufferSpec{
+			Kind: MambaState, Field: "stateBuffer " + strconv.Itoa(i),
+			PrefillItemBytes: at(r.PrefillStateItemLens, i), DecodeItemBytes: at(r.DecodeStateItemLens, i),
+			PrefillUnitBytes: at(r.PrefillStateUnitLens, i), DecodeUnitBytes: at(r.DecodeStateUnitLens, i),
+		})
+	}
+	return l
+}
+
+func at(xs []int64, i int) int64 {
+	if i < len(xs) {
+		return xs[i]
+	}
+	return 0
+}
+
+// PlanSet is every decode TP rank's plan for one layout: what `pdtopo plan -o
+// json` prints and what the operator publishes.
+type PlanSet struct {
+	Compatible bool         `json:"compatible"`
+	Layout     LayoutRecord `json:"layout"`
+	Plans      []RoutePlan  `json:"plans"`
+}
+
+// Plan validates the layout and plans every decode TP rank.
+func Plan(l Layout) (*PlanSet, error) {
+	p, err := NewPlanner(l)
+	if err != nil {
+		return nil, err
+	}
+	return &PlanSet{Compatible: true, Layout: l.Record(), Plans: p.RoutePlans()}, nil
+}
+
+// Hash is the hex SHA-256 of the plan set's canonical JSON encoding.
+func (s *PlanSet) Hash() string {
+	b, err := json.Marshal(s)
+	if err != nil { // only plain values: cannot happen
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Summary condenses a plan set for people and for the PDPair status.
+type Summary struct {
+	Kind             PlanKind
+	MinTargets       int
+	MaxTargets       int
+	PrefillFanOut    []int // per prefill TP rank: decode ranks that target it
+	MaxPrefillFanOut int
+	IdlePrefillRanks []int
+	Fragments        int
+}
+
+// Summarize computes the summary of a plan set.
+func (s *PlanSet) Summarize() Summary {
+	sum := Summary{PrefillFanOut: make([]int, s.Layout.Prefill.TPPerDP()), IdlePrefillRanks: []int{}}
+	for i, plan := range s.Plans {
+		n := len(plan.Targets)
+		if i == 0 {
+			sum.Kind, sum.MinTargets, sum.MaxTargets = plan.PlanKind, n, n
+			sum.IdlePrefillRanks = append(sum.IdlePrefillRanks, plan.IdlePrefillTPRanks...)
+		}
+		sum.MinTargets, sum.MaxTargets = min(sum.MinTargets, n), max(sum.MaxTargets, n)
+		for _, t := range plan.Targets {
+			if t.PrefillTPRank >= 0 && t.PrefillTPRank < len(sum.PrefillFanOut) {
+				sum.PrefillFanOut[t.PrefillTPRank]++
+			}
+			sum.Fragments += len(t.Fragments)
+		}
+	}
+	for _, f := range sum.PrefillFanOut {
+		sum.MaxPrefillFanOut = max(sum.MaxPrefillFanOut, f)
+	}
+	return sum
+}
