@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -88,9 +89,17 @@ func decodePDPair(doc []byte) (pdv1.PDPair, error) {
 	if meta.APIVersion != pdv1.GroupVersion.String() {
 		return pdv1.PDPair{}, fmt.Errorf("apiVersion is %q, want %s", meta.APIVersion, pdv1.GroupVersion)
 	}
-	var pair pdv1.PDPair
-	if err := yaml.UnmarshalStrict(doc, &pair); err != nil {
+	data, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
 		return pdv1.PDPair{}, fmt.Errorf("PDPair: %w", err)
+	}
+	var pair pdv1.PDPair
+	strict, err := sigsjson.UnmarshalStrict(data, &pair)
+	if err != nil {
+		return pdv1.PDPair{}, fmt.Errorf("PDPair: %w", err)
+	}
+	if len(strict) > 0 {
+		return pdv1.PDPair{}, fmt.Errorf("PDPair: %w", errors.Join(strict...))
 	}
 	return pair, nil
 }

@@ -36,6 +36,9 @@ func FromSpec(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
 		return l, err
 	}
 	P, D := l.Prefill.TPPerDP(), l.Decode.TPPerDP()
+	if err := checkBufferCounts(spec); err != nil {
+		return l, err
+	}
 	for g, group := range spec.KVBuffers {
 		field := fmt.Sprintf("kvBuffers[%d]", g)
 		kind, ok := wireKind[group.Kind]
@@ -56,6 +59,24 @@ func FromSpec(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
 		l.StateBuffers = append(l.StateBuffers, bufs...)
 	}
 	return l, l.Validate()
+}
+
+// checkBufferCounts bounds the expansion before anything is allocated.
+func checkBufferCounts(spec pdv1.PDPairSpec) error {
+	var kv, state int64
+	for _, g := range spec.KVBuffers {
+		kv += max(int64(g.Count), 0)
+	}
+	for _, g := range spec.StateBuffers {
+		state += max(int64(g.Count), 0)
+	}
+	if kv > transferplan.MaxBuffers {
+		return invalid("kvBuffers", "the groups hold %d buffers; at most %d are supported", kv, transferplan.MaxBuffers)
+	}
+	if state > transferplan.MaxBuffers {
+		return invalid("stateBuffers", "the groups hold %d buffers; at most %d are supported", state, transferplan.MaxBuffers)
+	}
+	return nil
 }
 
 func parallelism(f pdv1.FleetLayout) transferplan.Parallelism {

@@ -29,16 +29,16 @@ type bufferPair struct {
 func buildBufferPair(index int, b BufferSpec, P, D int) (bufferPair, error) {
 	pi, di, pu, du := b.PrefillItemBytes, b.DecodeItemBytes, b.PrefillUnitBytes, b.DecodeUnitBytes
 	if pu != du {
-		return bufferPair{}, layoutErrorf(ReasonUnitSizeMismatch, b.Field,
-			"%s buffer %d: prefill unit is %d bytes, decode unit %d bytes; units must match", b.label(), index, pu, du)
+		return bufferPair{}, bufferErrorf(ReasonUnitSizeMismatch, b, index,
+			"prefill unit is %d bytes, decode unit %d bytes; units must match", pu, du)
 	}
 	if pi%pu != 0 {
-		return bufferPair{}, layoutErrorf(ReasonItemNotUnitAligned, b.Field,
-			"%s buffer %d: prefill item %d bytes is not a multiple of the %d-byte unit", b.label(), index, pi, pu)
+		return bufferPair{}, bufferErrorf(ReasonItemNotUnitAligned, b, index,
+			"prefill item %d bytes is not a multiple of the %d-byte unit", pi, pu)
 	}
 	if di%du != 0 {
-		return bufferPair{}, layoutErrorf(ReasonItemNotUnitAligned, b.Field,
-			"%s buffer %d: decode item %d bytes is not a multiple of the %d-byte unit", b.label(), index, di, du)
+		return bufferPair{}, bufferErrorf(ReasonItemNotUnitAligned, b, index,
+			"decode item %d bytes is not a multiple of the %d-byte unit", di, du)
 	}
 	pl, dl := pi/pu, di/du
 	pg, dg := pl*int64(P), dl*int64(D)
@@ -59,10 +59,10 @@ func buildBufferPair(index int, b BufferSpec, P, D int) (bufferPair, error) {
 		pair.prefill.LogicalSize, pair.decode.LogicalSize = dg, dg
 		pair.prefill.ReplicaGroup = int(int64(P) / distinct)
 	default:
-		return bufferPair{}, layoutErrorf(ReasonUnsupportedHeterogeneousTP, b.Field,
-			"%s buffer %d: prefill holds %d units × %d ranks = %d, decode %d units × %d ranks = %d "+
+		return bufferPair{}, bufferErrorf(ReasonUnsupportedHeterogeneousTP, b, index,
+			"prefill holds %d units × %d ranks = %d, decode %d units × %d ranks = %d "+
 				"(%d-byte units); the buffer is neither evenly sharded, replicated, nor a KV-head replica layout",
-			b.label(), index, pl, P, pg, dl, D, dg, du)
+			pl, P, pg, dl, D, dg, du)
 	}
 	return pair, nil
 }
@@ -76,17 +76,17 @@ func checkAlignment(b BufferSpec, layout BufferLayout, tp int, role string) erro
 		return nil
 	}
 	if tp%layout.ReplicaGroup != 0 {
-		return layoutErrorf(ReasonShardNotAligned, b.Field,
-			"%s buffer %d: %s replica group of %d ranks does not divide TP %d", b.label(), layout.Index, role, layout.ReplicaGroup, tp)
+		return bufferErrorf(ReasonShardNotAligned, b, layout.Index,
+			"%s replica group of %d ranks does not divide TP %d", role, layout.ReplicaGroup, tp)
 	}
 	eff := int64(tp / layout.ReplicaGroup)
 	if layout.LogicalSize%eff != 0 {
-		return layoutErrorf(ReasonShardNotAligned, b.Field,
-			"%s buffer %d: %d units do not split evenly over %d distinct %s shards", b.label(), layout.Index, layout.LogicalSize, eff, role)
+		return bufferErrorf(ReasonShardNotAligned, b, layout.Index,
+			"%d units do not split evenly over %d distinct %s shards", layout.LogicalSize, eff, role)
 	}
 	if itemUnits, need := layout.ItemStrideBytes/layout.UnitBytes, layout.LogicalSize/eff; itemUnits < need {
-		return layoutErrorf(ReasonItemSmallerThanShard, b.Field,
-			"%s buffer %d: %s item holds %d units but its shard is %d units", b.label(), layout.Index, role, itemUnits, need)
+		return bufferErrorf(ReasonItemSmallerThanShard, b, layout.Index,
+			"%s item holds %d units but its shard is %d units", role, itemUnits, need)
 	}
 	return nil
 }

@@ -61,3 +61,13 @@ func IsInvalidLayout(err error) bool {
 	le, ok := err.(*LayoutError)
 	return ok && le.Reason == ReasonInvalidLayout
 }
+
+// bufferErrorf builds a LayoutError about one buffer: the message starts with
+// its group, kind and index, e.g. "kvBuffers[0] (TargetK) buffer 3: ...".
+func bufferErrorf(reason Reason, b BufferSpec, index int, format string, args ...any) *LayoutError {
+	return &LayoutError{
+		Reason:  reason,
+		Field:   b.Field,
+		Message: fmt.Sprintf("%s buffer %d: ", b.label(), index) + fmt.Sprintf(format, args...),
+	}
+}

@@ -1,5 +1,10 @@
 package transferplan
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // TransferFragment moves bytes_per_page bytes of every page of one buffer from
 // a prefill rank to a decode rank: from src_byte_offset within the prefill
 // item to dst_byte_offset within the decode item. The JSON keys and their order
@@ -15,7 +20,40 @@ type TransferFragment struct {
 	DstByteOffset      int64      `json:"dst_byte_offset"`
 	BytesPerPage       int64      `json:"bytes_per_page"`
 	// PageCount is null on the wire when unset (always, in v1 plans).
-	PageCount *int64 `json:"page_count"`
+	PageCount OptionalCount `json:"page_count"`
+}
+
+// OptionalCount is an integer that may be absent (JSON null). It is a value,
+// not a pointer, so that slices of fragments hold no pointers: tens of
+// thousands of them are allocated per plan set and the GC never scans them.
+type OptionalCount struct {
+	Value int64
+	Valid bool
+}
+
+// Count returns a set OptionalCount.
+func Count(n int64) OptionalCount { return OptionalCount{Value: n, Valid: true} }
+
+// MarshalJSON writes the count or null.
+func (c OptionalCount) MarshalJSON() ([]byte, error) {
+	if !c.Valid {
+		return []byte("null"), nil
+	}
+	return strconv.AppendInt(nil, c.Value, 10), nil
+}
+
+// UnmarshalJSON reads an integer or null.
+func (c *OptionalCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*c = OptionalCount{}
+		return nil
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("page_count %s is not an integer or null", b)
+	}
+	*c = Count(v)
+	return nil
 }
 
 // wholeItem reports whether the fragment copies whole items on both sides, so

@@ -12,21 +12,20 @@ func (l BufferLayout) interval(rank, tp int) (start, end int64, ok bool) {
 	return k * n, (k + 1) * n, true
 }
 
-// fragmentsFor lists decode TP rank d's fragments in walk order: for a
-// replicated buffer one whole-item fragment from prefill rank d*P/D; for a
-// sharded buffer one fragment per prefill shard that intersects d's range.
-func (p *Planner) fragmentsFor(d int) []TransferFragment {
+// eachFragment calls emit with each of decode TP rank d's fragments in walk
+// order: for a replicated buffer one whole-item fragment from prefill rank
+// d*P/D; for a sharded buffer one fragment per prefill shard that intersects
+// d's range.
+func (p *Planner) eachFragment(d int, emit func(f *TransferFragment)) {
 	P, D := p.prefillTP, p.decodeTP
-	frags := make([]TransferFragment, 0, 2*len(p.pairs))
+	var f TransferFragment
 	for i := range p.pairs {
 		pre, dec := &p.pairs[i].prefill, &p.pairs[i].decode
+		f = TransferFragment{BufferIndex: pre.Index, BufferKind: pre.Kind, DstRank: d,
+			SrcPageStrideBytes: pre.ItemStrideBytes, DstPageStrideBytes: dec.ItemStrideBytes}
 		if pre.Axis == AxisReplicated {
-			frags = append(frags, TransferFragment{
-				BufferIndex: pre.Index, BufferKind: pre.Kind,
-				SrcRank: d * P / D, DstRank: d,
-				SrcPageStrideBytes: pre.ItemStrideBytes, DstPageStrideBytes: dec.ItemStrideBytes,
-				BytesPerPage: dec.ItemStrideBytes,
-			})
+			f.SrcRank, f.BytesPerPage = d*P/D, dec.ItemStrideBytes
+			emit(&f)
 			continue
 		}
 		s, e, ok := dec.interval(d, D)
@@ -37,40 +36,34 @@ func (p *Planner) fragmentsFor(d int) []TransferFragment {
 		for k := s / shard; k*shard < e; k++ {
 			ps := k * shard
 			from, to := max(s, ps), min(e, ps+shard)
-			frags = append(frags, TransferFragment{
-				BufferIndex: pre.Index, BufferKind: pre.Kind,
-				SrcRank: int(k) * pre.ReplicaGroup, DstRank: d,
-				SrcPageStrideBytes: pre.ItemStrideBytes, DstPageStrideBytes: dec.ItemStrideBytes,
-				SrcByteOffset: (from - ps) * pre.UnitBytes,
-				DstByteOffset: (from - s) * dec.UnitBytes,
-				BytesPerPage:  (to - from) * pre.UnitBytes,
-			})
+			f.SrcRank = int(k) * pre.ReplicaGroup
+			f.SrcByteOffset = (from - ps) * pre.UnitBytes
+			f.DstByteOffset = (from - s) * dec.UnitBytes
+			f.BytesPerPage = (to - from) * pre.UnitBytes
+			emit(&f)
 		}
 	}
-	return frags
 }
 
-// groupBySource splits fragments by source prefill rank, ascending, keeping
-// walk order within a rank (a stable counting sort).
-func groupBySource(frags []TransferFragment, prefillTP int) [][]TransferFragment {
-	start := make([]int, prefillTP+1)
-	for i := range frags {
-		start[frags[i].SrcRank+1]++
-	}
-	for r := 1; r <= prefillTP; r++ {
+// fragmentsBySource returns decode rank d's fragments grouped by source
+// prefill rank, ascending, walk order kept within a rank. It makes two passes
+// (count, then place) so that each fragment is written once, into one slice.
+func (p *Planner) fragmentsBySource(d int) [][]TransferFragment {
+	start := make([]int, p.prefillTP+1)
+	p.eachFragment(d, func(f *TransferFragment) { start[f.SrcRank+1]++ })
+	for r := 1; r <= p.prefillTP; r++ {
 		start[r] += start[r-1]
 	}
-	sorted := make([]TransferFragment, len(frags))
-	next := append([]int(nil), start[:prefillTP]...)
-	for i := range frags {
-		r := frags[i].SrcRank
-		sorted[next[r]] = frags[i]
-		next[r]++
-	}
+	all := make([]TransferFragment, start[p.prefillTP])
+	next := append([]int(nil), start[:p.prefillTP]...)
+	p.eachFragment(d, func(f *TransferFragment) {
+		all[next[f.SrcRank]] = *f
+		next[f.SrcRank]++
+	})
 	var groups [][]TransferFragment
-	for r := 0; r < prefillTP; r++ {
+	for r := 0; r < p.prefillTP; r++ {
 		if a, b := start[r], start[r+1]; b > a {
-			groups = append(groups, sorted[a:b:b])
+			groups = append(groups, all[a:b:b])
 		}
 	}
 	return groups
@@ -130,11 +123,11 @@ func (p *Planner) checkPageContiguity() error {
 			continue
 		}
 		take := min(preLen, decLen)
-		return layoutErrorf(ReasonStridedPagesNeedProtocolV2, bp.spec.Field,
-			"%s buffer %d: pages hold %d tokens (token-major), and decode TP rank 0 would take %d of the %d units of prefill TP rank %d's item "+
+		return bufferErrorf(ReasonStridedPagesNeedProtocolV2, bp.spec, bp.prefill.Index,
+			"pages hold %d tokens (token-major), and decode TP rank 0 would take %d of the %d units of prefill TP rank %d's item "+
 				"into its %d-unit item (%d-byte units); that is a strided slice of every page, which wire protocol v1 cannot express. "+
 				"Use tokensPerPage 1 or layouts whose prefill and decode ranks hold the same heads",
-			bp.spec.label(), bp.prefill.Index, T, take, preLen, 0, decLen, bp.prefill.UnitBytes)
+			T, take, preLen, 0, decLen, bp.prefill.UnitBytes)
 	}
 	return nil
 }

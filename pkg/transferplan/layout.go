@@ -64,10 +64,24 @@ type Layout struct {
 	StateBuffers []BufferSpec
 }
 
+// Limits that keep a hostile or mistyped layout from exhausting memory; they
+// are far above any real deployment (and mirrored by the CRD's validation).
+const (
+	// MaxTPSize bounds tensorParallelSize on either side.
+	MaxTPSize = 16384
+	// MaxBuffers bounds the KV buffers, and separately the state buffers.
+	MaxBuffers = 16384
+	// MaxItemBytes bounds item and unit sizes so that unit arithmetic cannot overflow.
+	MaxItemBytes = 1 << 40
+)
+
 // DefaultPrefillItemBytes is the prefill item length the reference assumes
 // when the prefill side does not report one: decodeItem * D / P with per-DP TP
-// sizes, integer division.
+// sizes, integer division. It is 0 (an invalid item) when prefillTPPerDP < 1.
 func DefaultPrefillItemBytes(decodeItemBytes int64, decodeTPPerDP, prefillTPPerDP int) int64 {
+	if prefillTPPerDP < 1 {
+		return 0
+	}
 	return decodeItemBytes * int64(decodeTPPerDP) / int64(prefillTPPerDP)
 }
 
@@ -92,6 +106,10 @@ func (l Layout) Validate() error {
 	}
 	if len(l.KVBuffers) == 0 {
 		return layoutErrorf(ReasonInvalidLayout, "kvBuffers", "at least one KV buffer is required")
+	}
+	if len(l.KVBuffers) > MaxBuffers || len(l.StateBuffers) > MaxBuffers {
+		return layoutErrorf(ReasonInvalidLayout, "kvBuffers", "%d KV and %d state buffers; at most %d of each are supported",
+			len(l.KVBuffers), len(l.StateBuffers), MaxBuffers)
 	}
 	for i, b := range l.KVBuffers {
 		if !b.Kind.IsKV() {
@@ -124,8 +142,8 @@ func fieldOr(field, fallback string) string {
 
 // Validate checks sizes and that DP divides TP; role prefixes the field path.
 func (p Parallelism) Validate(role string) error {
-	if p.TPSize < 1 {
-		return layoutErrorf(ReasonInvalidLayout, role+".tensorParallelSize", "must be at least 1, got %d", p.TPSize)
+	if p.TPSize < 1 || p.TPSize > MaxTPSize {
+		return layoutErrorf(ReasonInvalidLayout, role+".tensorParallelSize", "must be between 1 and %d, got %d", MaxTPSize, p.TPSize)
 	}
 	if p.DPSize < 1 {
 		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize", "must be at least 1, got %d", p.DPSize)
@@ -147,8 +165,8 @@ func (b BufferSpec) validate() error {
 		{"decodeUnitBytes", b.DecodeUnitBytes},
 		{"prefillUnitBytes", b.PrefillUnitBytes},
 	} {
-		if v.val <= 0 {
-			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, string(b.Kind))+"."+v.name, "must be positive, got %d", v.val)
+		if v.val <= 0 || v.val > MaxItemBytes {
+			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, string(b.Kind))+"."+v.name, "must be between 1 and %d, got %d", int64(MaxItemBytes), v.val)
 		}
 	}
 	return nil

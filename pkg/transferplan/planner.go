@@ -155,7 +155,7 @@ func (p *Planner) identityPlan(d int) RoutePlan {
 }
 
 func (p *Planner) fragmentedPlan(d int) RoutePlan {
-	byRank := groupBySource(p.fragmentsFor(d), p.prefillTP)
+	byRank := p.fragmentsBySource(d)
 	plan := RoutePlan{
 		DecodeTPRank:  d,
 		PlanKind:      PlanFragmented,

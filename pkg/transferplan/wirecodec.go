@@ -56,10 +56,10 @@ func appendFragment(dst []byte, f *TransferFragment) []byte {
 	dst = append(dst, `,"bytes_per_page":`...)
 	dst = strconv.AppendInt(dst, f.BytesPerPage, 10)
 	dst = append(dst, `,"page_count":`...)
-	if f.PageCount == nil {
-		dst = append(dst, "null"...)
+	if f.PageCount.Valid {
+		dst = strconv.AppendInt(dst, f.PageCount.Value, 10)
 	} else {
-		dst = strconv.AppendInt(dst, *f.PageCount, 10)
+		dst = append(dst, "null"...)
 	}
 	return append(dst, '}')
 }
@@ -160,7 +160,7 @@ func decodeFragment(obj map[string]json.RawMessage, f *TransferFragment) *CodecE
 		if err != nil {
 			return err
 		}
-		f.PageCount = &v
+		f.PageCount = Count(v)
 	}
 	return nil
 }

@@ -1,0 +1,110 @@
+# pdtopo — see README.md. `make run` and `make test` are the two set-up commands.
+
+SHELL := /usr/bin/env bash -o pipefail
+GO ?= go
+BIN := $(CURDIR)/bin
+CONTROLLER_GEN := $(GO) tool controller-gen
+# The real control plane (kube-apiserver, etcd) behind `make run` and envtest,
+# built once from the Go module proxy by the separate hack/controlplane module.
+export KUBEBUILDER_ASSETS := $(BIN)
+CONTROLPLANE := $(BIN)/kube-apiserver $(BIN)/etcd
+TEST_FLAGS ?= -count=1 -timeout 40m
+IMG ?= ghcr.io/pdtopo/manager:dev
+AGENT_IMG ?= ghcr.io/pdtopo/receiver-agent:dev
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: fmt
+fmt: ## Format the code.
+	$(GO) fmt ./...
+
+.PHONY: vet
+vet: ## Vet the code.
+	$(GO) vet ./...
+
+.PHONY: manifests
+manifests: ## Generate the CRD and RBAC from markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: ## Generate deepcopy code from markers.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths="./api/..."
+
+.PHONY: build
+build: ## Build the manager, the pdtopo CLI and the receiver agent into bin/.
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+.PHONY: test
+test: controlplane ## Run every test against a real kube-apiserver and etcd.
+	$(GO) vet ./...
+	$(GO) test $(TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: ## Run the benchmarks.
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+##@ Local control plane
+
+.PHONY: controlplane
+controlplane: $(CONTROLPLANE) ## Build kube-apiserver and etcd once (about 12 minutes the first time).
+
+$(BIN)/kube-apiserver: hack/controlplane/go.mod hack/controlplane/go.sum
+	cd hack/controlplane && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(BIN)/etcd: hack/controlplane/go.mod hack/controlplane/go.sum
+	cd hack/controlplane && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+$(BIN)/kubectl: hack/controlplane/go.mod hack/controlplane/go.sum
+	cd hack/controlplane && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+
+.PHONY: kubectl
+kubectl: $(BIN)/kubectl ## Build bin/kubectl (then: bin/kubectl --kubeconfig bin/local.kubeconfig get pdp).
+
+.PHONY: run
+run: controlplane $(BIN)/kubectl manifests ## Run etcd, kube-apiserver and the manager locally with the samples; Ctrl-C stops all.
+	$(GO) build -o $(BIN)/manager ./cmd/manager
+	$(GO) build -o $(BIN)/run-local ./hack/run-local
+	$(BIN)/run-local $(RUN_ARGS)
+
+##@ Cluster (uses the current kubeconfig; KUBECTL=kubectl to use your own)
+
+KUBECTL ?= $(BIN)/kubectl
+# Build bin/kubectl only when it is the kubectl in use.
+KUBECTL_DEP := $(filter $(BIN)/kubectl,$(KUBECTL))
+
+.PHONY: install
+install: manifests $(KUBECTL_DEP) ## Install the PDPair CRD into the current cluster.
+	$(KUBECTL) apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: $(KUBECTL_DEP) ## Remove the PDPair CRD (and every PDPair) from the current cluster.
+	$(KUBECTL) delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: manifests $(KUBECTL_DEP) ## Deploy the operator (CRD, RBAC, manager IMG) to the current cluster.
+	$(KUBECTL) kustomize config/default | sed 's|image: ghcr.io/pdtopo/manager:dev$$|image: $(IMG)|' | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: $(KUBECTL_DEP) ## Remove everything `make deploy` created.
+	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+##@ Images
+
+CONTAINER_TOOL ?= docker
+
+.PHONY: docker-build
+docker-build: ## Build the manager (IMG) and receiver-agent (AGENT_IMG) images.
+	$(CONTAINER_TOOL) build --target manager -t $(IMG) .
+	$(CONTAINER_TOOL) build --target receiver-agent -t $(AGENT_IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push both images.
+	$(CONTAINER_TOOL) push $(IMG)
+	$(CONTAINER_TOOL) push $(AGENT_IMG)
+
+.PHONY: help
+help: ## Show the targets.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9\/.$$()-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

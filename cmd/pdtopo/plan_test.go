@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+const gqaManifest = "testdata/gqa-p8-d4.yaml"
+
+// pdtopo runs the command in-process and returns exit code, stdout, stderr.
+func pdtopo(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestPlanJSONMatchesPlanner(t *testing.T) {
+	code, out, errOut := pdtopo(t, "", "plan", "-f", gqaManifest, "-o", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, _ := os.Open(gqaManifest)
+	defer f.Close()
+	pair, err := manifest.ReadPDPair(f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := pairlayout.FromSpec(pair.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := transferplan.Plan(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got transferplan.PlanSet
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not a plan set: %v", err)
+	}
+	if !reflect.DeepEqual(&got, want) {
+		t.Fatalf("printed plan set differs from the planner's")
+	}
+	// Exactly the documented keys, with targetTPRank null for fragmented plans.
+	var raw struct {
+		Plans []map[string]json.RawMessage `json:"plans"`
+	}
+	_ = json.Unmarshal([]byte(out), &raw)
+	var keys []string
+	for k := range raw.Plans[0] {
+		keys = append(keys, k)
+	}
+	wantKeys := []string{"decodeTPRank", "idlePrefillTPRanks", "planKind", "requiredPrefillResponseNum",
+		"supportsRemoteSpecCandidates", "targetTPRank", "targetTPRanks", "targets"}
+	if !sameSet(keys, wantKeys) || string(raw.Plans[0]["targetTPRank"]) != "null" {
+		t.Errorf("plan keys %v (targetTPRank %s), want %v with null", keys, raw.Plans[0]["targetTPRank"], wantKeys)
+	}
+}
+
+func TestPlanYAMLAndStdin(t *testing.T) {
+	in, _ := os.ReadFile(gqaManifest)
+	code, out, errOut := pdtopo(t, string(in), "plan", "-f", "-", "-o", "yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var set transferplan.PlanSet
+	if err := yaml.Unmarshal([]byte(out), &set); err != nil || len(set.Plans) != 4 || set.Plans[3].TargetTPRanks[1] != 7 {
+		t.Fatalf("YAML output not a 4-plan set: %v", err)
+	}
+}
+
+func TestPlanTableReadable(t *testing.T) {
+	code, out, _ := pdtopo(t, "", "plan", "-f", gqaManifest)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		"prefill TP 8 DP 1 → decode TP 4 DP 1",
+		"COMPATIBLE  plan fragmented, 4 plan(s), 2–2 prefill source(s) per decode rank, 1280 fragment(s), idle prefill ranks: none",
+		"3 (needs 2)  6        source  1         160      [0,256) of 256 → [0,256) of 512",
+		"             7        source  1         160      [0,256) of 256 → [256,512) of 512",
+		"PREFILL FAN-OUT (decode ranks per prefill TP rank): 0:1 1:1 2:1 3:1 4:1 5:1 6:1 7:1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanIncompatibleExits3(t *testing.T) {
+	in, _ := os.ReadFile(gqaManifest)
+	broken := strings.Replace(string(in), "decodeItemBytes: 512\n    decodeUnitBytes: 256\n    prefillUnitBytes: 256\n  - kind: TargetV",
+		"decodeItemBytes: 768\n    prefillItemBytes: 512\n    decodeUnitBytes: 256\n    prefillUnitBytes: 256\n  - kind: TargetV", 1)
+	code, out, _ := pdtopo(t, broken, "plan", "-f", "-", "-o", "json")
+	if code != exitIncompatible {
+		t.Fatalf("exit %d, want %d", code, exitIncompatible)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := res["message"].(string)
+	if len(res) != 3 || res["compatible"] != false || res["reason"] != "UnsupportedHeterogeneousTP" ||
+		!strings.Contains(msg, "prefill holds 2 units × 8 ranks = 16, decode 3 units × 4 ranks = 12") {
+		t.Fatalf("incompatible result %v", res)
+	}
+	if code, out, _ := pdtopo(t, broken, "plan", "-f", "-"); code != exitIncompatible || !strings.HasPrefix(out, "INCOMPATIBLE  UnsupportedHeterogeneousTP") {
+		t.Fatalf("table: exit %d %q", code, out)
+	}
+}
+
+func TestPlanBadInputExits2(t *testing.T) {
+	in, _ := os.ReadFile(gqaManifest)
+	good := string(in)
+	cases := []struct{ name, stdin, mention string }{
+		{"unknown field", strings.Replace(good, "tensorParallelSize: 8", "tensorParalelSize: 8", 1), `unknown field "spec.prefill.tensorParalelSize"`},
+		{"wrong type", strings.Replace(good, "tensorParallelSize: 8", "tensorParallelSize: eight", 1), "spec.prefill.tensorParallelSize"},
+		{"wrong kind", strings.Replace(good, "kind: PDPair", "kind: ConfigMap", 1), `kind is "ConfigMap", want PDPair`},
+		{"dp does not divide tp", strings.Replace(good, "tensorParallelSize: 4\n", "tensorParallelSize: 4\n    dataParallelSize: 3\n", 1), "decode.dataParallelSize: 3 does not divide tensorParallelSize 4"},
+		{"zero count", strings.Replace(good, "count: 80", "count: 0", 1), "kvBuffers[0].count: must be at least 1, got 0"},
+		{"K/V counts differ", strings.Replace(good, "count: 80", "count: 79", 1), "79 TargetK, 80 TargetV"},
+		{"empty", "# nothing\n", "no PDPair"},
+		{"not YAML", "{[", "document 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := pdtopo(t, tc.stdin, "plan", "-f", "-", "-o", "json")
+			if code != exitUsage || !strings.Contains(errOut, tc.mention) {
+				t.Fatalf("exit %d, stderr %q; want %d mentioning %q", code, errOut, exitUsage, tc.mention)
+			}
+		})
+	}
+	if code, _, errOut := pdtopo(t, "", "plan", "-f", "testdata/missing.yaml"); code != exitUsage || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing file: exit %d %q", code, errOut)
+	}
+	if code, _, _ := pdtopo(t, "", "plan", "-f", gqaManifest, "-o", "xml"); code != exitUsage {
+		t.Errorf("bad -o: exit %d", code)
+	}
+}
+
+func TestPlanPicksByNameFromSeveral(t *testing.T) {
+	in, _ := os.ReadFile(gqaManifest)
+	two := string(in) + "---\n" + strings.Replace(string(in), "name: llama-70b", "name: other", 1)
+	if code, _, errOut := pdtopo(t, two, "plan", "-f", "-"); code != exitUsage || !strings.Contains(errOut, "llama-70b, other") {
+		t.Fatalf("ambiguous manifest: exit %d %q", code, errOut)
+	}
+	if code, out, _ := pdtopo(t, two, "plan", "-f", "-", "--name", "other"); code != exitOK || !strings.Contains(out, "PDPair other:") {
+		t.Fatalf("--name other: exit %d %q", code, out)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	m := map[string]int{}
+	for _, s := range a {
+		m[s]++
+	}
+	for _, s := range b {
+		m[s]--
+	}
+	for _, n := range m {
+		if n != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// writeTable prints the plans for people: a header with the layout and the
+// verdict, one block per decode rank listing its prefill sources and the byte
+// ranges they fill (fragments of the same shape are folded into one line), and
+// the prefill fan-out.
+func writeTable(w io.Writer, name string, l transferplan.Layout, set *transferplan.PlanSet) error {
+	sum := set.Summarize()
+	var b strings.Builder
+	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %s, %d KV + %d state buffers, %d token(s)/page\n",
+		orDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.Attention,
+		len(l.KVBuffers), len(l.StateBuffers), l.TokensPerPage)
+	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill source(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n\n",
+		sum.Kind, len(set.Plans), sum.MinTargets, sum.MaxTargets, sum.Fragments, rankList(sum.IdlePrefillRanks))
+
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DECODE\tPREFILL\tROLE\tDST-INFO\tBUFFERS\tSOURCE BYTES → DEST BYTES (per page)")
+	for _, plan := range set.Plans {
+		for i, t := range plan.Targets {
+			decode := ""
+			if i == 0 {
+				decode = fmt.Sprintf("%d (needs %d)", plan.DecodeTPRank, plan.RequiredPrefillResponseNum)
+			}
+			for j, line := range fragmentLines(t) {
+				if j > 0 {
+					decode = ""
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", decode, cellIf(j == 0, fmt.Sprint(t.PrefillTPRank)),
+					cellIf(j == 0, targetRole(plan, t)), t.RequiredDstInfoNum, line)
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nPREFILL FAN-OUT (decode ranks per prefill TP rank): %s\n", fanOutList(sum.PrefillFanOut))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fragmentLines folds a target's fragments by shape: "N buffers\tsrc → dst".
+func fragmentLines(t transferplan.PlanTarget) []string {
+	if len(t.Fragments) == 0 {
+		return []string{"-\twhole items"}
+	}
+	type shape struct{ srcOff, dstOff, n, srcStride, dstStride int64 }
+	var order []shape
+	count := map[shape]int{}
+	for _, f := range t.Fragments {
+		s := shape{f.SrcByteOffset, f.DstByteOffset, f.BytesPerPage, f.SrcPageStrideBytes, f.DstPageStrideBytes}
+		if count[s] == 0 {
+			order = append(order, s)
+		}
+		count[s]++
+	}
+	lines := make([]string, 0, len(order))
+	for _, s := range order {
+		lines = append(lines, fmt.Sprintf("%d\t[%d,%d) of %d → [%d,%d) of %d",
+			count[s], s.srcOff, s.srcOff+s.n, s.srcStride, s.dstOff, s.dstOff+s.n, s.dstStride))
+	}
+	return lines
+}
+
+func targetRole(plan transferplan.RoutePlan, t transferplan.PlanTarget) string {
+	if t.IsDummy {
+		return "dummy"
+	}
+	return "source"
+}
+
+func cellIf(show bool, s string) string {
+	if show {
+		return s
+	}
+	return ""
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func rankList(ranks []int) string {
+	if len(ranks) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(ranks))
+	for i, r := range ranks {
+		parts[i] = fmt.Sprint(r)
+	}
+	return strings.Join(parts, ",") + " (decode TP rank 0 sends them dummy messages)"
+}
+
+func fanOutList(fan []int) string {
+	parts := make([]string, len(fan))
+	for r, n := range fan {
+		parts[r] = fmt.Sprintf("%d:%d", r, n)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,82 @@
+package pairlayout
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+func i32(v int32) *int32 { return &v }
+func i64(v int64) *int64 { return &v }
+
+func baseSpec() pdv1.PDPairSpec {
+	return pdv1.PDPairSpec{
+		Prefill: pdv1.FleetLayout{TensorParallelSize: 8, DataParallelSize: i32(2)},
+		Decode:  pdv1.FleetLayout{TensorParallelSize: 2},
+		KVBuffers: []pdv1.KVBufferGroup{
+			{Kind: pdv1.KVTargetK, BufferGeometry: pdv1.BufferGeometry{Count: 2, DecodeItemBytes: 1024, DecodeUnitBytes: i64(256), PrefillUnitBytes: i64(256)}},
+			{Kind: pdv1.KVTargetV, BufferGeometry: pdv1.BufferGeometry{Count: 2, DecodeItemBytes: 1024, PrefillItemBytes: i64(512), DecodeUnitBytes: i64(256), PrefillUnitBytes: i64(256)}},
+		},
+		StateBuffers: []pdv1.StateBufferGroup{{BufferGeometry: pdv1.BufferGeometry{Count: 1, DecodeItemBytes: 64}}},
+	}
+}
+
+func TestFromSpecDefaultsAndExpansion(t *testing.T) {
+	l, err := FromSpec(baseSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Attention != transferplan.MHA || l.TokensPerPage != 1 || l.Decode.DPSize != 1 || l.Prefill.TPPerDP() != 4 {
+		t.Errorf("defaults: %+v", l)
+	}
+	// TargetK's prefill item defaults to 1024 × D2 / P4 (per-DP sizes) = 512.
+	wantK := transferplan.BufferSpec{Kind: transferplan.TargetK, Field: "kvBuffers[0]", DecodeItemBytes: 1024, PrefillItemBytes: 512, DecodeUnitBytes: 256, PrefillUnitBytes: 256}
+	wantV := wantK
+	wantV.Kind, wantV.Field = transferplan.TargetV, "kvBuffers[1]"
+	if !reflect.DeepEqual(l.KVBuffers, []transferplan.BufferSpec{wantK, wantK, wantV, wantV}) {
+		t.Errorf("KV buffers in pointer order: %+v", l.KVBuffers)
+	}
+	wantState := transferplan.BufferSpec{Kind: transferplan.MambaState, Field: "stateBuffers[0]", DecodeItemBytes: 64, PrefillItemBytes: 32, DecodeUnitBytes: 1, PrefillUnitBytes: 1}
+	if !reflect.DeepEqual(l.StateBuffers, []transferplan.BufferSpec{wantState}) {
+		t.Errorf("state buffers: %+v", l.StateBuffers)
+	}
+}
+
+func TestFromSpecRejects(t *testing.T) {
+	cases := []struct {
+		name    string
+		mutate  func(*pdv1.PDPairSpec)
+		field   string
+		mention string
+	}{
+		{"unknown kind", func(s *pdv1.PDPairSpec) { s.KVBuffers[0].Kind = "TargetQ" }, "kvBuffers[0].kind", `"TargetQ"`},
+		{"zero count", func(s *pdv1.PDPairSpec) { s.KVBuffers[1].Count = 0 }, "kvBuffers[1].count", "got 0"},
+		{"default prefill item rounds to 0", func(s *pdv1.PDPairSpec) { s.StateBuffers[0].DecodeItemBytes = 1 }, "stateBuffers[0].prefillItemBytes", "1×2/4 is 0"},
+		{"negative decode item", func(s *pdv1.PDPairSpec) { s.KVBuffers[0].DecodeItemBytes = -5 }, "kvBuffers[0].decodeItemBytes", "got -5"},
+		{"too many buffers", func(s *pdv1.PDPairSpec) { s.KVBuffers[0].Count = 1 << 30 }, "kvBuffers", "at most 16384"},
+		{"dp does not divide", func(s *pdv1.PDPairSpec) { s.Prefill.DataParallelSize = i32(3) }, "prefill.dataParallelSize", "3 does not divide tensorParallelSize 8"},
+		{"unknown backend", func(s *pdv1.PDPairSpec) { s.AttentionBackend = "GQA" }, "attentionBackend", `"GQA"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := baseSpec()
+			tc.mutate(&spec)
+			_, err := FromSpec(spec)
+			var le *transferplan.LayoutError
+			if !errors.As(err, &le) || le.Reason != transferplan.ReasonInvalidLayout || le.Field != tc.field || !strings.Contains(le.Message, tc.mention) {
+				t.Fatalf("got %v (field %q), want InvalidLayout on %s mentioning %q", err, fieldOf(le), tc.field, tc.mention)
+			}
+		})
+	}
+}
+
+func fieldOf(le *transferplan.LayoutError) string {
+	if le == nil {
+		return ""
+	}
+	return le.Field
+}

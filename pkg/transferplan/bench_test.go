@@ -1,0 +1,49 @@
+package transferplan
+
+import (
+	"fmt"
+	"testing"
+)
+
+// benchLayout is the layout: P64→D48 (dp 1), 94 TargetK + 94 TargetV
+// buffers and 48 state buffers, prefill item 192, decode item 256, 64-byte
+// units. The reference takes 31 s to plan all 48 ranks on this machine.
+func benchLayout(decodeTP int) Layout {
+	const prefillTP = 64
+	item := int64(256) * 48 / int64(decodeTP) // keep 192 units of 64 bytes globally
+	return mha(prefillTP, decodeTP).
+		kvItems(TargetK, 94, item, 192, 64).kvItems(TargetV, 94, item, 192, 64).
+		state(48, item, 192, 64).build()
+}
+
+func BenchmarkPlanAllRanks(b *testing.B) {
+	l := benchLayout(48)
+	set, err := Plan(l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Plan(l); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(set.Summarize().Fragments), "fragments")
+}
+
+// BenchmarkPlanScaling plans all ranks of layouts with 12 to 192 decode ranks
+// (same global geometry): ns/op per decode rank should stay flat, i.e. the cost
+// grows linearly in decode ranks, not quadratically as the reference's does.
+func BenchmarkPlanScaling(b *testing.B) {
+	for _, d := range []int{12, 24, 48, 96, 192} {
+		l := benchLayout(d)
+		b.Run(fmt.Sprintf("D%d", d), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Plan(l); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(d), "ns/rank")
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package transferplan
+
+import "fmt"
+
+// layoutBuilder builds planner inputs that read like the scenario:
+// mha(8, 4).kv(TargetK, 80, 512, 256).kv(TargetV, 80, 512, 256).build()
+type layoutBuilder struct{ l Layout }
+
+func mha(prefillTP, decodeTP int) *layoutBuilder {
+	return &layoutBuilder{Layout{
+		Attention: MHA, TokensPerPage: 1,
+		Prefill: Parallelism{TPSize: prefillTP, DPSize: 1},
+		Decode:  Parallelism{TPSize: decodeTP, DPSize: 1},
+	}}
+}
+
+func mla(prefillTP, decodeTP int) *layoutBuilder {
+	b := mha(prefillTP, decodeTP)
+	b.l.Attention = MLA
+	return b
+}
+
+func (b *layoutBuilder) dp(prefillDP, decodeDP int) *layoutBuilder {
+	b.l.Prefill.DPSize, b.l.Decode.DPSize = prefillDP, decodeDP
+	return b
+}
+
+func (b *layoutBuilder) l15() *layoutBuilder { b.l.MLAL15Cache = true; return b }
+
+func (b *layoutBuilder) tokensPerPage(t int) *layoutBuilder { b.l.TokensPerPage = t; return b }
+
+// kv adds count KV buffers of a kind whose decode item is decodeItem bytes with
+// unit-byte units; the prefill item is the reference default.
+func (b *layoutBuilder) kv(kind BufferKind, count int, decodeItem, unit int64) *layoutBuilder {
+	return b.kvItems(kind, count, decodeItem, b.defaultPrefill(decodeItem), unit)
+}
+
+// kvItems adds count KV buffers with explicit prefill and decode items.
+func (b *layoutBuilder) kvItems(kind BufferKind, count int, decodeItem, prefillItem, unit int64) *layoutBuilder {
+	return b.kvUnits(kind, count, decodeItem, prefillItem, unit, unit)
+}
+
+func (b *layoutBuilder) kvUnits(kind BufferKind, count int, decodeItem, prefillItem, decodeUnit, prefillUnit int64) *layoutBuilder {
+	field := fmt.Sprintf("kvBuffers[%d]", b.groups())
+	for range count {
+		b.l.KVBuffers = append(b.l.KVBuffers, BufferSpec{Kind: kind, Field: field,
+			DecodeItemBytes: decodeItem, PrefillItemBytes: prefillItem, DecodeUnitBytes: decodeUnit, PrefillUnitBytes: prefillUnit})
+	}
+	return b
+}
+
+// state adds count Mamba state buffers.
+func (b *layoutBuilder) state(count int, decodeItem, prefillItem, unit int64) *layoutBuilder {
+	field := fmt.Sprintf("stateBuffers[%d]", len(b.l.StateBuffers))
+	for range count {
+		b.l.StateBuffers = append(b.l.StateBuffers, BufferSpec{Kind: MambaState, Field: field,
+			DecodeItemBytes: decodeItem, PrefillItemBytes: prefillItem, DecodeUnitBytes: unit, PrefillUnitBytes: unit})
+	}
+	return b
+}
+
+// heads adds one layer-count of K and V buffers for a GQA model with the given
+// number of KV heads, each head unit bytes per token, sharded over both sides
+// (ranks beyond the head count replicate heads, as engines do).
+func (b *layoutBuilder) heads(layers, kvHeads int, unit int64) *layoutBuilder {
+	perRank := func(tp int) int64 { return int64(max(1, kvHeads/tp)) * unit }
+	d, p := perRank(b.l.Decode.TPPerDP()), perRank(b.l.Prefill.TPPerDP())
+	return b.kvItems(TargetK, layers, d, p, unit).kvItems(TargetV, layers, d, p, unit)
+}
+
+func (b *layoutBuilder) defaultPrefill(decodeItem int64) int64 {
+	return DefaultPrefillItemBytes(decodeItem, b.l.Decode.TPPerDP(), b.l.Prefill.TPPerDP())
+}
+
+func (b *layoutBuilder) groups() int {
+	n, last := 0, ""
+	for _, buf := range b.l.KVBuffers {
+		if buf.Field != last {
+			n, last = n+1, buf.Field
+		}
+	}
+	return n
+}
+
+func (b *layoutBuilder) build() Layout { return b.l }
+
+// frag is a fragment literal in the order a person reads it.
+func frag(buffer int, kind BufferKind, src, dst int, srcStride, dstStride, srcOff, dstOff, n int64) TransferFragment {
+	return TransferFragment{BufferIndex: buffer, BufferKind: kind, SrcRank: src, DstRank: dst,
+		SrcPageStrideBytes: srcStride, DstPageStrideBytes: dstStride, SrcByteOffset: srcOff, DstByteOffset: dstOff, BytesPerPage: n}
+}
+
+func intp(v int) *int { return &v }

@@ -1,0 +1,225 @@
+package transferplan
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomLayout draws a layout that is often, not always, compatible: GQA
+// head splits (including more prefill ranks than heads), replicated heads,
+// state buffers, draft layers, DP attention, MLA and L1.5.
+func randomLayout(rng *rand.Rand) Layout {
+	sizes := []int{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64}
+	P, D := sizes[rng.IntN(len(sizes))], sizes[rng.IntN(len(sizes))]
+	pdp, ddp := []int{1, 1, 2, 4}[rng.IntN(4)], []int{1, 1, 2, 4}[rng.IntN(4)]
+	b := mha(P*pdp, D*ddp).dp(pdp, ddp)
+	if rng.IntN(5) == 0 {
+		b = mla(P*pdp, D*ddp).dp(pdp, ddp)
+		if rng.IntN(3) == 0 {
+			b.l15()
+		}
+	}
+	unit := []int64{1, 2, 64, 128, 256}[rng.IntN(5)]
+	heads := []int{1, 2, 4, 6, 8, 12, 16, 32, 64, 128}[rng.IntN(10)]
+	geometry := func() (decodeItem, prefillItem int64) {
+		switch rng.IntN(4) {
+		case 0, 1: // heads split over ranks, replicated beyond the head count
+			return int64(max(1, heads/D)) * unit, int64(max(1, heads/P)) * unit
+		case 2: // every rank holds everything
+			n := int64(1+rng.IntN(4)) * unit
+			return n, n
+		default: // anything
+			return int64(1+rng.IntN(8)) * unit, int64(1+rng.IntN(8)) * unit
+		}
+	}
+	layers, draft := 1+rng.IntN(6), []int{0, 0, 1, 2}[rng.IntN(4)]
+	di, pi := geometry()
+	b.kvItems(TargetK, layers, di, pi, unit).kvItems(TargetV, layers, di, pi, unit)
+	if draft > 0 {
+		di, pi = geometry()
+		b.kvItems(DraftK, draft, di, pi, unit).kvItems(DraftV, draft, di, pi, unit)
+	}
+	if n := []int{0, 0, 1, 3}[rng.IntN(4)]; n > 0 {
+		di, pi = geometry()
+		b.state(n, di, pi, unit)
+	}
+	if rng.IntN(8) == 0 {
+		b.tokensPerPage(16)
+	}
+	return b.build()
+}
+
+// TestPlanProperties plans thousands of random layouts and checks what must
+// hold for every compatible one; incompatible ones must fail with a reason.
+func TestPlanProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2026, 12))
+	compatible, kinds := 0, map[PlanKind]int{}
+	for i := range 5000 {
+		l := randomLayout(rng)
+		set, err := Plan(l)
+		if err != nil {
+			var le *LayoutError
+			if !errors.As(err, &le) || le.Reason == "" || le.Message == "" {
+				t.Fatalf("layout %d: error without reason: %v", i, err)
+			}
+			continue
+		}
+		compatible++
+		kinds[set.Plans[0].PlanKind]++
+		if err := checkPlanSet(l, set.Plans); err != nil {
+			t.Fatalf("layout %d (%+v): %v", i, l, err)
+		}
+	}
+	t.Logf("%d of 5000 random layouts compatible: %v", compatible, kinds)
+	if compatible < 1000 || kinds[PlanFragmented] < 300 || kinds[PlanMLA] < 200 || kinds[PlanIdentity] < 20 {
+		t.Fatalf("the generator covers too little: %d compatible, %v", compatible, kinds)
+	}
+}
+
+// checkPlanSet verifies the invariants of a compatible layout's plans.
+func checkPlanSet(l Layout, plans []RoutePlan) error {
+	P := l.Prefill.TPPerDP()
+	fanOut := make([]int, P)
+	for _, p := range plans {
+		for _, tg := range p.Targets {
+			if tg.PrefillTPRank < 0 || tg.PrefillTPRank >= P {
+				return fmt.Errorf("decode rank %d names prefill rank %d of %d", p.DecodeTPRank, tg.PrefillTPRank, P)
+			}
+			fanOut[tg.PrefillTPRank]++
+		}
+	}
+	for _, p := range plans {
+		if err := checkRankPlan(l, p, fanOut); err != nil {
+			return fmt.Errorf("decode rank %d: %w", p.DecodeTPRank, err)
+		}
+	}
+	idle := map[int]bool{}
+	for _, r := range plans[0].IdlePrefillTPRanks {
+		idle[r] = true
+	}
+	for r := range P {
+		if idle[r] != (fanOut[r] == 0) {
+			return fmt.Errorf("prefill rank %d: fan-out %d but idle=%v", r, fanOut[r], idle[r])
+		}
+	}
+	if l.Attention == MLA && len(idle) > 0 {
+		return fmt.Errorf("MLA plans leave prefill ranks %v idle", plans[0].IdlePrefillTPRanks)
+	}
+	return nil
+}
+
+func checkRankPlan(l Layout, p RoutePlan, fanOut []int) error {
+	if p.DecodeTPRank != 0 && len(p.IdlePrefillTPRanks) > 0 {
+		return fmt.Errorf("only decode rank 0 lists idle ranks, got %v", p.IdlePrefillTPRanks)
+	}
+	real := 0
+	for i, tg := range p.Targets {
+		if p.TargetTPRanks[i] != tg.PrefillTPRank || (i > 0 && tg.PrefillTPRank <= p.Targets[i-1].PrefillTPRank) {
+			return fmt.Errorf("targets %v not ascending or not matching targetTPRanks", p.TargetTPRanks)
+		}
+		if tg.RequiredDstInfoNum != fanOut[tg.PrefillTPRank] {
+			return fmt.Errorf("prefill rank %d: dst-info %d, but %d decode ranks target it", tg.PrefillTPRank, tg.RequiredDstInfoNum, fanOut[tg.PrefillTPRank])
+		}
+		if tg.IsDummy && len(tg.Fragments) > 0 {
+			return fmt.Errorf("dummy target %d carries fragments", tg.PrefillTPRank)
+		}
+		if !tg.IsDummy {
+			real++
+		}
+		for _, f := range tg.Fragments {
+			if f.SrcRank != tg.PrefillTPRank || f.DstRank != p.DecodeTPRank {
+				return fmt.Errorf("fragment %+v names the wrong ranks", f)
+			}
+			if f.BytesPerPage <= 0 || f.SrcByteOffset < 0 || f.DstByteOffset < 0 ||
+				f.SrcByteOffset+f.BytesPerPage > f.SrcPageStrideBytes || f.DstByteOffset+f.BytesPerPage > f.DstPageStrideBytes {
+				return fmt.Errorf("fragment %+v leaves its item", f)
+			}
+			if l.TokensPerPage > 1 && f.BufferKind.IsKV() && !f.wholeItem() {
+				return fmt.Errorf("fragment %+v splits a %d-token page", f, l.TokensPerPage)
+			}
+		}
+	}
+	if want := wantResponses(l, real); p.RequiredPrefillResponseNum != want {
+		return fmt.Errorf("requires %d responses, want %d", p.RequiredPrefillResponseNum, want)
+	}
+	switch {
+	case p.PlanKind == PlanIdentity:
+		// Whole items move from the same-numbered rank: both sides shard alike.
+		if len(p.Targets) != 1 || p.Targets[0].PrefillTPRank != p.DecodeTPRank || l.Prefill.TPPerDP() != l.Decode.TPPerDP() {
+			return fmt.Errorf("identity plan with targets %v", p.TargetTPRanks)
+		}
+	case l.Attention == MHA:
+		return checkCoverage(l, p)
+	}
+	return nil
+}
+
+func wantResponses(l Layout, realTargets int) int {
+	if l.Attention == MLA && !l.MLAL15Cache {
+		return 1
+	}
+	return realTargets
+}
+
+// checkCoverage simulates the copy: every byte of every decode item must be
+// written exactly once, with the global unit that decode rank owns. Global
+// units are numbered independently of the planner: decode rank d owns units
+// [d*dl, (d+1)*dl); prefill rank r holds [(r/g)*pl, (r/g+1)*pl) with g ranks
+// sharing a shard when the prefill has more ranks than distinct shards.
+func checkCoverage(l Layout, p RoutePlan) error {
+	P, D, d := l.Prefill.TPPerDP(), l.Decode.TPPerDP(), p.DecodeTPRank
+	byBuffer := map[[2]any][]TransferFragment{}
+	for _, tg := range p.Targets {
+		for _, f := range tg.Fragments {
+			key := [2]any{f.BufferKind == MambaState, f.BufferIndex}
+			byBuffer[key] = append(byBuffer[key], f)
+		}
+	}
+	check := func(index int, b BufferSpec) error {
+		frags := byBuffer[[2]any{b.Kind == MambaState, index}]
+		u := b.DecodeUnitBytes
+		pl, dl := b.PrefillItemBytes/u, b.DecodeItemBytes/u
+		replicated := pl*int64(P) != dl*int64(D)
+		group := int64(1)
+		if replicated && b.PrefillItemBytes != b.DecodeItemBytes {
+			// More prefill ranks than distinct KV-head shards: groups of ranks share one.
+			group, replicated = int64(P)/(dl*int64(D)/pl), false
+		}
+		written := make([]bool, dl)
+		for _, f := range frags {
+			for k := int64(0); k < f.BytesPerPage/u; k++ {
+				src, dst := f.SrcByteOffset/u+k, f.DstByteOffset/u+k
+				if written[dst] {
+					return fmt.Errorf("buffer %d: unit %d written twice", index, dst)
+				}
+				written[dst] = true
+				have, want := src, dst
+				if !replicated {
+					have, want = (int64(f.SrcRank)/group)*pl+src, int64(d)*dl+dst
+				}
+				if have != want {
+					return fmt.Errorf("buffer %d: decode unit %d gets global unit %d, owns %d", index, dst, have, want)
+				}
+			}
+		}
+		for k, w := range written {
+			if !w {
+				return fmt.Errorf("buffer %d: decode unit %d never written", index, k)
+			}
+		}
+		return nil
+	}
+	for i, b := range l.KVBuffers {
+		if err := check(i, b); err != nil {
+			return err
+		}
+	}
+	for i, b := range l.StateBuffers {
+		if err := check(i, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
