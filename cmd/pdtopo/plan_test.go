@@ -86,7 +86,7 @@ func TestPlanTableReadable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"prefill TP 8 DP 1 → decode TP 4 DP 1",
-		"COMPATIBLE  plan fragmented, 4 plan(s), 2–2 prefill source(s) per decode rank, 1280 fragment(s), idle prefill ranks: none",
+		"COMPATIBLE  plan fragmented, 4 plan(s), 2–2 prefill target(s) per decode rank, 1280 fragment(s), idle prefill ranks: none",
 		"3 (needs 2)  6        source  1         160      [0,256) of 256 → [0,256) of 512",
 		"             7        source  1         160      [0,256) of 256 → [256,512) of 512",
 		"PREFILL FAN-OUT (decode ranks per prefill TP rank): 0:1 1:1 2:1 3:1 4:1 5:1 6:1 7:1",

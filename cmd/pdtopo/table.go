@@ -19,7 +19,7 @@ func writeTable(w io.Writer, name string, l transferplan.Layout, set *transferpl
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %s, %d KV + %d state buffers, %d token(s)/page\n",
 		orDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.Attention,
 		len(l.KVBuffers), len(l.StateBuffers), l.TokensPerPage)
-	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill source(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n\n",
+	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill target(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n\n",
 		sum.Kind, len(set.Plans), sum.MinTargets, sum.MaxTargets, sum.Fragments, rankList(sum.IdlePrefillRanks))
 
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
