@@ -108,3 +108,17 @@ docker-push: ## Push both images.
 .PHONY: help
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9\/.$$()-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Operator: controller, plan store, scale (owned by the operator work; see docs/benchmarks.md)
+
+.PHONY: test-operator
+test-operator: controlplane ## Run the operator's tests: planstore, the envtest suite, the generated-files check.
+	$(GO) test $(TEST_FLAGS) ./pkg/planstore/... ./controllers/... ./api/... ./cmd/manager/...
+
+.PHONY: fuzz-planstore
+fuzz-planstore: ## Fuzz the plan loader (bytes from a volume are untrusted) for FUZZTIME.
+	$(GO) test -run '^$$' -fuzz FuzzLoadRank -fuzztime $(or $(FUZZTIME),60s) -fuzzminimizetime 2s ./pkg/planstore/
+
+.PHONY: bench-scale
+bench-scale: controlplane ## 500 PDPairs of mixed layouts at once against a real API server and the manager binary.
+	PDTOPO_SCALE=1 $(GO) test -count=1 -timeout 20m -run '^TestScale$$' -v ./internal/scale/

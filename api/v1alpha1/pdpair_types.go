@@ -5,6 +5,7 @@ import (
 )
 
 // AttentionBackend names the attention family of the served model.
+// +kubebuilder:validation:Enum=MHA;MLA
 type AttentionBackend string
 
 const (
@@ -17,6 +18,7 @@ const (
 )
 
 // KVBufferKind is the role of a group of KV buffers in the engine's pointer order.
+// +kubebuilder:validation:Enum=TargetK;TargetV;DraftK;DraftV
 type KVBufferKind string
 
 const (
@@ -30,12 +32,25 @@ const (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=pdp
+// +kubebuilder:resource:shortName=pdp,categories=pdtopo
+// +kubebuilder:printcolumn:name="Prefill TP",type=integer,JSONPath=`.spec.prefill.tensorParallelSize`
+// +kubebuilder:printcolumn:name="Prefill DP",type=integer,JSONPath=`.spec.prefill.dataParallelSize`
+// +kubebuilder:printcolumn:name="Decode TP",type=integer,JSONPath=`.spec.decode.tensorParallelSize`
+// +kubebuilder:printcolumn:name="Decode DP",type=integer,JSONPath=`.spec.decode.dataParallelSize`
+// +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.kind`
+// +kubebuilder:printcolumn:name="Compatible",type=string,JSONPath=`.status.conditions[?(@.type=="LayoutCompatible")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="LayoutCompatible")].reason`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// The name is the value of the pd.pdtopo.dev/pdpair label on the plan ConfigMaps.
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the pd.pdtopo.dev/pdpair label on the plan ConfigMaps"
 type PDPair struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   PDPairSpec   `json:"spec,omitempty"`
+	// +required
+	Spec PDPairSpec `json:"spec"`
+	// +optional
 	Status PDPairStatus `json:"status,omitempty"`
 }
 
@@ -49,67 +64,117 @@ type PDPairList struct {
 }
 
 // PDPairSpec is the layout of both fleets and of the buffers they exchange.
+//
+// The rules below are structural: an object that breaks one can never be
+// planned. Whether two well-formed layouts can exchange KV cache is the
+// operator's answer, in the LayoutCompatible condition.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.mlaL15Cache) || !self.mlaL15Cache || self.attentionBackend == 'MLA'",fieldPath=".mlaL15Cache",reason=FieldValueForbidden,message="mlaL15Cache (the prefill's MLA L1.5 cache) is only supported with attentionBackend MLA"
+// +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'TargetK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'TargetV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every layer has a K and a V buffer: the TargetK counts of all groups must add up to the TargetV counts"
+// +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'DraftK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'DraftV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every draft layer has a K and a V buffer: the DraftK counts of all groups must add up to the DraftV counts"
+// +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
+// +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
 type PDPairSpec struct {
 	// AttentionBackend is MHA (also GQA/MQA) or MLA.
+	// +kubebuilder:default=MHA
+	// +optional
 	AttentionBackend AttentionBackend `json:"attentionBackend,omitempty"`
 
 	// MLAL15Cache is true when the prefill fleet runs the MLA L1.5 cache.
+	// Only MLA models have it.
+	// +optional
 	MLAL15Cache bool `json:"mlaL15Cache,omitempty"`
 
 	// TokensPerPage is the number of tokens in one KV page. Pages are token-major.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	// +optional
 	TokensPerPage *int32 `json:"tokensPerPage,omitempty"`
 
 	// Prefill is the prefill fleet's parallel layout.
+	// +required
 	Prefill FleetLayout `json:"prefill"`
 
 	// Decode is the decode fleet's parallel layout.
+	// +required
 	Decode FleetLayout `json:"decode"`
 
 	// KVBuffers are the KV buffer groups in the engine's pointer order; they
 	// expand to buffer indices 0..N-1.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +required
 	KVBuffers []KVBufferGroup `json:"kvBuffers"`
 
 	// StateBuffers are Mamba-style recurrent state buffer groups, a second
 	// index space walked after the KV buffers.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
 	StateBuffers []StateBufferGroup `json:"stateBuffers,omitempty"`
 }
 
 // FleetLayout is the tensor/data parallel layout of one role.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.dataParallelSize) || self.dataParallelSize < 1 || self.tensorParallelSize % self.dataParallelSize == 0",fieldPath=".dataParallelSize",message="dataParallelSize must divide tensorParallelSize"
 type FleetLayout struct {
 	// TensorParallelSize is the whole attention world of the role (--tp-size).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +required
 	TensorParallelSize int32 `json:"tensorParallelSize"`
 
 	// DataParallelSize is the number of DP attention groups; it divides
 	// TensorParallelSize.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +optional
 	DataParallelSize *int32 `json:"dataParallelSize,omitempty"`
 
 	// BootstrapAddress is the host:port of the role's bootstrap server, used by agents.
+	// +kubebuilder:validation:MaxLength=260
+	// +optional
 	BootstrapAddress string `json:"bootstrapAddress,omitempty"`
 }
 
 // BufferGeometry is the per-page geometry shared by every buffer of a group.
 type BufferGeometry struct {
 	// Count is the number of buffers in the group (one per layer).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +required
 	Count int32 `json:"count"`
 
 	// DecodeItemBytes is the size of one page of one buffer on one decode rank.
+	// +kubebuilder:validation:Minimum=1
+	// +required
 	DecodeItemBytes int64 `json:"decodeItemBytes"`
 
 	// PrefillItemBytes is the size of one page on one prefill rank. Defaults to
 	// decodeItemBytes * decodeTP / prefillTP (per-DP TP sizes, integer division).
+	// +kubebuilder:validation:Minimum=1
+	// +optional
 	PrefillItemBytes *int64 `json:"prefillItemBytes,omitempty"`
 
 	// DecodeUnitBytes is the size of the smallest movable piece on decode
 	// (one KV head of one token, one state channel). Defaults to 1.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
 	DecodeUnitBytes *int64 `json:"decodeUnitBytes,omitempty"`
 
 	// PrefillUnitBytes is the same on prefill. Defaults to 1.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
 	PrefillUnitBytes *int64 `json:"prefillUnitBytes,omitempty"`
 }
 
 // KVBufferGroup is a run of KV buffers of one kind.
 type KVBufferGroup struct {
 	// Kind is TargetK, TargetV, DraftK or DraftV.
+	// +required
 	Kind KVBufferKind `json:"kind"`
 
 	BufferGeometry `json:",inline"`
@@ -118,36 +183,4 @@ type KVBufferGroup struct {
 // StateBufferGroup is a run of recurrent state buffers.
 type StateBufferGroup struct {
 	BufferGeometry `json:",inline"`
-}
-
-// PDPairStatus is what the operator found and published for the pair.
-type PDPairStatus struct {
-	// ObservedGeneration is the spec generation this status describes.
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// Conditions: LayoutCompatible, PlansPublished, Ready.
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-
-	// Plan summarises the published route plans.
-	Plan *PlanSummary `json:"plan,omitempty"`
-}
-
-// PlanSummary summarises the route plans of every decode TP rank.
-type PlanSummary struct {
-	// Kind is identity, fragmented or mla.
-	Kind string `json:"kind,omitempty"`
-	// MinTargetsPerDecodeRank and MaxTargetsPerDecodeRank bound how many prefill
-	// ranks one decode rank contacts.
-	MinTargetsPerDecodeRank int32 `json:"minTargetsPerDecodeRank,omitempty"`
-	MaxTargetsPerDecodeRank int32 `json:"maxTargetsPerDecodeRank,omitempty"`
-	// MaxPrefillFanOut is the largest number of decode ranks served by one prefill rank.
-	MaxPrefillFanOut int32 `json:"maxPrefillFanOut,omitempty"`
-	// IdlePrefillTPRanks are prefill TP ranks no decode rank pulls from.
-	IdlePrefillTPRanks []int32 `json:"idlePrefillTPRanks,omitempty"`
-	// FragmentCount is the number of transfer fragments over all plans.
-	FragmentCount int64 `json:"fragmentCount,omitempty"`
-	// Hash is the content hash of the published plans.
-	Hash string `json:"hash,omitempty"`
-	// ConfigMaps hold the plans; the first is the index.
-	ConfigMaps []string `json:"configMaps,omitempty"`
 }

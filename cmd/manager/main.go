@@ -1,0 +1,125 @@
+// Command manager runs the pdtopo operator: the PDPair controller, which
+// validates prefill/decode layouts and publishes every decode rank's route
+// plan in ConfigMaps.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/controllers"
+)
+
+// options are the manager's flags.
+type options struct {
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	leaderElectionID        string
+	leaderElectionNamespace string
+	concurrency             int
+	kubeconfig              string
+	zap                     zap.Options
+}
+
+func parseFlags(args []string) (options, error) {
+	o := options{zap: zap.Options{Development: false}}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" disables it)`)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "hold a Lease so that only one replica reconciles")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "pdtopo-manager.pd.pdtopo.dev", "name of the leader election Lease")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"namespace of the Lease (default: the pod's namespace; required outside a cluster)")
+	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4,
+		"PDPairs reconciled at once; planning is CPU-bound, publishing waits on the API server")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
+	o.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.concurrency < 1 {
+		return o, fmt.Errorf("--max-concurrent-reconciles must be at least 1, got %d", o.concurrency)
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		os.Exit(2) // the flag set has printed the error and the usage
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	if err := run(o); err != nil {
+		ctrl.Log.WithName("setup").Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	log := ctrl.Log.WithName("setup")
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := pdv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if o.kubeconfig != "" {
+		// controller-runtime reads $KUBECONFIG when its own flag (on the
+		// global flag set, which this command does not parse) is empty.
+		os.Setenv("KUBECONFIG", o.kubeconfig)
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("finding the cluster: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   controllers.CacheOptions(),
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        o.leaderElectionID,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// Stepping down quickly on shutdown lets a new leader start at once.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	r := controllers.NewPDPairReconciler(mgr)
+	r.MaxConcurrentReconciles = o.concurrency
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the PDPair controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	// Ready once the informer caches have synced: before that the manager
+	// would act on an empty view of the cluster.
+	if err := mgr.AddReadyzCheck("readyz", func(req *http.Request) error {
+		if !mgr.GetCache().WaitForCacheSync(req.Context()) {
+			return errors.New("informer caches not synced")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	log.Info("starting manager", "metrics", o.metricsAddr, "probes", o.probeAddr, "leaderElection", o.leaderElect)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

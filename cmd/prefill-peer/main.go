@@ -1,0 +1,48 @@
+// Command prefill-peer runs a prefill-side peer of the KV handshake: a
+// bootstrap server and one ZMQ endpoint per prefill rank that answer decode
+// ranks (a receiver agent, a decode engine) as the reference prefill does,
+// without moving any KV bytes. For demos and manual tests; see --help.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const (
+	exitOK    = 0
+	exitError = 1 // the peer could not start
+	exitUsage = 2 // bad flags or layout
+)
+
+func main() {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, stop))
+}
+
+// run starts the peer, prints where it listens, and serves until stop
+// receives; then it prints what each rank saw.
+func run(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
+	opts, code := parseFlags(args, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	p, err := startPeer(opts, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "prefill-peer: %v\n", err)
+		return exitError
+	}
+	defer p.Close()
+	printEndpoints(stdout, p, opts)
+	select {
+	case <-stop:
+	case <-p.Dead():
+		fmt.Fprintln(stdout, "the peer died (a room's behaviour was die)")
+	}
+	printCounts(stdout, p)
+	return exitOK
+}

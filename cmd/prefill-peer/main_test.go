@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is an io.Writer the test can read while run writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--help"}, &out, &errOut, nil); code != exitOK || !strings.Contains(out.String(), "Usage:") {
+		t.Fatalf("--help: %d %q %q", code, out.String(), errOut.String())
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := map[string][]string{
+		"no layout":        {},
+		"unknown flag":     {"--tp", "2", "--nope"},
+		"bad list":         {"--tp", "2", "--kv-item-lens", "2048,x"},
+		"zero length":      {"--tp", "2", "--kv-item-lens", "0"},
+		"bad behaviour":    {"--tp", "2", "--behavior", "explode"},
+		"bad candidates":   {"--tp", "2", "--spec-candidates", "1,two"},
+		"dp not dividing":  {"--tp", "4", "--dp", "3", "--bootstrap-port", "0"},
+		"file and flags":   {"-f", "x.yaml", "--tp", "2"},
+		"missing file":     {"-f", "/nonexistent/pdpair.yaml"},
+		"stray argument":   {"--tp", "2", "extra"},
+		"unpaired units":   {"--tp", "2", "--kv-item-lens", "2x2048", "--kv-unit-lens", "256", "--bootstrap-port", "0"},
+		"negative delay":   {"--tp", "2", "--delay", "-1s"},
+		"token below none": {"--tp", "2", "--token", "-5"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(args, &out, &errOut, nil)
+			if code == exitOK || errOut.Len() == 0 {
+				t.Fatalf("%v: exit %d, stderr %q", args, code, errOut.String())
+			}
+		})
+	}
+}
+
+func TestParseList(t *testing.T) {
+	got, err := parseList("2x256, 1024")
+	if err != nil || len(got) != 3 || got[0] != 256 || got[1] != 256 || got[2] != 1024 {
+		t.Fatalf("%v %v", got, err)
+	}
+}
+
+// TestServesUntilStopped runs the command for a PDPair manifest on a free
+// port, checks the bootstrap server answers, and stops it with a signal.
+func TestServesUntilStopped(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pair.yaml")
+	manifest := `apiVersion: pd.pdtopo.dev/v1alpha1
+kind: PDPair
+metadata:
+  name: demo
+spec:
+  prefill:
+    tensorParallelSize: 4
+  decode:
+    tensorParallelSize: 2
+  kvBuffers:
+  - kind: TargetK
+    count: 2
+    decodeItemBytes: 512
+    decodeUnitBytes: 256
+    prefillUnitBytes: 256
+  - kind: TargetV
+    count: 2
+    decodeItemBytes: 512
+    decodeUnitBytes: 256
+    prefillUnitBytes: 256
+`
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stop := make(chan os.Signal, 1)
+	done := make(chan int)
+	go func() {
+		done <- run([]string{"-f", file, "--bootstrap-port", "0", "--token", "7"}, stdout, stderr, stop)
+	}()
+
+	var addr string
+	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		line, _ := bufio.NewReader(strings.NewReader(stdout.String())).ReadString('\n')
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "bootstrap" {
+			addr = f[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no bootstrap address printed; stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+	resp, err := http.Get("http://" + addr + "/route?engine_rank=-1&target_dp_group=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := `{"prefill_tp_size": 4, "prefill_dp_size": 1, "enable_mla_l1_5_cache": false, "kv_item_lens": [256, 256, 256, 256], "kv_unit_lens": [256, 256, 256, 256], "state_item_lens": [], "state_unit_lens": []}`
+	if string(body) != want {
+		t.Fatalf("parallel info %s, want %s", body, want)
+	}
+	stop <- os.Interrupt
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d; stderr %q", code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not stop on interrupt")
+	}
+	if out := stdout.String(); !strings.Contains(out, "engine rank 3 (dp group 0, tp rank 3): tcp://127.0.0.1:") || !strings.Contains(out, "engine rank 3: 0 registrations") {
+		t.Fatalf("stdout %q", out)
+	}
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+)
+
+func startPeer(opts options, stderr io.Writer) (*prefillpeer.Peer, error) {
+	if !opts.quiet {
+		logger := log.New(stderr, "prefill-peer: ", log.LstdFlags|log.Lmicroseconds)
+		opts.cfg.Logf = logger.Printf
+	}
+	return prefillpeer.Start(opts.cfg)
+}
+
+func printEndpoints(w io.Writer, p *prefillpeer.Peer, opts options) {
+	c := opts.cfg
+	fmt.Fprintf(w, "bootstrap %s  (prefill world %d, dp %d, %d kv + %d state buffers, behaviour %s)\n",
+		p.BootstrapAddr(), c.WorldSize, max(c.DPSize, 1), len(c.Buffers.KVItemLens), len(c.Buffers.StateItemLens), c.Default.Action)
+	for _, r := range p.Ranks() {
+		fmt.Fprintf(w, "  engine rank %d (dp group %d, tp rank %d): %s\n", r.EngineRank, r.DPGroup, r.TPRank, r.Endpoint)
+	}
+}
+
+func printCounts(w io.Writer, p *prefillpeer.Peer) {
+	b := p.BootstrapCounts()
+	fmt.Fprintf(w, "bootstrap: %d parallel-info, %d rank-address, %d health requests (%d bad)\n", b.ParallelInfo, b.RankAddress, b.Health, b.Bad)
+	for _, r := range p.Ranks() {
+		n := r.Counts()
+		fmt.Fprintf(w, "engine rank %d: %d registrations, %d requests (%d dummy), %d rooms completed, %d statuses sent, %d errors\n",
+			r.EngineRank, n.Registrations, n.Requests, n.Dummies, n.RoomsCompleted, n.StatusesSent, n.Errors)
+	}
+}

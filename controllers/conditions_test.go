@@ -1,0 +1,241 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+)
+
+// Every LayoutCompatible reason a spec that passes the API server can reach.
+func TestLayoutCompatibleReasons(t *testing.T) {
+	ns := newNamespace(t)
+	cases := []struct {
+		pair   *pdv1.PDPair
+		status metav1.ConditionStatus
+		reason string
+		says   string
+	}{
+		{gqaP8D4(ns, "gqa").obj(), metav1.ConditionTrue, ReasonCompatible, "fragmented plans; each decode rank contacts 2 prefill ranks"},
+		{newPair(ns, "fp8-prefill").prefill(8, 1).decode(4, 1).kvGroup(pdv1.KVTargetK, geom(80, 512, 128, 256, 128)).kvGroup(pdv1.KVTargetV, geom(80, 512, 128, 256, 128)).obj(),
+			metav1.ConditionFalse, "UnitSizeMismatch", "kvBuffers[0] (TargetK)"},
+		{newPair(ns, "ragged-item").prefill(8, 1).decode(4, 1).kvPair(2, 500, 256, 256).obj(),
+			metav1.ConditionFalse, "ItemNotUnitAligned", "kvBuffers[0]"},
+		{newPair(ns, "sixteen-heads-on-eight").prefill(8, 1).decode(4, 1).kvPair(2, 1024, 256, 256).obj(),
+			metav1.ConditionFalse, "UnsupportedHeterogeneousTP", "kvBuffers[0]"},
+		{newPair(ns, "sixteen-token-pages").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 2*16*256, 16*256, 16*256).obj(),
+			metav1.ConditionFalse, "StridedPagesNeedProtocolV2", "16 tokens"},
+		// The default prefill item, decodeItemBytes×D/P = 1×4/8, is 0: the
+		// one structural fault CEL cannot see, as it depends on the defaults.
+		{newPair(ns, "zero-default-item").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) {
+			g := pdv1.BufferGeometry{Count: 1, DecodeItemBytes: 1}
+			p.Spec.KVBuffers = []pdv1.KVBufferGroup{{Kind: pdv1.KVTargetK, BufferGeometry: g}, {Kind: pdv1.KVTargetV, BufferGeometry: g}}
+		}).obj(), metav1.ConditionFalse, "InvalidLayout", "kvBuffers[0].prefillItemBytes"},
+	}
+	for _, c := range cases {
+		create(t, c.pair)
+	}
+	for _, c := range cases {
+		t.Run(c.reason, func(t *testing.T) {
+			got := waitObserved(t, c.pair)
+			cond := wantCondition(t, got, ConditionLayoutCompatible, c.status, c.reason)
+			if !strings.Contains(cond.Message, c.says) {
+				t.Errorf("message %q does not mention %q", cond.Message, c.says)
+			}
+			if c.status == metav1.ConditionFalse {
+				wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonLayoutIncompatible)
+				wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonLayoutIncompatible)
+				if got.Status.Plan != nil || len(planConfigMaps(t, got)) != 0 {
+					t.Errorf("an incompatible pair shows plans %+v / ConfigMaps", got.Status.Plan)
+				}
+				wantEvent(t, got, corev1.EventTypeWarning, c.reason)
+			} else {
+				wantCondition(t, got, ConditionPlansPublished, metav1.ConditionTrue, ReasonPublished)
+				wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+				wantEvent(t, got, corev1.EventTypeNormal, ReasonCompatible)
+			}
+		})
+	}
+}
+
+// wantEvent waits for an event about the PDPair with the type and reason.
+func wantEvent(t *testing.T, p *pdv1.PDPair, eventType, reason string) {
+	t.Helper()
+	eventually(t, settle, fmt.Sprintf("a %s event %s about %s", eventType, reason, p.Name), func() error {
+		var list eventsv1.EventList
+		if err := k8s.List(context.Background(), &list, client.InNamespace(p.Namespace)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == p.Name && e.Regarding.Kind == "PDPair" {
+				if e.Type == eventType && e.Reason == reason {
+					return nil
+				}
+				seen = append(seen, e.Type+"/"+e.Reason)
+			}
+		}
+		return fmt.Errorf("events seen: %v", seen)
+	})
+}
+
+// A ConfigMap of someone else's under a plan ConfigMap's name is never
+// overwritten: PlansPublished=False, ConfigMapConflict, and Ready says why.
+func TestConfigMapConflict(t *testing.T) {
+	ns := newNamespace(t)
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama-plans-0"}, Data: map[string]string{"mine": "yes"}}
+	create(t, theirs)
+	p := gqaP8D4(ns, "llama").obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionTrue, ReasonCompatible)
+	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonConfigMapConflict)
+	if !strings.Contains(c.Message, "llama-plans-0") {
+		t.Errorf("message %q does not name the ConfigMap", c.Message)
+	}
+	wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonPlansNotPublished)
+	var after corev1.ConfigMap
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(theirs), &after); err != nil || after.Data["mine"] != "yes" {
+		t.Fatalf("the foreign ConfigMap was changed: %v %v", err, after.Data)
+	}
+}
+
+// One decode rank's plan larger than a ConfigMap: prefill TP64 → decode TP1
+// over 4000 buffers puts 256 000 fragments in rank 0's plan.
+func TestRankTooLarge(t *testing.T) {
+	t.Parallel() // slow and independent: overlaps with the other slow tests
+	ns := newNamespace(t)
+	p := newPair(ns, "one-decode-rank").prefill(64, 1).decode(1, 1).kvPair(2000, 4096, 64, 64).obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionTrue, ReasonCompatible)
+	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonRankTooLarge)
+	if !strings.Contains(c.Message, "decode TP rank 0") {
+		t.Errorf("message %q does not name the rank", c.Message)
+	}
+	wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonPlansNotPublished)
+}
+
+// An index larger than a ConfigMap: the most KV buffers allowed (16 384),
+// each recorded in the index's layout with four 10-digit lengths (1 GiB pages).
+func TestIndexTooLarge(t *testing.T) {
+	ns := newNamespace(t)
+	const gib = 1 << 30
+	p := newPair(ns, "many-buffers").prefill(1, 1).decode(1, 1).kvPair(4096, gib, gib, gib).kvPair(4096, gib, gib, gib).obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonIndexTooLarge)
+	if !strings.Contains(c.Message, "index") {
+		t.Errorf("message %q does not say the index is too large", c.Message)
+	}
+}
+
+// A transient API failure (here an admission policy that denies plan
+// ConfigMaps in the namespace) is PublishFailed, retried with backoff, and
+// clears once the API accepts the writes.
+func TestPublishFailedIsRetried(t *testing.T) {
+	t.Parallel() // slow and independent: overlaps with the other slow tests
+	ns := newNamespace(t)
+	unblock := denyConfigMaps(t, ns)
+	p := gqaP8D4(ns, "blocked").obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonPublishFailed)
+	if !strings.Contains(c.Message, "denied by pdtopo test policy") {
+		t.Errorf("message %q does not carry the API server's answer", c.Message)
+	}
+	wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonPlansNotPublished)
+	unblock()
+	eventually(t, 30*time.Second, "plans published after the policy is gone", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		if got.Status.Plan == nil {
+			return fmt.Errorf("conditions %+v", got.Status.Conditions)
+		}
+		return nil
+	})
+	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+}
+
+// denyConfigMaps installs a ValidatingAdmissionPolicy that rejects plan
+// ConfigMap writes in one namespace, waits until it is enforced, and returns
+// a function that removes it.
+func denyConfigMaps(t *testing.T, ns string) func() {
+	t.Helper()
+	ctx := context.Background()
+	policy := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "deny-plans-" + ns},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{Expression: "false", Message: "denied by pdtopo test policy"}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
+			}},
+		},
+	}
+	create(t, policy)
+	create(t, binding)
+	eventually(t, settle, "the admission policy is enforced", func() error {
+		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "probe-"}}
+		if err := k8s.Create(ctx, probe); err == nil {
+			_ = k8s.Delete(ctx, probe)
+			return fmt.Errorf("a ConfigMap was still admitted")
+		}
+		return nil
+	})
+	return func() {
+		if err := k8s.Delete(ctx, binding); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8s.Delete(ctx, policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Reasons no object admitted by the API server can reach are still mapped
+// by type: the CRD rejects L1.5 without MLA, and ShardNotAligned and
+// ItemSmallerThanShard are the planner's defensive checks.
+func TestUnreachableReasonsAreMappedByType(t *testing.T) {
+	p := gqaP8D4("ns", "l15").l15().obj()
+	out := planPair(p)
+	if out.compatible || out.layoutReason != "MLAL15RequiresMLA" || !strings.Contains(out.layoutMessage, "mlaL15Cache") {
+		t.Fatalf("L1.5 on MHA: compatible %v reason %s message %q", out.compatible, out.layoutReason, out.layoutMessage)
+	}
+	for planner, reason := range layoutReasons {
+		if layoutReason(planner) != reason || reason != string(planner) {
+			t.Errorf("planner reason %s maps to %s", planner, layoutReason(planner))
+		}
+	}
+	if r, _ := explainLayoutError(fmt.Errorf("not a layout error")); r != ReasonPlanningFailed {
+		t.Errorf("an untyped planner error maps to %s, want %s", r, ReasonPlanningFailed)
+	}
+	if publishReason("SomethingNew") != ReasonPlansNotEncodable || publishReason(planstore.ReasonRankTooLarge) != ReasonRankTooLarge {
+		t.Error("encoder reasons are not mapped")
+	}
+}

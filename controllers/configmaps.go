@@ -1,0 +1,145 @@
+package controllers
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+)
+
+// desiredConfigMaps turns the encoded plan objects into ConfigMaps controlled
+// by the PDPair, index first.
+func (r *PDPairReconciler) desiredConfigMaps(pair *pdv1.PDPair, out *planOutcome) ([]*corev1.ConfigMap, error) {
+	cms := make([]*corev1.ConfigMap, 0, len(out.objects))
+	for i, obj := range out.objects {
+		role := roleShard
+		if i == 0 {
+			role = roleIndex
+		}
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      obj.Name,
+				Namespace: pair.Namespace,
+				Labels:    map[string]string{LabelPDPair: pair.Name, LabelRole: role, labelManagedBy: managerName},
+				Annotations: map[string]string{
+					AnnotationPlanHash:    out.hash,
+					AnnotationContentHash: contentHash(obj.Data, obj.BinaryData),
+				},
+			},
+			Data:       obj.Data,
+			BinaryData: obj.BinaryData,
+		}
+		if err := controllerutil.SetControllerReference(pair, cm, r.Scheme); err != nil {
+			return nil, err
+		}
+		cms = append(cms, cm)
+	}
+	return cms, nil
+}
+
+// upToDate reports whether have already carries everything want says.
+// Extra labels and annotations others added are left alone.
+func upToDate(have, want *corev1.ConfigMap) bool {
+	return sameOwners(have.OwnerReferences, want.OwnerReferences) &&
+		contains(have.Labels, want.Labels) && contains(have.Annotations, want.Annotations) &&
+		sameStrings(have.Data, want.Data) && sameBytes(have.BinaryData, want.BinaryData)
+}
+
+func sameOwners(have, want []metav1.OwnerReference) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	for i := range have {
+		if have[i].UID != want[i].UID || have[i].Kind != want[i].Kind || have[i].Name != want[i].Name ||
+			have[i].APIVersion != want[i].APIVersion || !boolEq(have[i].Controller, want[i].Controller) ||
+			!boolEq(have[i].BlockOwnerDeletion, want[i].BlockOwnerDeletion) {
+			return false
+		}
+	}
+	return true
+}
+
+func boolEq(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func contains(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sameStrings(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func sameBytes(a, b map[string][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !bytes.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// contentHash is the hex SHA-256 of a ConfigMap's data in key order, with
+// string and binary values kept apart.
+func contentHash(data map[string]string, binaryData map[string][]byte) string {
+	h := sha256.New()
+	for _, k := range sortedKeys(data) {
+		h.Write([]byte("d\x00" + k + "\x00"))
+		h.Write([]byte(data[k]))
+		h.Write([]byte{0})
+	}
+	for _, k := range sortedKeys(binaryData) {
+		h.Write([]byte("b\x00" + k + "\x00"))
+		h.Write(binaryData[k])
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// dataBytes is the size of a ConfigMap's data and binary data.
+func dataBytes(cm *corev1.ConfigMap) int64 {
+	var n int64
+	for k, v := range cm.Data {
+		n += int64(len(k) + len(v))
+	}
+	for k, v := range cm.BinaryData {
+		n += int64(len(k) + len(v))
+	}
+	return n
+}
+
+// planObject is a ConfigMap as the planstore loaders read it.
+func planObject(cm *corev1.ConfigMap) planstore.Object {
+	return planstore.Object{Name: cm.Name, Data: cm.Data, BinaryData: cm.BinaryData}
+}

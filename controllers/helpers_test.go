@@ -1,0 +1,137 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+var namespaceSeq atomic.Int64
+
+// newNamespace creates a namespace of the test's own. Every integration test
+// starts with it, so it is also where they skip without a control plane.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	name := fmt.Sprintf("t%d-%s", namespaceSeq.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
+
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), obj); err != nil {
+		t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+// eventually polls check until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still not true after %s: %v", what, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const settle = 20 * time.Second
+
+// waitObserved waits until the PDPair's status describes its current
+// generation and returns it.
+func waitObserved(t *testing.T, p *pdv1.PDPair) *pdv1.PDPair {
+	t.Helper()
+	var got pdv1.PDPair
+	eventually(t, settle, "status of "+p.Name+" observes its generation", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(got.Status.Conditions, ConditionReady)
+		if got.Status.ObservedGeneration != got.Generation || ready == nil || ready.ObservedGeneration != got.Generation {
+			return fmt.Errorf("generation %d, observed %d", got.Generation, got.Status.ObservedGeneration)
+		}
+		return nil
+	})
+	return &got
+}
+
+// wantCondition checks one condition's status and reason.
+func wantCondition(t *testing.T, p *pdv1.PDPair, condType string, status metav1.ConditionStatus, reason string) *metav1.Condition {
+	t.Helper()
+	c := meta.FindStatusCondition(p.Status.Conditions, condType)
+	if c == nil {
+		t.Fatalf("%s has no %s condition; conditions %+v", p.Name, condType, p.Status.Conditions)
+	}
+	if c.Status != status || c.Reason != reason {
+		t.Fatalf("%s: %s = %s/%s (%q), want %s/%s", p.Name, condType, c.Status, c.Reason, c.Message, status, reason)
+	}
+	if c.ObservedGeneration != p.Generation {
+		t.Fatalf("%s: %s observedGeneration %d, object generation %d", p.Name, condType, c.ObservedGeneration, p.Generation)
+	}
+	return c
+}
+
+// planConfigMaps lists the plan ConfigMaps of a PDPair from the API server.
+func planConfigMaps(t *testing.T, p *pdv1.PDPair) []corev1.ConfigMap {
+	t.Helper()
+	var list corev1.ConfigMapList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(p.Namespace), client.MatchingLabels{LabelPDPair: p.Name}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+func configMapNames(cms []corev1.ConfigMap) []string {
+	var out []string
+	for _, cm := range cms {
+		out = append(out, cm.Name)
+	}
+	return out
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// gaugeValue reads pdtopo_pdpairs{compatible=value} from the registry.
+func gaugeValue(t *testing.T, value string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "pdtopo_pdpairs" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == value {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,69 @@
+package controllers
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// pdpairsByCompatibility counts PDPairs by their LayoutCompatible status.
+	pdpairsByCompatibility = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "pdtopo_pdpairs",
+		Help: "PDPairs known to this manager, by whether their prefill and decode layouts are compatible.",
+	}, []string{"compatible"})
+
+	// publishedPlanBytes is the size of every plan set written to ConfigMaps.
+	publishedPlanBytes = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "pdtopo_published_plan_bytes",
+		Help:    "Bytes of plan data (index and shards) in a publication that created or updated ConfigMaps.",
+		Buckets: prometheus.ExponentialBuckets(1024, 4, 10), // 1 KiB … 256 MiB
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(pdpairsByCompatibility, publishedPlanBytes)
+}
+
+// compatibilityGauge keeps the gauge exact: it remembers each PDPair's last
+// answer, so a PDPair that changes sides or disappears moves the counts.
+type compatibilityGauge struct {
+	mu    sync.Mutex
+	pairs map[types.NamespacedName]bool
+}
+
+func newCompatibilityGauge() *compatibilityGauge {
+	return &compatibilityGauge{pairs: map[types.NamespacedName]bool{}}
+}
+
+func (g *compatibilityGauge) set(key types.NamespacedName, compatible bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if was, ok := g.pairs[key]; ok && was == compatible {
+		return
+	}
+	g.pairs[key] = compatible
+	g.publish()
+}
+
+func (g *compatibilityGauge) forget(key types.NamespacedName) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.pairs[key]; !ok {
+		return
+	}
+	delete(g.pairs, key)
+	g.publish()
+}
+
+// publish sets the gauge from the remembered answers; the caller holds mu.
+func (g *compatibilityGauge) publish() {
+	counts := map[bool]float64{}
+	for _, c := range g.pairs {
+		counts[c]++
+	}
+	pdpairsByCompatibility.WithLabelValues("true").Set(counts[true])
+	pdpairsByCompatibility.WithLabelValues("false").Set(counts[false])
+}

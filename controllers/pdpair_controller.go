@@ -1,0 +1,115 @@
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "pdpair"
+
+// PDPairReconciler proves a PDPair's two layouts compatible (or says why not),
+// publishes every decode rank's route plan in ConfigMaps the PDPair owns, and
+// reports both in the PDPair's status.
+type PDPairReconciler struct {
+	client.Client
+	// APIReader reads around the cache, which holds only plan ConfigMaps.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  recorder.EventRecorder
+	// MaxConcurrentReconciles is how many PDPairs are reconciled at once (default 1).
+	MaxConcurrentReconciles int
+
+	plans *planCache
+	gauge *compatibilityGauge
+}
+
+// NewPDPairReconciler wires a reconciler to a manager's client, cache and recorder.
+func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
+	return &PDPairReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder(ControllerName),
+		plans:     newPlanCache(),
+		gauge:     newCompatibilityGauge(),
+	}
+}
+
+// +kubebuilder:rbac:groups=pd.pdtopo.dev,resources=pdpairs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=pd.pdtopo.dev,resources=pdpairs/status,verbs=get;update;patch
+// Owner references with blockOwnerDeletion need update on pdpairs/finalizers
+// where the OwnerReferencesPermissionEnforcement admission plugin is on.
+// +kubebuilder:rbac:groups=pd.pdtopo.dev,resources=pdpairs/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// Leader election (leases, core events) is a namespaced Role: config/rbac/leader_election_role.yaml.
+
+// Reconcile reads top to bottom: fetch → plan → publish → status.
+func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pair, err := r.fetch(ctx, req.NamespacedName)
+	if err != nil || pair == nil {
+		return ctrl.Result{}, err
+	}
+	if !pair.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // the garbage collector removes the owned ConfigMaps
+	}
+	outcome := r.plans.get(pair)
+	pub := r.publish(ctx, pair, outcome)
+	if pub.wrote {
+		publishedPlanBytes.Observe(float64(pub.bytes))
+	}
+	r.gauge.set(req.NamespacedName, outcome.compatible)
+	if err := r.applyStatus(ctx, pair, outcome, pub); err != nil {
+		return ctrl.Result{}, err
+	}
+	if pub.retry != nil {
+		log.FromContext(ctx).Info("publishing plans failed; retrying", "error", pub.retry.Error())
+	}
+	return ctrl.Result{RequeueAfter: pub.requeueAfter}, pub.retry
+}
+
+// fetch returns the PDPair, or nil when it is gone (and forgets it).
+func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) (*pdv1.PDPair, error) {
+	var pair pdv1.PDPair
+	err := r.Get(ctx, key, &pair)
+	if apierrors.IsNotFound(err) {
+		r.plans.forget(key)
+		r.gauge.forget(key)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pair, nil
+}
+
+// Builder is the controller's wiring without its reconciler, so tests can
+// wrap the reconciler (to count calls) and keep the exact same watches.
+func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+		// Status writes do not change the generation: no reconcile storms.
+		For(&pdv1.PDPair{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A published ConfigMap deleted or edited by someone else is restored.
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{}))
+}
+
+// SetupWithManager registers the controller.
+func (r *PDPairReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.Builder(mgr).Complete(r)
+}

@@ -1,0 +1,136 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// planOutcome is what planning a PDPair's spec gave: either the encoded plan
+// objects, or why there are none.
+type planOutcome struct {
+	uid        types.UID
+	generation int64
+	compatible bool
+	// layoutReason and layoutMessage explain LayoutCompatible.
+	layoutReason, layoutMessage string
+
+	summary     transferplan.Summary
+	decodeRanks int
+	hash        string
+	// objects are the index and shard objects to publish; nil when the layout
+	// is incompatible or the plans could not be encoded.
+	objects []planstore.Object
+	// encodeErr says why compatible plans could not be encoded.
+	encodeErr *planstore.FormatError
+}
+
+// planPair runs the pure part: spec → layout → plans → encoded objects.
+func planPair(pair *pdv1.PDPair) *planOutcome {
+	out := &planOutcome{uid: pair.UID, generation: pair.Generation}
+	layout, err := pairlayout.FromSpec(pair.Spec)
+	var set *transferplan.PlanSet
+	if err == nil {
+		set, err = transferplan.Plan(layout)
+	}
+	if err != nil {
+		out.layoutReason, out.layoutMessage = explainLayoutError(err)
+		return out
+	}
+	out.compatible = true
+	out.summary, out.decodeRanks = set.Summarize(), len(set.Plans)
+	out.layoutReason, out.layoutMessage = ReasonCompatible, describeCompatible(layout, out.summary)
+	if out.objects, out.hash, err = encode(pair.Name, set); err != nil {
+		out.objects = nil
+		if !errors.As(err, &out.encodeErr) {
+			out.encodeErr = &planstore.FormatError{Reason: "", Message: err.Error()}
+		}
+	}
+	return out
+}
+
+// encode publishes the set and takes its hash from the index, where the
+// encoder computed it while streaming the plans (hashing the set again
+// would marshal every plan a second time).
+func encode(name string, set *transferplan.PlanSet) ([]planstore.Object, string, error) {
+	objects, err := planstore.Encode(name, set)
+	if err != nil {
+		return nil, "", err
+	}
+	idx, err := planstore.LoadIndex(objects[:1])
+	if err != nil {
+		return nil, "", err
+	}
+	return objects, idx.PlanHash, nil
+}
+
+// explainLayoutError maps a planner error to a reason by its type, never by
+// its text.
+func explainLayoutError(err error) (reason, message string) {
+	var le *transferplan.LayoutError
+	if errors.As(err, &le) {
+		return layoutReason(le.Reason), le.Message
+	}
+	return ReasonPlanningFailed, err.Error()
+}
+
+func describeCompatible(l transferplan.Layout, s transferplan.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; each decode rank contacts %s prefill ranks; a prefill rank serves up to %d decode ranks; %d fragments",
+		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, span(s.MinTargets, s.MaxTargets), s.MaxPrefillFanOut, s.Fragments)
+	if n := len(s.IdlePrefillRanks); n > 0 {
+		fmt.Fprintf(&b, "; %d prefill ranks are pulled from by no decode rank (%v): decode TP rank 0 sends them dummy requests so their rooms complete", n, s.IdlePrefillRanks)
+	}
+	return b.String()
+}
+
+func span(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+// planCache keeps the last outcome per PDPair so that reconciles caused by
+// ConfigMap events (restoring a deleted shard) do not re-plan an unchanged
+// spec: a 1024-rank layout costs about a second of CPU to plan and encode.
+// The spec cannot change without a new generation; a PDPair deleted and
+// re-created under the same name has a new UID.
+type planCache struct {
+	mu       sync.Mutex
+	outcomes map[types.NamespacedName]*planOutcome
+}
+
+func newPlanCache() *planCache { return &planCache{outcomes: map[types.NamespacedName]*planOutcome{}} }
+
+// get returns the outcome for the PDPair's current generation, planning it
+// if needed.
+func (c *planCache) get(pair *pdv1.PDPair) *planOutcome {
+	key := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
+	c.mu.Lock()
+	cached, ok := c.outcomes[key]
+	c.mu.Unlock()
+	if ok && cached.uid == pair.UID && cached.generation == pair.Generation {
+		return cached
+	}
+	out := planPair(pair)
+	c.mu.Lock()
+	c.outcomes[key] = out
+	c.mu.Unlock()
+	return out
+}
+
+// forget drops the outcome of a PDPair that no longer exists.
+func (c *planCache) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	delete(c.outcomes, key)
+	c.mu.Unlock()
+}

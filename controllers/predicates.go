@@ -1,0 +1,43 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// foreignConfigMapChange passes the ConfigMap events that may need a repair
+// and drops the echoes of the operator's own writes:
+//   - create: dropped; the operator created it (a ConfigMap someone else
+//     creates under a plan name is found when the operator next publishes);
+//   - update: passed only if the data no longer matches the content hash the
+//     operator stamped, or the controller reference changed;
+//   - delete: passed; the reconcile recreates what is still wanted.
+type foreignConfigMapChange struct{ predicate.Funcs }
+
+func (foreignConfigMapChange) Create(event.CreateEvent) bool { return false }
+
+func (foreignConfigMapChange) Generic(event.GenericEvent) bool { return false }
+
+func (foreignConfigMapChange) Delete(event.DeleteEvent) bool { return true }
+
+func (foreignConfigMapChange) Update(e event.UpdateEvent) bool {
+	oldCM, okOld := e.ObjectOld.(*corev1.ConfigMap)
+	newCM, okNew := e.ObjectNew.(*corev1.ConfigMap)
+	if !okOld || !okNew {
+		return true
+	}
+	if !sameController(oldCM, newCM) {
+		return true
+	}
+	return newCM.Annotations[AnnotationContentHash] != contentHash(newCM.Data, newCM.BinaryData)
+}
+
+func sameController(a, b metav1.Object) bool {
+	ra, rb := metav1.GetControllerOf(a), metav1.GetControllerOf(b)
+	if ra == nil || rb == nil {
+		return ra == rb
+	}
+	return ra.UID == rb.UID
+}

@@ -1,0 +1,54 @@
+package controllers
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// stamped is a ConfigMap as the operator writes it: content hash included.
+func stamped(data map[string]string, owner types.UID) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{Data: data, ObjectMeta: metav1.ObjectMeta{
+		Annotations:     map[string]string{AnnotationContentHash: contentHash(data, nil)},
+		OwnerReferences: []metav1.OwnerReference{{UID: owner, Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
+	}}
+	return cm
+}
+
+func TestForeignConfigMapChange(t *testing.T) {
+	p := foreignConfigMapChange{}
+	old := stamped(map[string]string{"index.json": "{}"}, "u1")
+	ours := stamped(map[string]string{"index.json": `{"v":2}`}, "u1")
+	edited := old.DeepCopy()
+	edited.Data["index.json"] = "{broken"
+	orphaned := old.DeepCopy()
+	orphaned.OwnerReferences = nil
+	cases := []struct {
+		name string
+		pass bool
+		got  bool
+	}{
+		{"the operator's own create", false, p.Create(event.CreateEvent{Object: ours})},
+		{"the operator's own update", false, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: ours})},
+		{"someone edits the data", true, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: edited})},
+		{"someone removes the owner reference", true, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: orphaned})},
+		{"someone deletes it", true, p.Delete(event.DeleteEvent{Object: old})},
+	}
+	for _, c := range cases {
+		if c.got != c.pass {
+			t.Errorf("%s: reconcile = %v, want %v", c.name, c.got, c.pass)
+		}
+	}
+}
+
+func TestContentHashSeparatesStringAndBinaryData(t *testing.T) {
+	a := contentHash(map[string]string{"k": "v"}, nil)
+	b := contentHash(nil, map[string][]byte{"k": []byte("v")})
+	c := contentHash(map[string]string{"k": "v2"}, nil)
+	if a == b || a == c || a != contentHash(map[string]string{"k": "v"}, map[string][]byte{}) {
+		t.Fatal("content hashes do not tell data apart")
+	}
+}

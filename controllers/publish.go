@@ -1,0 +1,214 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// conflictRetry is how soon a PDPair blocked by someone else's ConfigMap is
+// looked at again: that ConfigMap is not cached, so its deletion sends no event.
+const conflictRetry = 30 * time.Second
+
+// publication is what publishing (or withdrawing) did.
+type publication struct {
+	published bool
+	// reason and message explain PlansPublished.
+	reason, message string
+	// configMaps are the published objects, index first; bytes their data size.
+	configMaps []string
+	bytes      int64
+	// wrote is true when a ConfigMap was created or updated.
+	wrote bool
+	// retry is a transient API failure; the reconcile returns it for backoff.
+	retry        error
+	requeueAfter time.Duration
+}
+
+// errConflict says a ConfigMap the plans need belongs to someone else.
+type errConflict struct{ name, owner string }
+
+func (e *errConflict) Error() string {
+	return fmt.Sprintf("ConfigMap %s already exists and is not controlled by this PDPair (%s); delete or rename it", e.name, e.owner)
+}
+
+// publish makes the PDPair's ConfigMaps what the plan outcome says: the
+// encoded plans when the layout is compatible, nothing otherwise.
+func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *planOutcome) publication {
+	owned, err := r.ownedConfigMaps(ctx, pair)
+	if err != nil {
+		return publishFailed(err)
+	}
+	switch {
+	case !out.compatible:
+		return r.withdraw(ctx, owned, ReasonLayoutIncompatible,
+			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))
+	case out.encodeErr != nil:
+		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
+	}
+	desired, err := r.desiredConfigMaps(pair, out)
+	if err != nil {
+		return publishFailed(err)
+	}
+	pub := publication{published: true, reason: ReasonPublished}
+	if pub.wrote, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
+		return publishFailed(err)
+	}
+	if _, err := r.deleteConfigMaps(ctx, owned, names(desired)); err != nil {
+		return publishFailed(err)
+	}
+	for _, cm := range desired {
+		pub.configMaps = append(pub.configMaps, cm.Name)
+		pub.bytes += dataBytes(cm)
+	}
+	pub.message = fmt.Sprintf("%d decode TP rank plans in %d ConfigMaps (%s and %d shards, %d bytes), plan hash %s",
+		out.decodeRanks, len(desired), desired[0].Name, len(desired)-1, pub.bytes, out.hash)
+	return pub
+}
+
+// withdraw deletes every published ConfigMap: plans for a spec that is no
+// longer valid must not stay where agents would load them.
+func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev1.ConfigMap, reason, why string) publication {
+	n, err := r.deleteConfigMaps(ctx, owned, nil)
+	if err != nil {
+		return publishFailed(err)
+	}
+	msg := why
+	if n > 0 {
+		msg = fmt.Sprintf("%s; withdrew %d previously published ConfigMaps", why, n)
+	}
+	return publication{reason: reason, message: msg}
+}
+
+func publishFailed(err error) publication {
+	var conflict *errConflict
+	if errors.As(err, &conflict) {
+		return publication{reason: ReasonConfigMapConflict, message: conflict.Error(), requeueAfter: conflictRetry}
+	}
+	return publication{reason: ReasonPublishFailed, message: "writing the plan ConfigMaps failed: " + err.Error(), retry: err}
+}
+
+// ownedConfigMaps lists the plan ConfigMaps this PDPair controls, by name.
+func (r *PDPairReconciler) ownedConfigMaps(ctx context.Context, pair *pdv1.PDPair) (map[string]*corev1.ConfigMap, error) {
+	var list corev1.ConfigMapList
+	if err := r.List(ctx, &list, client.InNamespace(pair.Namespace), client.MatchingLabels{LabelPDPair: pair.Name}); err != nil {
+		return nil, err
+	}
+	owned := map[string]*corev1.ConfigMap{}
+	for i := range list.Items {
+		if claimable(&list.Items[i], pair) {
+			owned[list.Items[i].Name] = &list.Items[i]
+		}
+	}
+	return owned, nil
+}
+
+// claimable reports whether the PDPair may manage a ConfigMap: it controls
+// it, or the ConfigMap carries the PDPair's label and has no controller (an
+// orphan whose owner reference was removed; it is adopted, as a ReplicaSet
+// adopts the pods its selector matches).
+func claimable(cm *corev1.ConfigMap, pair *pdv1.PDPair) bool {
+	if metav1.IsControlledBy(cm, pair) {
+		return true
+	}
+	return metav1.GetControllerOf(cm) == nil && cm.Labels[LabelPDPair] == pair.Name
+}
+
+// applyConfigMaps creates or updates the desired ConfigMaps, shards before
+// the index, so that an agent reading through the API never finds an index
+// naming keys that do not exist yet.
+func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPair, desired []*corev1.ConfigMap, owned map[string]*corev1.ConfigMap) (wrote bool, err error) {
+	order := append(append([]*corev1.ConfigMap{}, desired[1:]...), desired[0])
+	for _, want := range order {
+		changed, err := r.applyConfigMap(ctx, pair, want, owned[want.Name])
+		if err != nil {
+			return wrote, err
+		}
+		wrote = wrote || changed
+	}
+	return wrote, nil
+}
+
+// applyConfigMap makes one ConfigMap match want. have is the cached copy, or
+// nil when the cache has none (never created, deleted, or its label removed).
+func (r *PDPairReconciler) applyConfigMap(ctx context.Context, pair *pdv1.PDPair, want, have *corev1.ConfigMap) (bool, error) {
+	if have == nil {
+		err := r.Create(ctx, want)
+		if !apierrors.IsAlreadyExists(err) {
+			return err == nil, err
+		}
+		// Not in the cache but on the server: someone else's, or ours with the
+		// label removed (the label-filtered cache no longer sees it).
+		if have, err = r.liveConfigMap(ctx, pair, want.Name); err != nil {
+			return false, err
+		}
+	}
+	if upToDate(have, want) {
+		return false, nil
+	}
+	update := have.DeepCopy()
+	update.Labels, update.Annotations = merged(update.Labels, want.Labels), merged(update.Annotations, want.Annotations)
+	update.OwnerReferences = want.OwnerReferences
+	update.Data, update.BinaryData = want.Data, want.BinaryData
+	return true, r.Update(ctx, update)
+}
+
+// liveConfigMap reads a ConfigMap from the API server, bypassing the cache,
+// and refuses it if this PDPair may not claim it.
+func (r *PDPairReconciler) liveConfigMap(ctx context.Context, pair *pdv1.PDPair, name string) (*corev1.ConfigMap, error) {
+	var live corev1.ConfigMap
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: pair.Namespace, Name: name}, &live); err != nil {
+		return nil, err
+	}
+	if !claimable(&live, pair) {
+		owner := "no controller"
+		if ref := metav1.GetControllerOf(&live); ref != nil {
+			owner = "controlled by " + ref.Kind + " " + ref.Name
+		}
+		return nil, &errConflict{name: name, owner: owner}
+	}
+	return &live, nil
+}
+
+// deleteConfigMaps deletes the owned ConfigMaps whose names are not kept.
+func (r *PDPairReconciler) deleteConfigMaps(ctx context.Context, owned map[string]*corev1.ConfigMap, keep map[string]bool) (int, error) {
+	n := 0
+	for name, cm := range owned {
+		if keep[name] {
+			continue
+		}
+		err := r.Delete(ctx, cm, client.Preconditions{UID: &cm.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func names(cms []*corev1.ConfigMap) map[string]bool {
+	out := make(map[string]bool, len(cms))
+	for _, cm := range cms {
+		out[cm.Name] = true
+	}
+	return out
+}
+
+func merged(have, want map[string]string) map[string]string {
+	out := make(map[string]string, len(have)+len(want))
+	for k, v := range have {
+		out[k] = v
+	}
+	for k, v := range want {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,364 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// publishedSet loads the plan set back from the PDPair's ConfigMaps on the
+// API server, verifying every hash on the way.
+func publishedSet(t *testing.T, p *pdv1.PDPair) *transferplan.PlanSet {
+	t.Helper()
+	var objs []planstore.Object
+	for _, cm := range planConfigMaps(t, p) {
+		objs = append(objs, planObject(&cm))
+	}
+	set, err := planstore.LoadPlanSet(objs)
+	if err != nil {
+		t.Fatalf("loading the published plans of %s: %v", p.Name, err)
+	}
+	return set
+}
+
+// plannedJSON is what `pdtopo plan -o json` prints for the object's spec as
+// the API server holds it (defaults applied).
+func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
+	t.Helper()
+	layout, err := pairlayout.FromSpec(p.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := transferplan.Plan(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(set)
+	return b
+}
+
+// Every sample a newcomer applies: its ConfigMaps hold exactly what the
+// planner (and `pdtopo plan`) computes, and the status summary agrees.
+func TestSamplesPublishWhatThePlannerPlans(t *testing.T) {
+	ns := newNamespace(t)
+	files, _ := filepath.Glob(filepath.Join(env.Root, "config", "samples", "pd_*.yaml"))
+	if len(files) < 7 {
+		t.Fatalf("found %d samples in config/samples, want at least 7", len(files))
+	}
+	var pairs []*pdv1.PDPair
+	for _, f := range files {
+		p := readSample(t, f)
+		p.Namespace = ns
+		create(t, p)
+		pairs = append(pairs, p)
+	}
+	for _, p := range pairs {
+		t.Run(p.Name, func(t *testing.T) {
+			got := waitObserved(t, p)
+			if _, err := transferplan.Plan(mustLayout(t, got)); err != nil {
+				wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionFalse, string(err.(*transferplan.LayoutError).Reason))
+				if n := len(planConfigMaps(t, got)); n != 0 {
+					t.Fatalf("an incompatible sample has %d plan ConfigMaps", n)
+				}
+				return
+			}
+			wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+			published, _ := json.Marshal(publishedSet(t, got))
+			if !bytes.Equal(published, plannedJSON(t, got)) {
+				t.Fatal("the published plans differ from `pdtopo plan -o json`")
+			}
+			wantSummary(t, got)
+		})
+	}
+}
+
+func readSample(t *testing.T, path string) *pdv1.PDPair {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pairs, err := manifest.ReadPDPairs(f)
+	if err != nil || len(pairs) != 1 {
+		t.Fatalf("%s: %d PDPairs, %v", path, len(pairs), err)
+	}
+	return &pairs[0]
+}
+
+func mustLayout(t *testing.T, p *pdv1.PDPair) transferplan.Layout {
+	t.Helper()
+	l, err := pairlayout.FromSpec(p.Spec)
+	if err != nil && !transferplan.IsInvalidLayout(err) {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// wantSummary checks status.plan against the planner's summary.
+func wantSummary(t *testing.T, p *pdv1.PDPair) {
+	t.Helper()
+	set := publishedSet(t, p)
+	s, got := set.Summarize(), p.Status.Plan
+	if got == nil {
+		t.Fatal("no status.plan")
+	}
+	want := planSummary(&planOutcome{summary: s, decodeRanks: len(set.Plans), hash: set.Hash()},
+		publication{published: true, configMaps: got.ConfigMaps, bytes: got.PublishedBytes})
+	if fmt.Sprint(*got) != fmt.Sprint(*want) {
+		t.Fatalf("status.plan = %+v\nwant %+v", *got, *want)
+	}
+	if got.ConfigMaps[0] != planstore.IndexConfigMapName(p.Name) {
+		t.Fatalf("status.plan.configMaps %v does not start with the index", got.ConfigMaps)
+	}
+}
+
+// Every plan ConfigMap is controlled by its PDPair (so it is garbage
+// collected with it), labelled, and stamped with the plan hash.
+func TestConfigMapsAreOwnedAndLabelled(t *testing.T) {
+	ns := newNamespace(t)
+	p := gqaP8D4(ns, "owned").obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	cms := planConfigMaps(t, got)
+	if len(cms) != 2 {
+		t.Fatalf("ConfigMaps %v, want the index and one shard", configMapNames(cms))
+	}
+	for _, cm := range cms {
+		ref := metav1.GetControllerOf(&cm)
+		if ref == nil || ref.UID != got.UID || ref.Kind != "PDPair" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+			t.Errorf("%s: controller reference %+v, want the PDPair blocking deletion", cm.Name, ref)
+		}
+		if cm.Labels[LabelPDPair] != "owned" || cm.Annotations[AnnotationPlanHash] != got.Status.Plan.Hash {
+			t.Errorf("%s: labels %v annotations %v", cm.Name, cm.Labels, cm.Annotations)
+		}
+	}
+}
+
+// Deleting a published ConfigMap, editing its plan bytes, stripping its
+// label or its owner reference: each is undone.
+func TestPublishedConfigMapsAreRestored(t *testing.T) {
+	ns := newNamespace(t)
+	p := gqaP8D4(ns, "restore").obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	want := encodedPlans(t, got)
+	if err := samePublication(t, got, client.ObjectKeyFromObject(got), want); err == nil || !strings.Contains(err.Error(), "not found") {
+		// the PDPair's own name is no ConfigMap: a sanity check of the helper
+		t.Fatalf("samePublication on a non-ConfigMap: %v", err)
+	}
+	ctx := context.Background()
+	shard := client.ObjectKey{Namespace: ns, Name: planstore.ShardConfigMapName("restore", 0)}
+	index := client.ObjectKey{Namespace: ns, Name: planstore.IndexConfigMapName("restore")}
+	vandalism := map[string]func(*corev1.ConfigMap) error{
+		"delete the shard": func(cm *corev1.ConfigMap) error { return k8s.Delete(ctx, cm) },
+		"edit a rank's bytes": func(cm *corev1.ConfigMap) error {
+			cm.BinaryData[planstore.RankKey(1)] = []byte("not a plan")
+			return k8s.Update(ctx, cm)
+		},
+		"add a key": func(cm *corev1.ConfigMap) error {
+			cm.BinaryData["extra"] = []byte("x")
+			return k8s.Update(ctx, cm)
+		},
+		"remove the PDPair label": func(cm *corev1.ConfigMap) error {
+			delete(cm.Labels, LabelPDPair)
+			return k8s.Update(ctx, cm)
+		},
+		"remove the owner reference": func(cm *corev1.ConfigMap) error {
+			cm.OwnerReferences = nil
+			return k8s.Update(ctx, cm)
+		},
+	}
+	for _, name := range slices.Sorted(mapsKeys(vandalism)) {
+		for _, key := range []client.ObjectKey{shard, index} {
+			t.Run(name+" of "+key.Name, func(t *testing.T) {
+				var cm corev1.ConfigMap
+				if err := k8s.Get(ctx, key, &cm); err != nil {
+					t.Fatal(err)
+				}
+				if cm.BinaryData == nil {
+					cm.BinaryData = map[string][]byte{}
+				}
+				if err := vandalism[name](&cm); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, settle, "the ConfigMaps are restored", func() error {
+					return samePublication(t, got, key, want)
+				})
+			})
+		}
+	}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// samePublication checks that the ConfigMaps on the server hold exactly the
+// encoded plans (no key more, none less, no byte changed) and that the
+// vandalised one is back under its PDPair's control, label and all.
+func samePublication(t *testing.T, p *pdv1.PDPair, key client.ObjectKey, want []planstore.Object) error {
+	var cm corev1.ConfigMap
+	if err := k8s.Get(context.Background(), key, &cm); err != nil {
+		return err
+	}
+	if !metav1.IsControlledBy(&cm, p) || cm.Labels[LabelPDPair] != p.Name {
+		return fmt.Errorf("%s: owner %v labels %v", key.Name, metav1.GetControllerOf(&cm), cm.Labels)
+	}
+	cms := planConfigMaps(t, p)
+	if len(cms) != len(want) {
+		return fmt.Errorf("ConfigMaps %v, want %d", configMapNames(cms), len(want))
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(cms, func(cm corev1.ConfigMap) bool { return cm.Name == w.Name })
+		if i < 0 || !sameStrings(cms[i].Data, w.Data) || !sameBytes(cms[i].BinaryData, w.BinaryData) {
+			return fmt.Errorf("%s does not hold the encoded plans", w.Name)
+		}
+	}
+	return nil
+}
+
+// encodedPlans is what the PDPair's ConfigMaps must hold.
+func encodedPlans(t *testing.T, p *pdv1.PDPair) []planstore.Object {
+	t.Helper()
+	set, err := transferplan.Plan(mustLayout(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := planstore.Encode(p.Name, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// A spec change republishes: new plans, new hash, and shards the new plans
+// do not need are deleted. Starts from 1024 decode ranks, which need several
+// shards, each under the API server's 1 MiB limit.
+func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
+	t.Parallel() // slow and independent: overlaps with the other slow tests
+	ns := newNamespace(t)
+	// Prefill TP512 → decode TP1024, 200 layers: every decode rank takes half
+	// of a prefill rank's heads, 400 fragments per rank, 409 600 in all.
+	p := newPair(ns, "wide").prefill(512, 1).decode(1024, 1).kvPair(200, 128, 256, 64).obj()
+	create(t, p)
+	got := waitObservedWithin(t, p, 2*time.Minute)
+	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	cms := planConfigMaps(t, got)
+	if len(cms) < 3 {
+		t.Fatalf("%d ConfigMaps for 1024 ranks; expected several shards", len(cms))
+	}
+	largest := 0
+	for _, cm := range cms {
+		b, _ := json.Marshal(cm)
+		largest = max(largest, len(b))
+		if len(b) > planstore.ObjectSizeLimit {
+			t.Errorf("%s is %d bytes as JSON, over the 1 MiB limit", cm.Name, len(b))
+		}
+	}
+	t.Logf("1024 decode ranks: %d ConfigMaps, largest %d bytes as JSON (limit %d)", len(cms), largest, planstore.ObjectSizeLimit)
+	if published, _ := json.Marshal(publishedSet(t, got)); !bytes.Equal(published, plannedJSON(t, got)) {
+		t.Fatal("the published 1024-rank plans differ from the planner's")
+	}
+
+	oldHash := got.Status.Plan.Hash
+	got.Spec = gqaP8D4(ns, "wide").obj().Spec
+	if err := k8s.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	got = waitObserved(t, got)
+	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	if got.Status.Plan.Hash == oldHash || len(got.Status.Plan.ConfigMaps) != 2 {
+		t.Fatalf("after the update: hash %s (was %s), ConfigMaps %v", got.Status.Plan.Hash, oldHash, got.Status.Plan.ConfigMaps)
+	}
+	eventually(t, settle, "stale shards deleted", func() error {
+		if names := configMapNames(planConfigMaps(t, got)); !slices.Equal(names, []string{"wide-plans", "wide-plans-0"}) {
+			return fmt.Errorf("ConfigMaps %v", names)
+		}
+		return nil
+	})
+	if published, _ := json.Marshal(publishedSet(t, got)); !bytes.Equal(published, plannedJSON(t, got)) {
+		t.Fatal("the republished plans differ from the planner's")
+	}
+}
+
+func waitObservedWithin(t *testing.T, p *pdv1.PDPair, timeout time.Duration) *pdv1.PDPair {
+	t.Helper()
+	var got pdv1.PDPair
+	eventually(t, timeout, p.Name+" observed", func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
+			return err
+		}
+		if got.Status.ObservedGeneration != got.Generation {
+			return fmt.Errorf("observed %d of %d", got.Status.ObservedGeneration, got.Generation)
+		}
+		return nil
+	})
+	return &got
+}
+
+// A spec that becomes incompatible withdraws the published plans and says
+// so; fixing it publishes again. Each change of compatibility is an event.
+func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
+	ns := newNamespace(t)
+	p := gqaP8D4(ns, "flip").obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+
+	good := got.Spec.DeepCopy()
+	got.Spec.KVBuffers[0].PrefillUnitBytes = ptrTo[int64](128) // FP8 prefill, bf16 decode
+	got.Spec.KVBuffers[0].PrefillItemBytes = ptrTo[int64](128)
+	if err := k8s.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	got = waitObserved(t, got)
+	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionFalse, "UnitSizeMismatch")
+	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonLayoutIncompatible)
+	if got.Status.Plan != nil {
+		t.Fatalf("status.plan still describes withdrawn plans: %+v", got.Status.Plan)
+	}
+	eventually(t, settle, "plans withdrawn", func() error {
+		if n := len(planConfigMaps(t, got)); n != 0 {
+			return fmt.Errorf("%d plan ConfigMaps remain", n)
+		}
+		return nil
+	})
+	t.Logf("PlansPublished: %s", c.Message)
+	wantEvent(t, got, corev1.EventTypeWarning, "UnitSizeMismatch")
+
+	got.Spec = *good
+	if err := k8s.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	got = waitObserved(t, got)
+	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	if n := len(planConfigMaps(t, got)); n != 2 {
+		t.Fatalf("%d plan ConfigMaps after the fix, want 2", n)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

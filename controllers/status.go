@@ -1,0 +1,96 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// applyStatus computes the status from what planning and publishing did and
+// writes it only if it differs from what the object already says. The write
+// goes to the status subresource, which does not bump the generation, so the
+// PDPair's own watch (generation predicate) does not reconcile it again.
+func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication) error {
+	before := pair.DeepCopy()
+	pair.Status.ObservedGeneration = pair.Generation
+	setCondition(pair, ConditionLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
+	setCondition(pair, ConditionPlansPublished, pub.published, pub.reason, pub.message)
+	setReady(pair, out, pub)
+	pair.Status.Plan = planSummary(out, pub)
+	if equality.Semantic.DeepEqual(before.Status, pair.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, pair, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	r.recordCompatibilityChange(before, pair)
+	return nil
+}
+
+func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {
+	switch {
+	case !out.compatible:
+		setCondition(pair, ConditionReady, false, ReasonLayoutIncompatible,
+			fmt.Sprintf("the layout is incompatible (%s): %s", out.layoutReason, out.layoutMessage))
+	case !pub.published:
+		setCondition(pair, ConditionReady, false, ReasonPlansNotPublished,
+			fmt.Sprintf("the layout is compatible but its plans are not published (%s): %s", pub.reason, pub.message))
+	default:
+		setCondition(pair, ConditionReady, true, ReasonReady,
+			fmt.Sprintf("plans for generation %d are published in %d ConfigMaps", pair.Generation, len(pub.configMaps)))
+	}
+}
+
+// planSummary describes the published plans; there is none while nothing is
+// published, so the status never shows plans an agent cannot load.
+func planSummary(out *planOutcome, pub publication) *pdv1.PlanSummary {
+	if !pub.published {
+		return nil
+	}
+	s := out.summary
+	return &pdv1.PlanSummary{
+		Kind:                    string(s.Kind),
+		DecodeTPRanks:           int32(out.decodeRanks),
+		MinTargetsPerDecodeRank: int32(s.MinTargets),
+		MaxTargetsPerDecodeRank: int32(s.MaxTargets),
+		PrefillFanOut:           int32s(s.PrefillFanOut),
+		MaxPrefillFanOut:        int32(s.MaxPrefillFanOut),
+		IdlePrefillTPRanks:      int32s(s.IdlePrefillRanks),
+		FragmentCount:           int64(s.Fragments),
+		Hash:                    out.hash,
+		PublishedBytes:          pub.bytes,
+		ConfigMaps:              pub.configMaps,
+	}
+}
+
+func int32s(xs []int) []int32 {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]int32, len(xs))
+	for i, x := range xs {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+// recordCompatibilityChange emits an event when LayoutCompatible changes
+// status or reason (including the first time it is set).
+func (r *PDPairReconciler) recordCompatibilityChange(before, after *pdv1.PDPair) {
+	was := meta.FindStatusCondition(before.Status.Conditions, ConditionLayoutCompatible)
+	now := meta.FindStatusCondition(after.Status.Conditions, ConditionLayoutCompatible)
+	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason) {
+		return
+	}
+	eventType := corev1.EventTypeNormal
+	if now.Status != "True" {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(after, nil, eventType, now.Reason, "Plan", "generation %d: %s", after.Generation, truncate(now.Message, 900))
+}

@@ -1,0 +1,129 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/pdtopo/pdtopo/internal/testenv"
+)
+
+// One control plane and one manager for the whole package: starting
+// kube-apiserver costs seconds, and every test works in its own namespace.
+var (
+	env *testenv.Env
+	// k8s reads and writes straight to the API server, never through a cache,
+	// so tests see what the server holds.
+	k8s client.Client
+	// skipReason is set when the control plane is deliberately absent.
+	skipReason string
+	// reconciles counts Reconcile calls per PDPair.
+	reconciles = &reconcileCounter{counts: map[types.NamespacedName]int{}}
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	var err error
+	env, err = testenv.Start()
+	if errors.Is(err, testenv.ErrSkip) {
+		skipReason = err.Error()
+		fmt.Fprintln(os.Stderr, "SKIP controllers integration tests:", err)
+		return m.Run() // the unit tests still run
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped, err := startManager(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	<-stopped
+	return code
+}
+
+// startManager runs the PDPair controller, wrapped to count reconciles,
+// exactly as cmd/manager wires it.
+func startManager(ctx context.Context) (<-chan struct{}, error) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	var err error
+	if k8s, err = client.New(env.Config, client.Options{Scheme: env.Scheme}); err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:                 env.Scheme,
+		Cache:                  CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := NewPDPairReconciler(mgr)
+	r.MaxConcurrentReconciles = 2
+	reconciles.inner = r
+	if err := r.Builder(mgr).Complete(reconciles); err != nil {
+		return nil, err
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	return stopped, nil
+}
+
+// zapLevel keeps test output to errors unless PDTOPO_TEST_VERBOSE=1.
+func zapLevel() zapcore.Level {
+	if os.Getenv("PDTOPO_TEST_VERBOSE") == "1" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+// reconcileCounter counts calls per object before passing them on.
+type reconcileCounter struct {
+	inner  reconcile.Reconciler
+	mu     sync.Mutex
+	counts map[types.NamespacedName]int
+}
+
+func (c *reconcileCounter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	c.mu.Lock()
+	c.counts[req.NamespacedName]++
+	c.mu.Unlock()
+	return c.inner.Reconcile(ctx, req)
+}
+
+func (c *reconcileCounter) of(key types.NamespacedName) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[key]
+}

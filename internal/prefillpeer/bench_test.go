@@ -1,0 +1,109 @@
+package prefillpeer
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// BenchmarkRoomsP8D4 measures whole rooms through the peer for decode rank 0
+// of the fragmented Llama-70B-like P8→D4 plan (two prefill sources, 80
+// fragments each): per room two requests in, two Success statuses out, with
+// up to 256 rooms in flight. The receiver's own benchmarks run against this
+// peer, so its cost bounds theirs.
+func BenchmarkRoomsP8D4(b *testing.B) {
+	l := layout(transferplan.MHA, 8, 1, 4, kvPair(80, 256, 512, 256))
+	planner, err := transferplan.NewPlanner(l)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan, _ := planner.RoutePlan(0)
+	p, err := Start(ConfigFor(l))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+
+	zctx, _ := zmq.NewContext()
+	defer zctx.Term()
+	pull, _ := bindPull(zctx, "127.0.0.1")
+	_, port, _ := lastEndpoint(pull)
+	session := "127.0.0.1:15500"
+	type target struct {
+		push  *zmq.Socket
+		frags kvwire.FragmentFrames
+		req   int
+	}
+	var targets []target
+	for _, tg := range plan.Targets {
+		push, _ := zctx.NewSocket(zmq.PUSH)
+		_ = push.SetLinger(0)
+		_ = push.Connect(p.Rank(tg.PrefillTPRank).Endpoint)
+		reg := kvwire.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session, KVPtrs: make([]uint64, len(l.KVBuffers))}
+		_, _ = push.SendMessage(reg.Frames())
+		targets = append(targets, target{push, kvwire.EncodeFragmentFrames(tg.Fragments), tg.RequiredDstInfoNum})
+	}
+	defer func() {
+		for _, t := range targets {
+			_ = t.push.Close()
+		}
+		_ = pull.Close()
+	}()
+
+	const window = 256
+	credits := make(chan struct{}, window)
+	received := make(chan error, 1)
+	go func() { // the status reader owns pull
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		want := b.N * len(targets)
+		for n := 0; n < want; {
+			msg, err := pull.RecvMessageBytes(0)
+			if err != nil {
+				if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+					continue
+				}
+				received <- err
+				return
+			}
+			if _, err := kvwire.DecodeStatus(msg); err != nil {
+				received <- err
+				return
+			}
+			if n++; n%len(targets) == 0 {
+				<-credits
+			}
+		}
+		received <- nil
+	}()
+
+	b.ResetTimer()
+	start := time.Now()
+	frames := make([][]byte, 0, kvwire.RequestFramesWithFragments)
+	for room := range int64(b.N) {
+		credits <- struct{}{}
+		for _, t := range targets {
+			q := kvwire.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session,
+				RequiredDstInfoNum: t.req, KVIndices: []int64{room % 4096, room%4096 + 1}, AuxIndex: room % 1024}
+			frames = q.AppendFrames(frames[:0], t.frags)
+			if _, err := t.push.SendMessage(frames); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := <-received; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rooms/s")
+	for _, r := range p.Ranks() {
+		if n := r.Counts().Errors; n > 0 {
+			b.Fatalf("engine rank %d: %d errors: %v", r.EngineRank, n, r.Errors()[0])
+		}
+	}
+}

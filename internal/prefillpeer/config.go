@@ -1,0 +1,98 @@
+package prefillpeer
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// DefaultKeepRequests is how many recent requests a rank remembers when
+// Config.KeepRequests is 0: enough for any scenario test, bounded so that a
+// benchmark of millions of rooms does not grow the peer.
+const DefaultKeepRequests = 4096
+
+// Config describes the prefill instance a Peer plays.
+type Config struct {
+	// WorldSize is the whole prefill world (every dp group), as each rank
+	// registers it; DPSize divides it. Engine ranks are 0..WorldSize-1.
+	WorldSize int
+	DPSize    int
+	// EnableMLAL15Cache is the flag every rank registers.
+	EnableMLAL15Cache bool
+	// Buffers are every rank's buffer lengths, registered with the bootstrap
+	// server and used to check received fragments.
+	Buffers kvwire.BufferLens
+	// RankBuffers overrides Buffers for some engine ranks. The bootstrap
+	// server, like the reference's, reports the lists of the last rank that
+	// registered.
+	RankBuffers map[int]kvwire.BufferLens
+	// Host is the loopback address everything binds to and advertises;
+	// default 127.0.0.1.
+	Host string
+	// BootstrapPort is the bootstrap server's port; 0 picks a free one.
+	BootstrapPort int
+	// Default is the behaviour of rooms without a script; the zero value
+	// succeeds with bootstrap token 0.
+	Default Behavior
+	// DeferRegistration leaves the ranks unregistered at the bootstrap
+	// server until Peer.RegisterRanks, to test a decode side that comes first.
+	DeferRegistration bool
+	// KeepRequests bounds the requests each rank remembers (most recent
+	// first out); 0 means DefaultKeepRequests, negative keeps none. Counts
+	// are always exact.
+	KeepRequests int
+	// Logf, when set, gets one line for every error a rank finds.
+	Logf func(format string, args ...any)
+}
+
+func (c *Config) withDefaults() Config {
+	out := *c
+	if out.Host == "" {
+		out.Host = "127.0.0.1"
+	}
+	if out.DPSize == 0 {
+		out.DPSize = 1
+	}
+	switch {
+	case out.KeepRequests == 0:
+		out.KeepRequests = DefaultKeepRequests
+	case out.KeepRequests < 0:
+		out.KeepRequests = 0
+	}
+	return out
+}
+
+func (c *Config) validate() error {
+	if c.WorldSize < 1 || c.DPSize < 1 || c.WorldSize%c.DPSize != 0 {
+		return fmt.Errorf("prefillpeer: world size %d and dp size %d: dp must be positive and divide the world", c.WorldSize, c.DPSize)
+	}
+	for rank := range c.RankBuffers {
+		if rank < 0 || rank >= c.WorldSize {
+			return fmt.Errorf("prefillpeer: RankBuffers names engine rank %d outside [0, %d)", rank, c.WorldSize)
+		}
+	}
+	for rank := 0; rank < c.WorldSize; rank++ {
+		reg := c.registration(rank, 1) // any valid port: only the layout is checked here
+		if err := reg.Validate(); err != nil {
+			return fmt.Errorf("prefillpeer: engine rank %d buffers: %w", rank, err)
+		}
+	}
+	return nil
+}
+
+// buffers are the lengths engine rank r holds.
+func (c *Config) buffers(r int) kvwire.BufferLens {
+	if b, ok := c.RankBuffers[r]; ok {
+		return b
+	}
+	return c.Buffers
+}
+
+// registration is the body engine rank r PUTs to the bootstrap server.
+func (c *Config) registration(r, port int) kvwire.RankRegistration {
+	return kvwire.RankRegistration{
+		Role: kvwire.RolePrefill, WorldSize: c.WorldSize, DPSize: c.DPSize,
+		RankIP: c.Host, RankPort: port, EngineRank: r,
+		EnableMLAL15Cache: c.EnableMLAL15Cache, BufferLens: c.buffers(r),
+	}
+}

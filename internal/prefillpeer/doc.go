@@ -1,0 +1,18 @@
+// Package prefillpeer is a prefill-side peer of the KV handshake for tests,
+// benchmarks and demos. It speaks wire protocol v1 (WIRE.md) the way the
+// reference engine's prefill does: a bootstrap HTTP server (PUT/GET /route,
+// /health) to which every rank registers over real HTTP, and one ZMQ PULL
+// endpoint per prefill rank that parses registrations and requests with
+// pkg/kvwire, collects each room's requests by decode session until
+// required_dst_info_num have arrived, checks the fragments it is sent
+// against its own buffer layout, and then answers each non-dummy decode
+// rank over ZMQ PUSH to tcp://decode_ip:decode_status_port.
+//
+// What a room gets is scripted: success with a bootstrap token and spec
+// candidates, failure, a delay, silence, or the whole peer dying (sockets
+// closed, bootstrap server gone). The bootstrap server can be told to fail,
+// hang or answer garbage. Everything a rank receives, every error it finds
+// and every status it sends is observable.
+//
+// It is not a transfer engine: no KV bytes move.
+package prefillpeer

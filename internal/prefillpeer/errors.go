@@ -1,0 +1,60 @@
+package prefillpeer
+
+import "fmt"
+
+// ErrorReason is a stable code for something wrong a rank found in what it
+// was sent.
+type ErrorReason string
+
+const (
+	// ReasonMalformedMessage: the frames did not decode (Err is a *kvwire.Error).
+	ReasonMalformedMessage ErrorReason = "MalformedMessage"
+	// ReasonUnregisteredSession: a non-dummy request from a session that has
+	// not registered its memory. The reference's transfer thread dies on it
+	// (KeyError); the peer records it and stays silent for the room.
+	ReasonUnregisteredSession ErrorReason = "UnregisteredSession"
+	// ReasonPointerCount: the registration's kv or state pointer count does
+	// not match this rank's buffers; the reference would index past it.
+	ReasonPointerCount ErrorReason = "PointerCount"
+	// ReasonFragmentSrcRank: a fragment names another prefill rank as source.
+	ReasonFragmentSrcRank ErrorReason = "FragmentSrcRank"
+	// ReasonFragmentBuffer: a fragment names a buffer this rank does not have.
+	ReasonFragmentBuffer ErrorReason = "FragmentBuffer"
+	// ReasonFragmentStride: a fragment's source stride is not the item length.
+	ReasonFragmentStride ErrorReason = "FragmentStride"
+	// ReasonFragmentOutsideItem: a fragment's byte range leaves the item.
+	ReasonFragmentOutsideItem ErrorReason = "FragmentOutsideItem"
+	// ReasonFragmentUnitAlignment: a fragment's range is not whole units.
+	ReasonFragmentUnitAlignment ErrorReason = "FragmentUnitAlignment"
+	// ReasonFragmentDstRank: fragments of one request name different decode ranks.
+	ReasonFragmentDstRank ErrorReason = "FragmentDstRank"
+	// ReasonNeverAnswers: a room's collected requests mix dummies with real
+	// ones, so the reference would wait for more real ones than
+	// required_dst_info_num allows and never send a status.
+	ReasonNeverAnswers ErrorReason = "NeverAnswers"
+	// ReasonStatusNotSent: a status could not be queued to the decode endpoint.
+	ReasonStatusNotSent ErrorReason = "StatusNotSent"
+)
+
+// RankError is one thing wrong a rank found.
+type RankError struct {
+	EngineRank int
+	// Room is the room concerned, or NoRoom.
+	Room   int64
+	Reason ErrorReason
+	Detail string
+	Err    error
+}
+
+// NoRoom marks a RankError that concerns no room (a registration).
+const NoRoom = -1 << 63
+
+func (e *RankError) Error() string {
+	room := ""
+	if e.Room != NoRoom {
+		room = fmt.Sprintf(" room %d", e.Room)
+	}
+	return fmt.Sprintf("prefill engine rank %d%s: %s: %s", e.EngineRank, room, e.Reason, e.Detail)
+}
+
+func (e *RankError) Unwrap() error { return e.Err }

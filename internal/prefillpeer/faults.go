@@ -1,0 +1,76 @@
+package prefillpeer
+
+import (
+	"net/http"
+)
+
+// Fault is how a bootstrap endpoint misbehaves.
+type Fault int
+
+const (
+	// NoFault answers normally.
+	NoFault Fault = iota
+	// Fault500 answers 500 Internal Server Error.
+	Fault500
+	// FaultHang never answers; the handler returns when the client gives up
+	// or the peer closes, so a client's timeout is what ends it.
+	FaultHang
+	// FaultGarbage answers 200 with a body that is not JSON.
+	FaultGarbage
+)
+
+func (f Fault) String() string {
+	switch f {
+	case NoFault:
+		return "none"
+	case Fault500:
+		return "500"
+	case FaultHang:
+		return "hang"
+	case FaultGarbage:
+		return "garbage"
+	}
+	return "unknown"
+}
+
+// BootstrapFault scripts the bootstrap server, per endpoint.
+type BootstrapFault struct {
+	// ParallelInfo: GET /route?engine_rank=-1&target_dp_group=-1.
+	ParallelInfo Fault
+	// RankAddress: GET /route for one rank.
+	RankAddress Fault
+	// Health: GET /health.
+	Health Fault
+}
+
+func (b *bootstrapServer) setFault(f BootstrapFault) {
+	b.mu.Lock()
+	b.fault = f
+	b.mu.Unlock()
+}
+
+func (b *bootstrapServer) currentFault() BootstrapFault {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fault
+}
+
+// injectFault answers r according to f and reports whether it did.
+func (b *bootstrapServer) injectFault(w http.ResponseWriter, r *http.Request, f Fault) bool {
+	switch f {
+	case Fault500:
+		text(w, http.StatusInternalServerError, "500 Internal Server Error (injected)")
+	case FaultHang:
+		select {
+		case <-r.Context().Done():
+		case <-b.stop:
+		}
+	case FaultGarbage:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("<html><body>upstream proxy error</body></html>"))
+	default:
+		return false
+	}
+	return true
+}

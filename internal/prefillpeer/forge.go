@@ -1,0 +1,41 @@
+package prefillpeer
+
+import (
+	"errors"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// forgeLinger is how long SendFrames waits for its message to leave.
+const forgeLinger = 2 * time.Second
+
+// SendFrames sends one multipart message, whatever its frames, to a decode
+// rank's status endpoint (tcp://host:port) from a fresh PUSH socket, and
+// returns once it has been handed to the connection or forgeLinger has
+// passed. Anyone can reach a status socket; this is how fault tests forge
+// statuses from unknown ranks or send malformed ones.
+func SendFrames(endpoint string, frames [][]byte) error {
+	if len(frames) == 0 {
+		return errors.New("prefillpeer: a ZMQ message has at least one frame")
+	}
+	sock, err := zmq.NewSocket(zmq.PUSH)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(sock.SetLinger(forgeLinger), sock.SetSndtimeo(forgeLinger), sock.Connect(endpoint)); err != nil {
+		_ = sock.Close()
+		return err
+	}
+	_, err = sock.SendMessage(frames)
+	// Close blocks until the message is out or the linger expires.
+	return errors.Join(err, sock.Close())
+}
+
+// SendStatus sends a well-formed status message to a decode status endpoint,
+// as any prefill rank (or impostor) could.
+func SendStatus(endpoint string, s kvwire.Status) error {
+	return SendFrames(endpoint, s.Frames())
+}

@@ -1,0 +1,111 @@
+package prefillpeer
+
+import (
+	"sync"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// SentStatus is a status message a rank sent, and where to.
+type SentStatus struct {
+	Endpoint string
+	Status   kvwire.Status
+}
+
+// RankCounts are exact totals, however many records are kept.
+type RankCounts struct {
+	Registrations int64
+	Requests      int64
+	// Dummies counts the dummy requests among Requests.
+	Dummies int64
+	// RoomsCompleted counts rooms whose required_dst_info_num requests
+	// arrived, whatever their behaviour.
+	RoomsCompleted int64
+	StatusesSent   int64
+	Errors         int64
+}
+
+// ring keeps the last n values in arrival order.
+type ring[T any] struct {
+	buf  []T
+	next int
+	full bool
+}
+
+func (r *ring[T]) add(v T, n int) {
+	if n <= 0 {
+		return
+	}
+	if len(r.buf) < n {
+		r.buf = append(r.buf, v)
+		return
+	}
+	r.buf[r.next] = v
+	r.next = (r.next + 1) % n
+	r.full = true
+}
+
+func (r *ring[T]) snapshot() []T {
+	out := make([]T, 0, len(r.buf))
+	if r.full {
+		out = append(out, r.buf[r.next:]...)
+		out = append(out, r.buf[:r.next]...)
+		return out
+	}
+	return append(out, r.buf...)
+}
+
+// recorder holds what a rank saw. The rank's goroutines write, tests read.
+type recorder struct {
+	keep int
+	mu   sync.Mutex
+	regs []kvwire.Registration // few: one per decode rank and target set
+	reqs ring[kvwire.Request]
+	errs ring[*RankError]
+	sent ring[SentStatus]
+	n    RankCounts
+	logf func(format string, args ...any)
+}
+
+func (r *recorder) registration(g kvwire.Registration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n.Registrations++
+	if len(r.regs) < r.keep {
+		r.regs = append(r.regs, g)
+	}
+}
+
+func (r *recorder) request(q kvwire.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n.Requests++
+	if q.Dummy {
+		r.n.Dummies++
+	}
+	r.reqs.add(q, r.keep)
+}
+
+func (r *recorder) roomCompleted() {
+	r.mu.Lock()
+	r.n.RoomsCompleted++
+	r.mu.Unlock()
+}
+
+func (r *recorder) sentStatus(s SentStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n.StatusesSent++
+	r.sent.add(s, r.keep)
+}
+
+func (r *recorder) error(e *RankError) {
+	if r.logf != nil {
+		r.logf("%v", e)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n.Errors++
+	// Errors are kept even when requests are not: they are what a test asserts.
+	r.errs.add(e, max(r.keep, 64))
+}

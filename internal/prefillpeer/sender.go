@@ -1,0 +1,127 @@
+package prefillpeer
+
+import (
+	"runtime"
+	"strings"
+	"syscall"
+
+	zmq "github.com/pebbe/zmq4"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// outgoing is one status message for a decode endpoint.
+type outgoing struct {
+	endpoint string
+	status   kvwire.Status
+}
+
+// statusEndpoint is where the reference sends a status: the decode IP up to
+// any ':' (it splits the address), then the status port.
+func statusEndpoint(decodeIP string, port int) string {
+	host, _, _ := strings.Cut(decodeIP, ":")
+	return "tcp://" + host + ":" + itoa(port)
+}
+
+// pushCache holds PUSH sockets, one per decode endpoint, kept open like the
+// reference's socket cache. ZMQ sockets are not safe for concurrent use: a
+// cache belongs to one goroutine.
+type pushCache struct {
+	zctx    *zmq.Context
+	sockets map[string]*zmq.Socket
+	onSent  func(SentStatus)
+	onError func(room int64, detail string, err error)
+}
+
+func (c *pushCache) send(o outgoing) {
+	sock, err := c.socket(o.endpoint)
+	if err == nil {
+		// Never block the rank on a decode side that stopped reading.
+		_, err = sock.SendMessageDontwait(o.status.Frames())
+	}
+	if err != nil {
+		detail := "to " + o.endpoint
+		if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+			detail += ": the decode side is not taking messages (queue full)"
+		}
+		c.onError(o.status.Room, detail, err)
+		return
+	}
+	c.onSent(SentStatus{Endpoint: o.endpoint, Status: o.status})
+}
+
+func (c *pushCache) socket(endpoint string) (*zmq.Socket, error) {
+	if sock, ok := c.sockets[endpoint]; ok {
+		return sock, nil
+	}
+	sock, err := c.zctx.NewSocket(zmq.PUSH)
+	if err != nil {
+		return nil, err
+	}
+	if err := sock.SetLinger(0); err != nil {
+		_ = sock.Close()
+		return nil, err
+	}
+	if err := sock.Connect(endpoint); err != nil {
+		_ = sock.Close()
+		return nil, err
+	}
+	c.sockets[endpoint] = sock
+	return sock, nil
+}
+
+func (c *pushCache) close() {
+	for _, sock := range c.sockets {
+		_ = sock.Close()
+	}
+	clear(c.sockets)
+}
+
+// delayedSender sends the statuses of delayed behaviours from its own
+// goroutine and sockets, so that the rank's receive loop — which sends
+// immediate answers itself, saving a thread hand-off per status — never
+// waits on a timer.
+type delayedSender struct {
+	cache pushCache
+	queue chan outgoing
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func newDelayedSender(cache pushCache) *delayedSender {
+	s := &delayedSender{cache: cache, queue: make(chan outgoing, 1024), stop: make(chan struct{}), done: make(chan struct{})}
+	go s.run()
+	return s
+}
+
+// enqueue hands a status over; it gives up when the rank stops.
+func (s *delayedSender) enqueue(o outgoing) bool {
+	select {
+	case s.queue <- o:
+		return true
+	case <-s.stop:
+		return false
+	}
+}
+
+func (s *delayedSender) run() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(s.done)
+	defer s.cache.close()
+	for {
+		select {
+		case o := <-s.queue:
+			s.cache.send(o)
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// close stops the sender; statuses not yet sent are dropped, as when a
+// process dies.
+func (s *delayedSender) close() {
+	close(s.stop)
+	<-s.done
+}

@@ -1,0 +1,177 @@
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/controllers"
+	"github.com/pdtopo/pdtopo/internal/testenv"
+)
+
+// Targets from the operator issue, on a 2-core machine.
+const (
+	targetWall             = 60 * time.Second
+	maxReconcilesPerObject = 3.0
+	defaultPairs           = 500
+	namespaces             = 10
+	createWorkers          = 16
+)
+
+// TestScale applies PDTOPO_SCALE_N (default 500) PDPairs of mixed layouts at
+// once and waits until every one is Ready, then reports wall time,
+// reconciles per object and the manager's peak RSS.
+func TestScale(t *testing.T) {
+	if os.Getenv("PDTOPO_SCALE") != "1" {
+		t.Skip("set PDTOPO_SCALE=1 (or run `make bench-scale`) to run the scale test")
+	}
+	n := envInt(t, "PDTOPO_SCALE_N", defaultPairs)
+	env, err := testenv.Start()
+	if errors.Is(err, testenv.ErrSkip) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	k8s, kubeconfig := adminClient(t, env)
+	mgr := startManager(t, env.Root, kubeconfig)
+	pairs := workload(layoutMix(t, env.Root), n, namespaces)
+	createNamespaces(t, k8s)
+
+	ctx := context.Background()
+	start := time.Now()
+	createAll(t, k8s, pairs)
+	created := time.Since(start)
+	waitAllReady(t, k8s, n, 3*time.Minute)
+	wall := time.Since(start)
+	time.Sleep(3 * time.Second) // let any trailing reconcile show up in the count
+	perObject := mgr.reconciles(ctx, t) / float64(n)
+	rss, cpu := mgr.peakRSS(t), mgr.cpuTime(t)
+	t.Logf("%d PDPairs (%d layouts): created in %s, all Ready after %s; %.2f reconciles per object; manager peak RSS %.1f MiB, CPU %s",
+		n, len(layoutMix(t, env.Root)), created.Round(time.Millisecond), wall.Round(time.Millisecond), perObject, float64(rss)/(1<<20), cpu)
+	if perObject > maxReconcilesPerObject {
+		t.Errorf("%.2f reconciles per object, target at most %.0f", perObject, maxReconcilesPerObject)
+	}
+	if wall > targetWall {
+		t.Errorf("all Ready after %s, target under %s", wall, targetWall)
+	}
+}
+
+// adminClient returns a client and a kubeconfig file for a cluster admin.
+func adminClient(t *testing.T, env *testenv.Env) (client.Client, string) {
+	t.Helper()
+	user, err := env.AddUser(envtest.User{Name: "scale-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := user.Config()
+	cfg.QPS, cfg.Burst = -1, 0 // the test is the load generator: no client-side throttling
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, path
+}
+
+func createNamespaces(t *testing.T, c client.Client) {
+	t.Helper()
+	for i := range namespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i)}}
+		if err := c.Create(context.Background(), ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// createAll creates every PDPair from several goroutines, as a `kubectl
+// apply` of a large directory would.
+func createAll(t *testing.T, c client.Client, pairs []*pdv1.PDPair) {
+	t.Helper()
+	work := make(chan *pdv1.PDPair)
+	errs := make(chan error, len(pairs))
+	var wg sync.WaitGroup
+	for range createWorkers {
+		wg.Go(func() {
+			for p := range work {
+				if err := c.Create(context.Background(), p); err != nil {
+					errs <- fmt.Errorf("%s: %w", p.Name, err)
+				}
+			}
+		})
+	}
+	for _, p := range pairs {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// waitAllReady polls the list of PDPairs until n are Ready for their
+// current generation.
+func waitAllReady(t *testing.T, c client.Client, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var list pdv1.PDPairList
+		if err := c.List(context.Background(), &list); err != nil {
+			t.Fatal(err)
+		}
+		ready := 0
+		var notReady *pdv1.PDPair
+		for i := range list.Items {
+			p := &list.Items[i]
+			cond := meta.FindStatusCondition(p.Status.Conditions, controllers.ConditionReady)
+			if cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == p.Generation {
+				ready++
+			} else if notReady == nil {
+				notReady = p
+			}
+		}
+		if ready == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d PDPairs Ready after %s; e.g. %s: %+v", ready, n, timeout, notReady.Name, notReady.Status.Conditions)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}

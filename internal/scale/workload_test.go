@@ -1,0 +1,84 @@
+package scale
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// layoutMix is the compatible samples plus GQA pairs over a grid of TP sizes
+// (8 KV heads of 256 B; prefill TP 1–16, decode TP 1–8): identity,
+// fragmented, replica-group, MLA, L1.5, Mamba and DP-attention layouts.
+func layoutMix(t *testing.T, root string) []pdv1.PDPairSpec {
+	t.Helper()
+	var specs []pdv1.PDPairSpec
+	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "pd_*.yaml"))
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs, err := manifest.ReadPDPairs(r)
+		r.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, p := range pairs {
+			specs = append(specs, p.Spec)
+		}
+	}
+	for _, p := range []int32{1, 2, 4, 8, 16} {
+		for _, d := range []int32{1, 2, 4, 8} {
+			specs = append(specs, gqa(p, d))
+		}
+	}
+	return compatibleOnly(specs)
+}
+
+func gqa(prefillTP, decodeTP int32) pdv1.PDPairSpec {
+	item := func(tp int32) int64 { return int64(max(1, 8/tp)) * 256 }
+	g := pdv1.BufferGeometry{Count: 80, DecodeItemBytes: item(decodeTP), PrefillItemBytes: ptr.To(item(prefillTP)),
+		DecodeUnitBytes: ptr.To[int64](256), PrefillUnitBytes: ptr.To[int64](256)}
+	return pdv1.PDPairSpec{
+		Prefill:   pdv1.FleetLayout{TensorParallelSize: prefillTP},
+		Decode:    pdv1.FleetLayout{TensorParallelSize: decodeTP},
+		KVBuffers: []pdv1.KVBufferGroup{{Kind: pdv1.KVTargetK, BufferGeometry: g}, {Kind: pdv1.KVTargetV, BufferGeometry: g}},
+	}
+}
+
+// compatibleOnly keeps the specs the planner accepts: the test expects every
+// PDPair to become Ready.
+func compatibleOnly(specs []pdv1.PDPairSpec) []pdv1.PDPairSpec {
+	var out []pdv1.PDPairSpec
+	for _, s := range specs {
+		l, err := pairlayout.FromSpec(s)
+		if err == nil {
+			_, err = transferplan.Plan(l)
+		}
+		if err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// workload is n PDPairs cycling through the mix, spread over namespaces.
+func workload(specs []pdv1.PDPairSpec, n, namespaces int) []*pdv1.PDPair {
+	pairs := make([]*pdv1.PDPair, n)
+	for i := range pairs {
+		pairs[i] = &pdv1.PDPair{
+			ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprintf("scale-%d", i%namespaces), Name: fmt.Sprintf("pair-%04d", i)},
+			Spec:       *specs[i%len(specs)].DeepCopy(),
+		}
+	}
+	return pairs
+}

@@ -1,0 +1,109 @@
+// Package testenv starts the real control plane for integration tests: the
+// kube-apiserver and etcd that `make controlplane` builds into bin/, through
+// controller-runtime's envtest, with the PDPair CRD installed.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// SkipEnv is the variable that lets a run without the binaries skip the
+// integration tests instead of failing.
+const SkipEnv = "PDTOPO_SKIP_ENVTEST"
+
+// ErrSkip is returned by Start when the binaries are absent and SkipEnv=1.
+var ErrSkip = errors.New("envtest skipped")
+
+// Env is a running control plane.
+type Env struct {
+	*envtest.Environment
+	Config *rest.Config
+	Scheme *runtime.Scheme
+	// Root is the repository root.
+	Root string
+}
+
+// Start starts etcd and kube-apiserver and installs the CRDs of config/crd/bases.
+// Without the binaries it fails with instructions, or returns ErrSkip when
+// PDTOPO_SKIP_ENVTEST=1.
+func Start() (*Env, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	assets, err := assetsDir(root)
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := pdv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                scheme,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
+	}
+	return &Env{Environment: env, Config: cfg, Scheme: scheme, Root: root}, nil
+}
+
+// assetsDir is $KUBEBUILDER_ASSETS (the Makefile sets it to bin/) or bin/.
+func assetsDir(root string) (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(root, "bin")
+	}
+	var missing []string
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if len(missing) == 0 {
+		return dir, nil
+	}
+	if os.Getenv(SkipEnv) == "1" {
+		return "", fmt.Errorf("%w: %v not in %s and %s=1", ErrSkip, missing, dir, SkipEnv)
+	}
+	return "", fmt.Errorf("the integration tests need the real control plane, but %v is not in %s.\n"+
+		"Build it once with `make controlplane` (about 12 minutes on 2 cores; cached under bin/), "+
+		"or point KUBEBUILDER_ASSETS at a directory holding kube-apiserver and etcd.\n"+
+		"To skip these tests deliberately, set %s=1", missing, dir, SkipEnv)
+}
+
+// RepoRoot is the directory of the module's go.mod, found from the working
+// directory (go test runs in the package directory).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,116 @@
+package kvwire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MessageKind names the message an Error is about.
+type MessageKind string
+
+const (
+	KindRegistration     MessageKind = "registration"
+	KindRequest          MessageKind = "request"
+	KindStatus           MessageKind = "status"
+	KindRankRegistration MessageKind = "rank registration"
+	KindParallelInfo     MessageKind = "parallel info"
+	KindRankAddress      MessageKind = "rank address"
+)
+
+// Reason is a stable, machine-readable code for why a message was rejected.
+// Callers count and branch on reasons, never on Error() text.
+type Reason string
+
+const (
+	// ReasonFrameCount: the message has a number of frames no sender writes.
+	ReasonFrameCount Reason = "FrameCount"
+	// ReasonNotRegistration: frame 0 of a registration is not "None".
+	ReasonNotRegistration Reason = "NotRegistration"
+	// ReasonNotASCII: a text field holds bytes outside printable ASCII.
+	ReasonNotASCII Reason = "NotASCII"
+	// ReasonNotAnInteger: a field that must be ASCII decimal is not.
+	ReasonNotAnInteger Reason = "NotAnInteger"
+	// ReasonOutOfRange: a number is outside what the field can hold.
+	ReasonOutOfRange Reason = "OutOfRange"
+	// ReasonMisalignedArray: an array frame's length is not a multiple of
+	// its element size.
+	ReasonMisalignedArray Reason = "MisalignedArray"
+	// ReasonInvalidValue: a field is well-formed but not an allowed value
+	// (a flag other than "0"/"1", a mask byte other than 0/1, a session id
+	// that is not host:port, …).
+	ReasonInvalidValue Reason = "InvalidValue"
+	// ReasonUnknownStatus: a status number that is not a TransferPoll state.
+	ReasonUnknownStatus Reason = "UnknownStatus"
+	// ReasonInconsistentDummy: a dummy request (frames 4 and 5 empty) that
+	// carries payload frames or fragments.
+	ReasonInconsistentDummy Reason = "InconsistentDummy"
+	// ReasonInconsistentL15Pages: with the MLA L1.5 flag set, the page mask
+	// does not cover the kv indices or the local indices do not match it.
+	ReasonInconsistentL15Pages Reason = "InconsistentL15Pages"
+	// ReasonInvalidFragments: the fragment frames do not decode; Err holds
+	// the *transferplan.CodecError.
+	ReasonInvalidFragments Reason = "InvalidFragments"
+	// ReasonMalformedJSON: a bootstrap body is not the expected JSON shape.
+	ReasonMalformedJSON Reason = "MalformedJSON"
+	// ReasonMissingField: a required JSON key is absent or null.
+	ReasonMissingField Reason = "MissingField"
+)
+
+// Error says why a message could not be decoded (or, from a Validate method,
+// would not parse on the reference side).
+type Error struct {
+	Kind   MessageKind
+	Reason Reason
+	// Frame is the index of the offending ZMQ frame, or -1 when the error is
+	// not about one frame (frame count, JSON bodies).
+	Frame int
+	// Field is the wire name of the offending field ("kv_indices",
+	// "rank_port", …), or empty.
+	Field  string
+	Detail string
+	// Err is the underlying cause, when there is one (e.g. a
+	// *transferplan.CodecError for ReasonInvalidFragments).
+	Err error
+}
+
+func (e *Error) Error() string {
+	where := ""
+	switch {
+	case e.Frame >= 0 && e.Field != "":
+		where = fmt.Sprintf(" frame %d (%s)", e.Frame, e.Field)
+	case e.Frame >= 0:
+		where = fmt.Sprintf(" frame %d", e.Frame)
+	case e.Field != "":
+		where = " " + e.Field
+	}
+	return fmt.Sprintf("kvwire: %s%s: %s: %s", e.Kind, where, e.Reason, e.Detail)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ReasonOf returns the Reason of the first *Error in err's chain, or "" when
+// there is none.
+func ReasonOf(err error) Reason {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ""
+}
+
+func frameError(kind MessageKind, frame int, field string, reason Reason, format string, args ...any) *Error {
+	return &Error{Kind: kind, Reason: reason, Frame: frame, Field: field, Detail: fmt.Sprintf(format, args...)}
+}
+
+func fieldError(kind MessageKind, field string, reason Reason, format string, args ...any) *Error {
+	return frameError(kind, -1, field, reason, format, args...)
+}
+
+// quote renders at most 40 bytes of untrusted input for an error detail.
+func quote(b []byte) string {
+	const limit = 40
+	if len(b) > limit {
+		return fmt.Sprintf("%q… (%d bytes)", b[:limit], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}

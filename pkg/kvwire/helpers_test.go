@@ -1,0 +1,54 @@
+package kvwire
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// frames builds a multipart message from strings, for readable tables.
+func frames(parts ...string) [][]byte {
+	out := make([][]byte, len(parts))
+	for i, p := range parts {
+		out[i] = []byte(p)
+	}
+	return out
+}
+
+func le64(vs ...uint64) string { return string(appendU64s(nil, vs)) }
+
+func lei64(vs ...int64) string { return string(appendI64s(nil, vs)) }
+
+func lei32(vs ...int32) string { return string(appendI32s(nil, vs)) }
+
+func equalFrames(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// wantReason asserts err is an *Error with the given reason and frame.
+func wantReason(t *testing.T, err error, reason Reason, frame int) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not a *kvwire.Error; want reason %s", err, err, reason)
+	}
+	if e.Reason != reason || e.Frame != frame {
+		t.Fatalf("got reason %s frame %d (%v); want reason %s frame %d", e.Reason, e.Frame, err, reason, frame)
+	}
+}
+
+// Fuzz inputs are one byte string; frames are separated by fuzzSep so that
+// the mutator can add, drop and edit frames.
+const fuzzSep = "\xff|\xff"
+
+func joinFrames(fs [][]byte) []byte { return bytes.Join(fs, []byte(fuzzSep)) }
+
+func splitFrames(data []byte) [][]byte { return bytes.Split(data, []byte(fuzzSep)) }

@@ -1,0 +1,102 @@
+package kvwire
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// pyObject writes a flat JSON object the way Python's json.dumps does with
+// its default separators (", " and ": ") and ensure_ascii, which is what the
+// reference's aiohttp json_response and requests.put(json=...) send. Parsers
+// do not care, but byte-identical bodies make captures comparable.
+type pyObject struct {
+	buf []byte
+	n   int
+}
+
+func newPyObject(capacity int) *pyObject {
+	return &pyObject{buf: append(make([]byte, 0, capacity), '{')}
+}
+
+func (o *pyObject) key(k string) {
+	if o.n > 0 {
+		o.buf = append(o.buf, ", "...)
+	}
+	o.n++
+	o.buf = appendPyString(o.buf, k)
+	o.buf = append(o.buf, ": "...)
+}
+
+func (o *pyObject) str(k, v string) { o.key(k); o.buf = appendPyString(o.buf, v) }
+
+func (o *pyObject) int(k string, v int64) { o.key(k); o.buf = strconv.AppendInt(o.buf, v, 10) }
+
+// intOrNull writes null for 0: a size the reference has not learned yet.
+func (o *pyObject) intOrNull(k string, v int64) {
+	if v == 0 {
+		o.key(k)
+		o.buf = append(o.buf, "null"...)
+		return
+	}
+	o.int(k, v)
+}
+
+func (o *pyObject) bool(k string, v bool) {
+	o.key(k)
+	o.buf = strconv.AppendBool(o.buf, v)
+}
+
+// ints writes a list; nil is written as [] because the reference reads
+// these lists with dict.get(key, []) and iterates them, which null would break.
+func (o *pyObject) ints(k string, vs []int64) {
+	o.key(k)
+	o.buf = append(o.buf, '[')
+	for i, v := range vs {
+		if i > 0 {
+			o.buf = append(o.buf, ", "...)
+		}
+		o.buf = strconv.AppendInt(o.buf, v, 10)
+	}
+	o.buf = append(o.buf, ']')
+}
+
+func (o *pyObject) bytes() []byte { return append(o.buf, '}') }
+
+// appendPyString quotes s as json.dumps(ensure_ascii=True) does: short
+// escapes for \" \\ \n \r \t \b \f, \u00XX for other control bytes, \uXXXX
+// (surrogate pairs beyond the BMP) for everything outside ASCII.
+func appendPyString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			dst = append(dst, '\\', byte(r))
+		case r == '\n':
+			dst = append(dst, `\n`...)
+		case r == '\r':
+			dst = append(dst, `\r`...)
+		case r == '\t':
+			dst = append(dst, `\t`...)
+		case r == '\b':
+			dst = append(dst, `\b`...)
+		case r == '\f':
+			dst = append(dst, `\f`...)
+		case r >= 0x20 && r < 0x7f:
+			dst = append(dst, byte(r))
+		default:
+			if r == utf8.RuneError {
+				r = 0xfffd
+			}
+			units := []rune{r}
+			if r > 0xffff {
+				r -= 0x10000
+				units = []rune{0xd800 + r>>10, 0xdc00 + r&0x3ff}
+			}
+			for _, u := range units {
+				dst = append(dst, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+			}
+		}
+	}
+	return append(dst, '"')
+}

@@ -1,0 +1,49 @@
+package kvwire
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// TestExportVectors writes a seeded set of encoded messages, with the values
+// they encode, to the file named by KVWIRE_VECTORS. It lets anyone holding
+// the reference engine run its own prefill-side parsers over our bytes (and
+// compare json.dumps of the bootstrap bodies) without this repository
+// carrying any of its code. Skipped unless the variable is set.
+func TestExportVectors(t *testing.T) {
+	path := os.Getenv("KVWIRE_VECTORS")
+	if path == "" {
+		t.Skip("set KVWIRE_VECTORS=out.json to export interop vectors")
+	}
+	type vector struct {
+		Kind   string   `json:"kind"`
+		Frames [][]byte `json:"frames,omitempty"` // base64 in JSON
+		Body   string   `json:"body,omitempty"`
+		Value  any      `json:"value"`
+	}
+	var out []vector
+	g := newGen(99)
+	for range 200 {
+		reg := g.registration()
+		out = append(out, vector{Kind: "registration", Frames: reg.Frames(), Value: reg})
+		q := g.request()
+		out = append(out, vector{Kind: "request", Frames: q.Frames(), Value: q})
+		s := g.status()
+		out = append(out, vector{Kind: "status", Frames: s.Frames(), Value: s})
+	}
+	info := ParallelInfo{PrefillTPSize: 8, PrefillDPSize: 2, EnableMLAL15Cache: true, BufferLens: BufferLens{KVItemLens: []int64{2048, 2048}, KVUnitLens: []int64{256, 256}}}
+	out = append(out, vector{Kind: "parallel_info", Body: string(info.MarshalPython()), Value: info})
+	reg := RankRegistration{Role: RolePrefill, WorldSize: 8, DPSize: 2, RankIP: "10.0.0.3", RankPort: 41000, EngineRank: 5, BufferLens: BufferLens{StateItemLens: []int64{8192}}}
+	out = append(out, vector{Kind: "rank_registration", Body: string(reg.MarshalPython()), Value: reg})
+	addr := RankAddress{RankIP: "10.0.0.3", RankPort: 41000}
+	out = append(out, vector{Kind: "rank_address", Body: string(addr.MarshalPython()), Value: addr})
+	b, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %d vectors to %s", len(out), path)
+}

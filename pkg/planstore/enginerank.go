@@ -1,0 +1,45 @@
+package planstore
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// An agent knows its engine rank, not its decode TP rank: the two differ
+// with decode DP attention (decode TP rank = engine rank % decode TP per DP
+// group), and the TP size per group is only known from the index. These
+// loaders read the index and the rank from one snapshot, so that a volume
+// update between the two reads cannot pair a plan with another layout.
+
+// LoadEngineRankFromDir is LoadRankFromDir for an engine rank.
+func LoadEngineRankFromDir(dir string, engineRank int) (transferplan.RoutePlan, transferplan.LayoutRecord, string, error) {
+	src, err := newDirSource(dir)
+	if err != nil {
+		return transferplan.RoutePlan{}, transferplan.LayoutRecord{}, "", fmt.Errorf("planstore: reading plan directory %s: %w", dir, err)
+	}
+	return loadEngineRank(src, engineRank)
+}
+
+// LoadEngineRank is LoadRank for an engine rank.
+func LoadEngineRank(objects []Object, engineRank int) (transferplan.RoutePlan, transferplan.LayoutRecord, string, error) {
+	return loadEngineRank(newObjectSource(objects), engineRank)
+}
+
+func loadEngineRank(src source, engineRank int) (transferplan.RoutePlan, transferplan.LayoutRecord, string, error) {
+	idx, err := readIndex(src)
+	if err != nil {
+		return transferplan.RoutePlan{}, transferplan.LayoutRecord{}, "", err
+	}
+	if d := idx.Layout.Decode; engineRank < 0 || engineRank >= d.TPSize {
+		return transferplan.RoutePlan{}, idx.Layout, idx.PlanHash, formatErrorf(ReasonRankOutOfRange,
+			"engine rank %d is outside the decode fleet of %d ranks that the plans of %q were made for", engineRank, d.TPSize, idx.PDPair)
+	}
+	rank := engineRank % idx.Layout.Decode.TPPerDP()
+	shard, entry, ok := idx.find(rank)
+	if !ok { // check() guarantees every rank below DecodeTPSize is published
+		return transferplan.RoutePlan{}, idx.Layout, idx.PlanHash, formatErrorf(ReasonRankOutOfRange, "decode TP rank %d is not published for %q", rank, idx.PDPair)
+	}
+	plan, _, err := readRank(src, shard, entry)
+	return plan, idx.Layout, idx.PlanHash, err
+}

@@ -1,0 +1,42 @@
+package planstore
+
+import "fmt"
+
+// Reason is a stable code for why plans could not be published or loaded.
+type Reason string
+
+const (
+	// ReasonInvalidName: the PDPair name cannot name the ConfigMaps.
+	ReasonInvalidName Reason = "InvalidName"
+	// ReasonRankTooLarge: one rank's compressed plan alone exceeds the object budget.
+	ReasonRankTooLarge Reason = "RankTooLarge"
+	// ReasonIndexTooLarge: the index alone exceeds the object budget.
+	ReasonIndexTooLarge Reason = "IndexTooLarge"
+	// ReasonMissingIndex: no index.json where the plans should be.
+	ReasonMissingIndex Reason = "MissingIndex"
+	// ReasonMalformedIndex: index.json is not a consistent index.
+	ReasonMalformedIndex Reason = "MalformedIndex"
+	// ReasonUnsupportedVersion: the index has a format version this package does not read.
+	ReasonUnsupportedVersion Reason = "UnsupportedVersion"
+	// ReasonRankOutOfRange: the requested decode TP rank is not in the index.
+	ReasonRankOutOfRange Reason = "RankOutOfRange"
+	// ReasonMissingShard: a shard ConfigMap or key named by the index is absent.
+	ReasonMissingShard Reason = "MissingShard"
+	// ReasonCorruptPlan: a rank's bytes do not decompress or decode.
+	ReasonCorruptPlan Reason = "CorruptPlan"
+	// ReasonHashMismatch: a rank's bytes differ from what the index recorded.
+	ReasonHashMismatch Reason = "HashMismatch"
+)
+
+// FormatError says why plans could not be published or loaded.
+type FormatError struct {
+	Reason Reason
+	// Message names the object or key and the numbers involved.
+	Message string
+}
+
+func (e *FormatError) Error() string { return "planstore: " + string(e.Reason) + ": " + e.Message }
+
+func formatErrorf(reason Reason, format string, args ...any) *FormatError {
+	return &FormatError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}

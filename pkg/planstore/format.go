@@ -1,0 +1,98 @@
+package planstore
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// FormatVersion is the version of the published format this package writes
+// and the only one it reads.
+const FormatVersion = 1
+
+// IndexKey is the data key of the index ConfigMap.
+const IndexKey = "index.json"
+
+const (
+	// ObjectSizeLimit is the API server's limit on one ConfigMap's data.
+	ObjectSizeLimit = 1 << 20
+	// ShardBudgetBytes bounds the estimated serialised size of every object
+	// this package produces; the rest of ObjectSizeLimit is margin for labels,
+	// owner references and managed fields the controller adds.
+	ShardBudgetBytes = 768 << 10
+	// metadataAllowance is what an object's metadata and envelope are assumed
+	// to take in the size estimate.
+	metadataAllowance = 4 << 10
+	// MaxRankPlanBytes caps one rank's uncompressed plan JSON on load, so that
+	// a hostile volume cannot make the agent inflate gigabytes.
+	MaxRankPlanBytes = 64 << 20
+	// MaxIndexBytes caps the index read on load.
+	MaxIndexBytes = ObjectSizeLimit
+)
+
+// Index is the content of the index ConfigMap's "index.json".
+type Index struct {
+	FormatVersion int    `json:"formatVersion"`
+	PDPair        string `json:"pdpair"`
+	// PlanHash is transferplan.(*PlanSet).Hash of the published plan set.
+	PlanHash   string `json:"planHash"`
+	Compatible bool   `json:"compatible"`
+	// DecodeTPSize is the number of plans: one per decode TP rank of a DP group.
+	DecodeTPSize int                       `json:"decodeTPSize"`
+	Layout       transferplan.LayoutRecord `json:"layout"`
+	Shards       []Shard                   `json:"shards"`
+}
+
+// Shard says which ConfigMap holds which ranks.
+type Shard struct {
+	ConfigMap string `json:"configMap"`
+	// FirstRank and LastRank bound the shard's ranks, inclusive.
+	FirstRank int         `json:"firstRank"`
+	LastRank  int         `json:"lastRank"`
+	Ranks     []RankEntry `json:"ranks"`
+}
+
+// RankEntry locates and verifies one decode rank's plan.
+type RankEntry struct {
+	Rank int    `json:"rank"`
+	Key  string `json:"key"`
+	// Size is the length of the uncompressed plan JSON.
+	Size int64 `json:"size"`
+	// SHA256 is the hex SHA-256 of the uncompressed plan JSON.
+	SHA256 string `json:"sha256"`
+}
+
+// Object is one ConfigMap's name and content, without any Kubernetes type.
+type Object struct {
+	Name       string
+	Data       map[string]string
+	BinaryData map[string][]byte
+}
+
+// IndexConfigMapName is the name of a PDPair's index ConfigMap.
+func IndexConfigMapName(pdpair string) string { return pdpair + "-plans" }
+
+// ShardConfigMapName is the name of a PDPair's n-th shard ConfigMap.
+func ShardConfigMapName(pdpair string, n int) string { return fmt.Sprintf("%s-plans-%d", pdpair, n) }
+
+// RankKey is the key of a decode rank's plan; zero-padded so keys sort by rank.
+func RankKey(rank int) string { return fmt.Sprintf("rank-%04d.json.gz", rank) }
+
+// EstimatedSize is the serialised size an object is budgeted for: keys, values
+// (binary values as base64, as JSON carries them) and a metadata allowance.
+func EstimatedSize(o Object) int {
+	n := metadataAllowance + len(o.Name)
+	for k, v := range o.Data {
+		n += entrySize(k, len(v))
+	}
+	for k, v := range o.BinaryData {
+		n += entrySize(k, base64Len(len(v)))
+	}
+	return n
+}
+
+// entrySize is a key/value pair in JSON: quotes, colon, comma, and a little
+// slack for escaping in string values.
+func entrySize(key string, valueLen int) int { return len(key) + valueLen + 8 + valueLen/64 }
+
+func base64Len(n int) int { return (n + 2) / 3 * 4 }

@@ -1,0 +1,40 @@
+package planstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoadRank feeds arbitrary index and rank bytes, through both the object
+// and the directory loader: bytes from a volume are untrusted, and the loader
+// must answer with an error, never a panic or an unbounded allocation.
+func FuzzLoadRank(f *testing.F) {
+	// A small seed (2 layers) keeps minimisation of interesting inputs quick.
+	objs := mustEncode(f, "p", mustPlan(f, kvLayout(8, 4, 2, 128, 256, 128)))
+	dir := f.TempDir() // one directory per worker, rewritten per input
+	f.Add([]byte(objs[0].Data[IndexKey]), objs[1].BinaryData[RankKey(1)], 1)
+	f.Add([]byte(objs[0].Data[IndexKey]), objs[1].BinaryData[RankKey(0)], 0)
+	f.Add([]byte(`{"formatVersion":1,"decodeTPSize":1}`), []byte{0x1f, 0x8b}, 0)
+	f.Fuzz(func(t *testing.T, index, rankBytes []byte, rank int) {
+		rank = rank & 0xff
+		key := RankKey(rank)
+		o := []Object{
+			{Name: "p-plans", Data: map[string]string{IndexKey: string(index)}},
+			{Name: "p-plans-0", BinaryData: map[string][]byte{key: rankBytes}},
+		}
+		plan, _, _, err := LoadRank(o, rank)
+		if err == nil && plan.DecodeTPRank != rank {
+			t.Fatalf("loaded the plan of rank %d when asked for %d", plan.DecodeTPRank, rank)
+		}
+		_, _ = LoadPlanSet(o)
+
+		if err := os.WriteFile(filepath.Join(dir, IndexKey), index, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, key), rankBytes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, _ = LoadRankFromDir(dir, rank)
+	})
+}

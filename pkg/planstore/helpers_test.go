@@ -1,0 +1,56 @@
+package planstore
+
+import (
+	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// kvLayout is an MHA layout with layers target K/V buffer pairs of the given
+// per-rank item bytes and a unit of unit bytes.
+func kvLayout(prefillTP, decodeTP, layers int, prefillItem, decodeItem, unit int64) transferplan.Layout {
+	l := transferplan.Layout{
+		Attention: transferplan.MHA, TokensPerPage: 1,
+		Prefill: transferplan.Parallelism{TPSize: prefillTP, DPSize: 1},
+		Decode:  transferplan.Parallelism{TPSize: decodeTP, DPSize: 1},
+	}
+	for _, kind := range []transferplan.BufferKind{transferplan.TargetK, transferplan.TargetV} {
+		for range layers {
+			l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{
+				Kind: kind, PrefillItemBytes: prefillItem, DecodeItemBytes: decodeItem,
+				PrefillUnitBytes: unit, DecodeUnitBytes: unit,
+			})
+		}
+	}
+	return l
+}
+
+func mustPlan(t testing.TB, l transferplan.Layout) *transferplan.PlanSet {
+	t.Helper()
+	set, err := transferplan.Plan(l)
+	if err != nil {
+		t.Fatalf("planning: %v", err)
+	}
+	return set
+}
+
+func mustEncode(t testing.TB, name string, set *transferplan.PlanSet) []Object {
+	t.Helper()
+	objs, err := Encode(name, set)
+	if err != nil {
+		t.Fatalf("encoding: %v", err)
+	}
+	return objs
+}
+
+// gqaP8D4 is a GQA layout, prefill TP 8 → decode TP 4, 80 layers: every decode
+// rank pulls from two prefill ranks.
+func gqaP8D4(t testing.TB) *transferplan.PlanSet {
+	return mustPlan(t, kvLayout(8, 4, 80, 128, 256, 128))
+}
+
+// p512D1024 is 1024 decode ranks with 400 buffers (200 layers): a decode rank
+// holds half of a prefill rank's heads.
+func p512D1024(t testing.TB) *transferplan.PlanSet {
+	return mustPlan(t, kvLayout(512, 1024, 200, 256, 128, 64))
+}
