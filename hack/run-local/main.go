@@ -1,0 +1,65 @@
+// Command run-local is `make run`: pdtopo's embedded local control plane. It
+// starts etcd and kube-apiserver from bin/, installs the PDPair CRD, runs
+// bin/manager against them, applies config/samples, writes
+// bin/local.kubeconfig, and shows a live table of PDPairs until Ctrl-C, which
+// stops everything it started.
+//
+// It lives under hack/ rather than cmd/ because it is a developer tool that
+// needs a source checkout (CRDs, samples, the binaries `make` builds), not a
+// product binary: `go build ./cmd/...` and the images build only what ships.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/pdtopo/pdtopo/internal/localcp"
+)
+
+func main() {
+	o := localcp.Defaults()
+	// An own flag set: controller-runtime registers --kubeconfig on the global one.
+	flags := flag.NewFlagSet("run-local", flag.ExitOnError)
+	flags.StringVar(&o.BinDir, "bin", o.BinDir, "directory holding kube-apiserver and etcd")
+	flags.StringVar(&o.CRDDir, "crds", o.CRDDir, "directory of CRD manifests to install")
+	flags.StringVar(&o.SamplesDir, "samples", o.SamplesDir, "directory of sample manifests to apply")
+	flags.BoolVar(&o.NoSamples, "no-samples", false, "apply no samples")
+	flags.StringVar(&o.KubeconfigPath, "kubeconfig", o.KubeconfigPath, "where to write the admin kubeconfig")
+	flags.StringVar(&o.LogDir, "logs", o.LogDir, "directory for the manager, kube-apiserver and etcd logs")
+	flags.StringVar(&o.ManagerPath, "manager", o.ManagerPath, "manager binary to run; empty runs none")
+	flags.Usage = func() {
+		fmt.Fprintf(flags.Output(), "usage: run-local [flags] [-- manager flags]\n\n"+
+			"Manager flags follow the defaults (--leader-elect=false and loopback metrics and probe\n"+
+			"ports) and override them when repeated, e.g. -- --zap-log-level=debug.\n\n")
+		flags.PrintDefaults()
+	}
+	_ = flags.Parse(os.Args[1:]) // ExitOnError
+	if flags.NArg() > 0 {
+		o.ManagerExtraArgs = flags.Args()
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go stopOnSignal(cancel)
+	if err := localcp.Run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "run-local: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// stopOnSignal cancels on the first SIGINT or SIGTERM. Later signals do not
+// kill this process (that would orphan kube-apiserver and etcd, which run in
+// their own process groups); shutdown is bounded by the stop timeouts.
+func stopOnSignal(cancel context.CancelFunc) {
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	fmt.Fprintln(os.Stderr, "\nrun-local: stopping (manager, kube-apiserver, etcd)…")
+	cancel()
+	for range sig {
+		fmt.Fprintln(os.Stderr, "run-local: still stopping; each process gets at most 15s before it is killed")
+	}
+}

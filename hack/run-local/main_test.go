@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const repoRoot = "../.."
+
+// TestMain lets the test binary stand in for run-local, so the Ctrl-C test
+// runs the real main in a child process without a separate build.
+func TestMain(m *testing.M) {
+	if os.Getenv("PDTOPO_RUN_LOCAL_AS_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestCtrlCStopsEverything starts run-local as a terminal would (its own
+// process group), waits for the control plane and the manager, then sends
+// SIGINT to the whole group as Ctrl-C does. run-local must exit 0 and leave
+// none of its children (etcd, kube-apiserver, manager) running.
+func TestCtrlCStopsEverything(t *testing.T) {
+	bin, _ := filepath.Abs(filepath.Join(repoRoot, "bin"))
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
+			t.Skipf("%s/%s is not built (`make controlplane`; `make test` builds it first)", bin, name)
+		}
+	}
+	tmp := t.TempDir()
+	kubeconfig := filepath.Join(tmp, "local.kubeconfig")
+	cmd := exec.Command(os.Args[0],
+		"--bin", bin,
+		"--crds", filepath.Join(repoRoot, "config", "crd", "bases"),
+		"--samples", filepath.Join(repoRoot, "config", "samples"),
+		"--kubeconfig", kubeconfig,
+		"--logs", filepath.Join(tmp, "logs"),
+		"--manager", buildManager(t, tmp))
+	cmd.Env = append(os.Environ(), "PDTOPO_RUN_LOCAL_AS_MAIN=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 1024)
+	var output strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }() // only if the test failed midway
+
+	waitForLine(t, lines, &output, "Ctrl-C stops", 3*time.Minute, &stderr)
+	children := childrenOf(cmd.Process.Pid)
+	if len(children) < 2 {
+		t.Fatalf("want etcd, kube-apiserver (and the manager) as children of run-local, found pids %v", children)
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		t.Fatalf("run-local is up but wrote no kubeconfig: %v", err)
+	}
+
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	go func() {
+		for l := range lines {
+			output.WriteString(l + "\n")
+		}
+		exited <- cmd.Wait()
+	}()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("run-local exited with %v after Ctrl-C\nstdout:\n%s\nstderr:\n%s", err, output.String(), stderr.String())
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatalf("run-local still running 90s after Ctrl-C\nstdout:\n%s", output.String())
+	}
+	t.Logf("stopped %d children in %s", len(children), time.Since(began))
+	for _, pid := range children {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("child %d (%s) survived Ctrl-C", pid, commandOf(pid))
+		}
+	}
+	if _, err := os.Stat(kubeconfig); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("kubeconfig %s left behind", kubeconfig)
+	}
+	if !strings.Contains(output.String(), "stopped: every process started here has exited") {
+		t.Errorf("run-local did not report a clean stop:\n%s\nstderr:\n%s", output.String(), stderr.String())
+	}
+}
+
+func waitForLine(t *testing.T, lines <-chan string, output *strings.Builder, want string, timeout time.Duration, stderr *strings.Builder) {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("run-local ended before printing %q\nstdout:\n%s\nstderr:\n%s", want, output.String(), stderr.String())
+			}
+			output.WriteString(l + "\n")
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("run-local did not print %q within %s\nstdout:\n%s", want, timeout, output.String())
+		}
+	}
+}
+
+// buildManager builds cmd/manager into dir; "" runs without one while
+// cmd/manager does not exist.
+func buildManager(t *testing.T, dir string) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(repoRoot, "cmd", "manager")); err != nil {
+		return ""
+	}
+	out := filepath.Join(dir, "manager")
+	build := exec.Command("go", "build", "-o", out, "./cmd/manager")
+	build.Dir = repoRoot
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/manager: %v\n%s", err, msg)
+	}
+	return out
+}
+
+// childrenOf lists the pids whose parent is pid (from /proc/<pid>/stat).
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var kids []int
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Fields after the ")" that closes the command name: state, ppid, ...
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			if child, err := strconv.Atoi(e.Name()); err == nil {
+				kids = append(kids, child)
+			}
+		}
+	}
+	return kids
+}
+
+func commandOf(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return "?"
+	}
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}

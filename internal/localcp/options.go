@@ -1,0 +1,124 @@
+// Package localcp runs pdtopo's embedded local control plane: a real etcd and
+// kube-apiserver on loopback (started with controller-runtime's envtest
+// machinery from binaries cached in bin/), the PDPair CRD, the manager as a
+// child process, the sample PDPairs, and a kubeconfig that other terminals can
+// use. `make run` drives it through hack/run-local; tests drive it through
+// Start and Session.Stop.
+package localcp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Options says where the pieces of the local control plane live. Zero values
+// take the repository's defaults (see Defaults), relative to the working
+// directory, which `make run` sets to the repository root.
+type Options struct {
+	// BinDir holds kube-apiserver and etcd (built by `make controlplane`).
+	BinDir string
+	// CRDDir holds the CRD manifests to install (config/crd/bases).
+	CRDDir string
+	// SamplesDir holds the PDPair samples to apply (config/samples); every
+	// *.yaml but kustomization.yaml. Empty after defaulting means "apply none"
+	// only when NoSamples is set.
+	SamplesDir string
+	NoSamples  bool
+	// KubeconfigPath is where the admin kubeconfig is written (bin/local.kubeconfig).
+	// It is removed again on Stop, since it points at a server that is gone.
+	KubeconfigPath string
+	// LogDir receives kube-apiserver.log, etcd.log and manager.log
+	// (bin/local-logs). Logs are kept after Stop for post-mortems.
+	LogDir string
+	// ManagerPath is the manager binary (bin/manager); empty runs no manager.
+	ManagerPath string
+	// ManagerExtraArgs follow the default manager flags (see
+	// defaultManagerArgs); a repeated flag overrides the default. Overriding
+	// --health-probe-bind-address leaves Start unable to wait for readiness.
+	// The kubeconfig is always passed as KUBECONFIG.
+	ManagerExtraArgs []string
+	// StartTimeout bounds each control-plane process's start and the
+	// manager's readiness (default $KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or
+	// 60s; a cold kube-apiserver on 2 busy cores takes 5-20s).
+	StartTimeout time.Duration
+	// StopTimeout bounds each process's graceful stop before it is killed
+	// (default 15s).
+	StopTimeout time.Duration
+	// Progress receives one line per start/stop step; nil discards them.
+	Progress io.Writer
+}
+
+// Defaults are the repository-relative locations `make run` uses.
+func Defaults() Options {
+	return Options{
+		BinDir:         "bin",
+		CRDDir:         filepath.Join("config", "crd", "bases"),
+		SamplesDir:     filepath.Join("config", "samples"),
+		KubeconfigPath: filepath.Join("bin", "local.kubeconfig"),
+		LogDir:         filepath.Join("bin", "local-logs"),
+		ManagerPath:    filepath.Join("bin", "manager"),
+	}
+}
+
+// withDefaults fills empty locations and durations from Defaults, except
+// ManagerPath: an empty ManagerPath means "no manager".
+func (o Options) withDefaults() Options {
+	d := Defaults()
+	fill := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	fill(&o.BinDir, d.BinDir)
+	fill(&o.CRDDir, d.CRDDir)
+	fill(&o.KubeconfigPath, d.KubeconfigPath)
+	fill(&o.LogDir, d.LogDir)
+	if !o.NoSamples {
+		fill(&o.SamplesDir, d.SamplesDir)
+	}
+	if o.StartTimeout == 0 {
+		o.StartTimeout = 60 * time.Second
+		// The variable envtest reads, so CI can allow a loaded machine more time.
+		if d, err := time.ParseDuration(os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT")); err == nil && d > 0 {
+			o.StartTimeout = d
+		}
+	}
+	if o.StopTimeout == 0 {
+		o.StopTimeout = 15 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+func (o Options) apiServerPath() string { return filepath.Join(o.BinDir, "kube-apiserver") }
+func (o Options) etcdPath() string      { return filepath.Join(o.BinDir, "etcd") }
+
+// check reports every missing input at once, each with the command that makes it.
+func (o Options) check() error {
+	var errs []error
+	need := func(path, makeWith string) {
+		if _, err := os.Stat(path); err != nil {
+			errs = append(errs, fmt.Errorf("%s is missing (build it with `%s`)", path, makeWith))
+		}
+	}
+	need(o.apiServerPath(), "make controlplane")
+	need(o.etcdPath(), "make controlplane")
+	if o.ManagerPath != "" {
+		need(o.ManagerPath, "go build -o bin/ ./cmd/manager")
+	}
+	if crds, _ := filepath.Glob(filepath.Join(o.CRDDir, "*.yaml")); len(crds) == 0 {
+		errs = append(errs, fmt.Errorf("%s holds no CRD manifests (generate them with `make manifests`)", o.CRDDir))
+	}
+	if !o.NoSamples {
+		if _, err := os.Stat(o.SamplesDir); err != nil {
+			errs = append(errs, fmt.Errorf("samples directory %s: %w", o.SamplesDir, err))
+		}
+	}
+	return errors.Join(errs...)
+}

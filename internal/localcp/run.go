@@ -1,0 +1,71 @@
+package localcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// Run starts a session, shows the live PDPair table on out until ctx ends (or
+// the manager exits), then stops everything. It is `make run`.
+func Run(ctx context.Context, o Options, out io.Writer) (err error) {
+	if o.Progress == nil {
+		o.Progress = out
+	}
+	s, err := Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Fprintln(out)
+		err = errors.Join(err, s.Stop())
+		if err == nil {
+			step(s.opts, "stopped: every process started here has exited and the temporary directories are removed")
+		}
+	}()
+
+	header := s.banner()
+	table := NewLiveTable(s.Client(), out, header)
+	if !table.InPlace {
+		fmt.Fprint(out, header)
+	}
+	tableCtx, stopTable := context.WithCancel(ctx)
+	defer stopTable()
+	go func() {
+		select {
+		case <-s.ManagerExited():
+		case <-tableCtx.Done():
+		}
+		stopTable()
+	}()
+	table.Run(tableCtx)
+	if ctx.Err() == nil { // the table stopped because the manager exited
+		return s.ManagerExitError()
+	}
+	return nil
+}
+
+// banner tells the user how to reach the control plane from another terminal.
+func (s *Session) banner() string {
+	kubectl := filepath.Join(s.opts.BinDir, "kubectl") + " --kubeconfig " + s.opts.KubeconfigPath
+	var b strings.Builder
+	fmt.Fprintf(&b, "pdtopo local control plane: up in %.1fs, API server %s\n", s.StartupTime.Seconds(), s.cp.apiServerURL())
+	fmt.Fprintf(&b, "  from another terminal:  %s get pdp\n", kubectl)
+	fmt.Fprintf(&b, "                          %s describe pdp <name>\n", kubectl)
+	fmt.Fprintf(&b, "  logs:                   %s/{manager,kube-apiserver,etcd}.log\n", s.opts.LogDir)
+	if s.manager != nil {
+		fmt.Fprintf(&b, "  manager metrics:        %s\n", s.manager.metricsURL)
+	}
+	if s.SampleErr != nil {
+		fmt.Fprintf(&b, "  refused samples:\n%s\n", indent(s.SampleErr.Error()))
+	}
+	b.WriteString("Ctrl-C stops the manager, kube-apiserver and etcd.\n")
+	return b.String()
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}

@@ -1,0 +1,141 @@
+package localcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// Session is a running local control plane. Stop it exactly once.
+type Session struct {
+	opts    Options
+	cp      *controlPlane
+	manager *managerProcess
+	client  client.WithWatch
+
+	// Applied are the sample objects the API server accepted.
+	Applied []AppliedObject
+	// SampleErr lists the samples the API server refused (nil when all applied).
+	SampleErr error
+	// StartupTime is how long Start took, from nothing to samples applied.
+	StartupTime time.Duration
+}
+
+// Start brings up etcd and kube-apiserver, installs the CRDs, writes the
+// kubeconfig, starts the manager (when Options.ManagerPath is set) and waits
+// for it to be ready, then applies the samples. Samples the API server
+// refuses are reported in Session.SampleErr, not as a failure to start. On
+// any other error everything already started is stopped again.
+func Start(ctx context.Context, o Options) (s *Session, err error) {
+	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	s = &Session{opts: o}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Stop())
+			s = nil
+		}
+	}()
+
+	step(o, "starting etcd and kube-apiserver from %s, installing CRDs from %s", o.BinDir, o.CRDDir)
+	if s.cp, err = startControlPlane(o); err != nil {
+		return s, err
+	}
+	step(o, "kube-apiserver serving on %s (%.1fs)", s.cp.apiServerURL(), time.Since(began).Seconds())
+	if err = writeKubeconfig(o.KubeconfigPath, s.cp.kubeconfig()); err != nil {
+		return s, err
+	}
+	if s.client, err = newClient(s.cp.cfg); err != nil {
+		return s, err
+	}
+	if o.ManagerPath != "" {
+		step(o, "starting %s (log: %s)", o.ManagerPath, o.LogDir+"/manager.log")
+		if s.manager, err = startManager(o, o.KubeconfigPath); err != nil {
+			return s, err
+		}
+		if err = s.manager.waitReady(ctx, o.StartTimeout); err != nil {
+			return s, err
+		}
+		step(o, "manager ready (%.1fs)", time.Since(began).Seconds())
+	}
+	if !o.NoSamples {
+		s.Applied, s.SampleErr = ApplySamples(ctx, s.client, o.SamplesDir)
+		step(o, "applied %d objects from %s", len(s.Applied), o.SamplesDir)
+		if s.SampleErr != nil {
+			step(o, "some samples were refused:\n%v", s.SampleErr)
+		}
+	}
+	s.StartupTime = time.Since(began)
+	return s, nil
+}
+
+// Client talks to the local API server as the admin user; it knows the
+// PDPair types and the built-in ones.
+func (s *Session) Client() client.WithWatch { return s.client }
+
+// RESTConfig is the admin user's client configuration.
+func (s *Session) RESTConfig() *rest.Config { return rest.CopyConfig(s.cp.cfg) }
+
+// KubeconfigPath is the kubeconfig written for other terminals.
+func (s *Session) KubeconfigPath() string { return s.opts.KubeconfigPath }
+
+// ManagerExited is closed if the manager exits; nil when no manager runs.
+func (s *Session) ManagerExited() <-chan struct{} {
+	if s.manager == nil {
+		return nil
+	}
+	return s.manager.exited()
+}
+
+// ManagerExitError describes why the manager exited, with its log's last lines.
+func (s *Session) ManagerExitError() error { return s.manager.exitError() }
+
+// Stop stops the manager, kube-apiserver and etcd, in that order, removes
+// their temporary directories and the kubeconfig, and reports every failure.
+// Logs stay in Options.LogDir.
+func (s *Session) Stop() error {
+	var errs []error
+	if s.manager != nil {
+		step(s.opts, "stopping the manager")
+		errs = append(errs, s.manager.stop(s.opts.StopTimeout))
+	}
+	if s.cp != nil {
+		step(s.opts, "stopping kube-apiserver and etcd")
+		errs = append(errs, s.cp.stop())
+	}
+	if err := os.Remove(s.opts.KubeconfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func newClient(cfg *rest.Config) (client.WithWatch, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := pdv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client for the local API server: %w", err)
+	}
+	return c, nil
+}
+
+func step(o Options, format string, args ...any) {
+	fmt.Fprintf(o.Progress, "[run] "+format+"\n", args...)
+}

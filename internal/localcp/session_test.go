@@ -1,0 +1,352 @@
+package localcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+const repoRoot = "../.."
+
+// TestSessionRunsSamplesAndStopsCleanly is `make run` without the terminal:
+// the real etcd and kube-apiserver from bin/, the CRD from config/crd/bases,
+// the manager built from cmd/manager, every sample. It checks that the
+// samples are visible through the written kubeconfig (as from another
+// terminal), that the manager gives each the status its comment promises,
+// that the live table shows them, and that Stop leaves no process, port,
+// directory or kubeconfig behind.
+func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
+	o := testOptions(t)
+	o.ManagerPath = buildManager(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	s, err := Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = s.Stop()
+		}
+	}()
+	t.Logf("started in %s", s.StartupTime)
+	if s.SampleErr != nil {
+		t.Fatalf("samples refused by the API server:\n%v", s.SampleErr)
+	}
+	names := sampleNames(t)
+	if len(s.Applied) != len(names) {
+		t.Fatalf("applied %d objects, config/samples holds %d PDPairs", len(s.Applied), len(names))
+	}
+
+	other := clientFromKubeconfig(t, s.KubeconfigPath())
+	for _, name := range names {
+		var p pdv1.PDPair
+		if err := other.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
+			t.Errorf("sample %s not visible through %s: %v", name, s.KubeconfigPath(), err)
+		}
+	}
+	checkKubectlLists(t, s.KubeconfigPath(), names)
+	if o.ManagerPath != "" {
+		waitForSampleStatus(ctx, t, other, names)
+	}
+	checkLiveTable(t, s, names)
+
+	// What must be gone after Stop.
+	apiAddr := hostPort(t, s.cp.apiServerURL())
+	etcdAddr := s.cp.env.ControlPlane.Etcd.URL.Host
+	dirs := []string{s.cp.etcdDataDir, s.cp.apiServerCertDir}
+	managerPID := 0
+	if s.manager != nil {
+		managerPID = s.manager.pid()
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil || d == "" {
+			t.Fatalf("control-plane directory %q should exist while running: %v", d, err)
+		}
+	}
+
+	began := time.Now()
+	stopped = true
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	t.Logf("stopped in %s", time.Since(began))
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still exists after Stop", d)
+		}
+		if pids := processesMentioning(d); len(pids) > 0 {
+			t.Errorf("processes %v still run with %s", pids, d)
+		}
+	}
+	for _, addr := range []string{apiAddr, etcdAddr} {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still accepts connections after Stop", addr)
+		}
+	}
+	if managerPID != 0 {
+		if err := syscall.Kill(managerPID, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("manager pid %d still exists after Stop (kill 0: %v)", managerPID, err)
+		}
+	}
+	if _, err := os.Stat(s.KubeconfigPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("kubeconfig %s still exists after Stop", s.KubeconfigPath())
+	}
+}
+
+// TestStartNamesWhatIsMissing needs no binaries: every missing input is
+// reported at once, with the command that makes it.
+func TestStartNamesWhatIsMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Start(context.Background(), Options{
+		BinDir: dir, CRDDir: dir, SamplesDir: filepath.Join(dir, "nosamples"), ManagerPath: filepath.Join(dir, "manager"),
+		KubeconfigPath: filepath.Join(dir, "kc"), LogDir: dir,
+	})
+	if err == nil {
+		t.Fatal("Start succeeded with nothing to start")
+	}
+	for _, want := range []string{"kube-apiserver is missing", "etcd is missing", "make controlplane",
+		"manager is missing", "holds no CRD manifests", "make manifests", "nosamples"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+}
+
+// testOptions points at the repository's binaries, CRDs and samples, and at
+// temporary places for what a session writes; it skips without the binaries.
+func testOptions(t *testing.T) Options {
+	t.Helper()
+	o := Defaults()
+	o.BinDir = filepath.Join(repoRoot, "bin")
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(o.BinDir, name)); err != nil {
+			t.Skipf("%s/%s is not built (`make controlplane`; `make test` builds it first)", o.BinDir, name)
+		}
+	}
+	o.CRDDir = filepath.Join(repoRoot, o.CRDDir)
+	o.SamplesDir = filepath.Join(repoRoot, o.SamplesDir)
+	o.KubeconfigPath = filepath.Join(t.TempDir(), "local.kubeconfig")
+	o.LogDir = t.TempDir()
+	o.Progress = testLog{t}
+	o.ManagerPath = ""
+	return o
+}
+
+// buildManager builds cmd/manager into a temporary directory; "" (no manager)
+// while the package does not exist yet.
+func buildManager(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(repoRoot, "cmd", "manager")); err != nil {
+		t.Logf("cmd/manager does not exist: running without a manager")
+		return ""
+	}
+	out := filepath.Join(t.TempDir(), "manager")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/manager")
+	cmd.Dir = repoRoot
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/manager: %v\n%s", err, msg)
+	}
+	return out
+}
+
+// sampleNames lists the PDPairs of config/samples.
+func sampleNames(t *testing.T) []string {
+	t.Helper()
+	files, err := sampleFiles(filepath.Join(repoRoot, "config", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		objs, err := readObjects(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			names = append(names, o.GetName())
+		}
+	}
+	return names
+}
+
+func clientFromKubeconfig(t *testing.T, path string) client.Client {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("kubeconfig: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig %s has mode %v, want 0600 (it holds the admin key)", path, st.Mode().Perm())
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatalf("loading %s: %v", path, err)
+	}
+	c, err := newClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// checkKubectlLists runs bin/kubectl (when built) as a user in another terminal would.
+func checkKubectlLists(t *testing.T, kubeconfig string, names []string) {
+	t.Helper()
+	kubectl := filepath.Join(repoRoot, "bin", "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		t.Logf("%s not built; skipping the kubectl check", kubectl)
+		return
+	}
+	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", "pdp", "-o", "name").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl get pdp: %v\n%s", err, out)
+	}
+	for _, n := range names {
+		if !strings.Contains(string(out), "pdpair.pd.pdtopo.dev/"+n+"\n") {
+			t.Errorf("kubectl get pdp does not list %s:\n%s", n, out)
+		}
+	}
+}
+
+// waitForSampleStatus waits until the manager has reconciled every sample
+// and checks the outcome each sample's comment promises: Ready, except the
+// incompatible one, which is UnitSizeMismatch.
+func waitForSampleStatus(ctx context.Context, t *testing.T, c client.Client, names []string) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for _, name := range names {
+		var p pdv1.PDPair
+		for {
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
+				t.Fatal(err)
+			}
+			ready := meta.FindStatusCondition(p.Status.Conditions, condReady)
+			if ready != nil && ready.ObservedGeneration == p.Generation {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no Ready condition for generation %d after 90s; conditions %+v", name, p.Generation, p.Status.Conditions)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		compatible := meta.FindStatusCondition(p.Status.Conditions, condLayoutCompatible)
+		if compatible == nil {
+			t.Errorf("%s: Ready is set but LayoutCompatible is missing", name)
+			continue
+		}
+		wantStatus, wantReason := metav1.ConditionTrue, ""
+		if strings.HasPrefix(name, "incompatible-") {
+			wantStatus, wantReason = metav1.ConditionFalse, "UnitSizeMismatch"
+		}
+		if compatible.Status != wantStatus || (wantReason != "" && compatible.Reason != wantReason) {
+			t.Errorf("%s: LayoutCompatible %s/%s (%s), want %s %s", name, compatible.Status, compatible.Reason, compatible.Message, wantStatus, wantReason)
+		}
+		if got := meta.IsStatusConditionTrue(p.Status.Conditions, condReady); got != (wantStatus == metav1.ConditionTrue) {
+			t.Errorf("%s: Ready is %v, want %v", name, got, wantStatus == metav1.ConditionTrue)
+		}
+	}
+}
+
+// checkLiveTable runs the live table until it shows every sample.
+func checkLiveTable(t *testing.T, s *Session, names []string) {
+	t.Helper()
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		NewLiveTable(s.Client(), &out, "header").Run(ctx)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("live table did not stop within 10s of its context ending")
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		text := out.String()
+		missing := ""
+		for _, n := range names {
+			if !strings.Contains(text, n) {
+				missing = n
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("live table never showed %s; it printed:\n%s", missing, text)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesMentioning lists the pids whose command line contains s.
+func processesMentioning(s string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		// Arguments end in NUL; paths inside s continue with "/".
+		if err == nil && (bytes.Contains(cmdline, []byte(s+"\x00")) || bytes.Contains(cmdline, []byte(s+"/"))) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+func hostPort(t *testing.T, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

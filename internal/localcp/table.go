@@ -1,0 +1,118 @@
+package localcp
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// Condition types the table shows, in column order (DESIGN.md, "API").
+const (
+	condLayoutCompatible = "LayoutCompatible"
+	condPlansPublished   = "PlansPublished"
+	condReady            = "Ready"
+)
+
+// maxMessage bounds a condition message in the table; `kubectl describe`
+// shows the whole of it.
+const maxMessage = 160
+
+// WriteTable writes one row per PDPair (sorted by namespace and name) with
+// its layouts, plan kind and the status of its three conditions, and under
+// every pair that is not Ready the reason and message that say why.
+func WriteTable(w io.Writer, pairs []pdv1.PDPair) error {
+	sorted := append([]pdv1.PDPair(nil), pairs...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].Namespace != sorted[j].Namespace {
+			return sorted[i].Namespace < sorted[j].Namespace
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tNAME\tPREFILL TP/DP\tDECODE TP/DP\tPLAN\tCOMPATIBLE\tPUBLISHED\tREADY")
+	var notes []string
+	for i := range sorted {
+		p := &sorted[i]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Namespace, p.Name,
+			fleet(p.Spec.Prefill), fleet(p.Spec.Decode), planKind(p),
+			condCell(p, condLayoutCompatible), condCell(p, condPlansPublished), condCell(p, condReady))
+		if note := whyNotReady(p); note != "" {
+			notes = append(notes, fmt.Sprintf("  %s/%s: %s", p.Namespace, p.Name, note))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(sorted) == 0 {
+		_, err := fmt.Fprintln(w, "(no PDPairs)")
+		return err
+	}
+	for _, n := range notes {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fleet(f pdv1.FleetLayout) string {
+	dp := int32(1)
+	if f.DataParallelSize != nil {
+		dp = *f.DataParallelSize
+	}
+	return fmt.Sprintf("%d/%d", f.TensorParallelSize, dp)
+}
+
+func planKind(p *pdv1.PDPair) string {
+	if p.Status.Plan == nil || p.Status.Plan.Kind == "" {
+		return "-"
+	}
+	return p.Status.Plan.Kind
+}
+
+// condCell is the condition's status, "-" before the manager has written it,
+// and marked with "*" while it describes an older generation of the spec.
+func condCell(p *pdv1.PDPair, condType string) string {
+	c := meta.FindStatusCondition(p.Status.Conditions, condType)
+	if c == nil {
+		return "-"
+	}
+	if c.ObservedGeneration < p.Generation {
+		return string(c.Status) + "*"
+	}
+	return string(c.Status)
+}
+
+// whyNotReady is the first condition, in column order, that is not True:
+// "Reason: message". Empty when Ready is True.
+func whyNotReady(p *pdv1.PDPair) string {
+	if meta.IsStatusConditionTrue(p.Status.Conditions, condReady) {
+		return ""
+	}
+	if len(p.Status.Conditions) == 0 {
+		return "waiting for the manager to reconcile (no conditions yet)"
+	}
+	for _, t := range []string{condLayoutCompatible, condPlansPublished, condReady} {
+		c := meta.FindStatusCondition(p.Status.Conditions, t)
+		if c != nil && c.Status != metav1.ConditionTrue {
+			return fmt.Sprintf("%s %s: %s", t, c.Reason, shorten(c.Message))
+		}
+	}
+	return "Ready has not been set"
+}
+
+func shorten(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	runes := []rune(msg) // messages carry "×" and "→": cut between runes
+	if len(runes) <= maxMessage {
+		return msg
+	}
+	return string(runes[:maxMessage-1]) + "…"
+}
