@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -134,4 +135,22 @@ func gaugeValue(t *testing.T, value string) float64 {
 		}
 	}
 	return -1
+}
+
+// updateSpec re-reads the PDPair and applies mutate until the update is not in
+// conflict: the manager may write status between a test's read and its write.
+func updateSpec(t *testing.T, pair *pdv1.PDPair, mutate func(*pdv1.PDPair)) *pdv1.PDPair {
+	t.Helper()
+	var latest pdv1.PDPair
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pair), &latest); err != nil {
+			return err
+		}
+		mutate(&latest)
+		return k8s.Update(context.Background(), &latest)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &latest
 }

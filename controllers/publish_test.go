@@ -285,10 +285,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	}
 
 	oldHash := got.Status.Plan.Hash
-	got.Spec = gqaP8D4(ns, "wide").obj().Spec
-	if err := k8s.Update(context.Background(), got); err != nil {
-		t.Fatal(err)
-	}
+	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = gqaP8D4(ns, "wide").obj().Spec })
 	got = waitObserved(t, got)
 	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
 	if got.Status.Plan.Hash == oldHash || len(got.Status.Plan.ConfigMaps) != 2 {
@@ -330,11 +327,10 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
 
 	good := got.Spec.DeepCopy()
-	got.Spec.KVBuffers[0].PrefillUnitBytes = ptrTo[int64](128) // FP8 prefill, bf16 decode
-	got.Spec.KVBuffers[0].PrefillItemBytes = ptrTo[int64](128)
-	if err := k8s.Update(context.Background(), got); err != nil {
-		t.Fatal(err)
-	}
+	got = updateSpec(t, got, func(p *pdv1.PDPair) {
+		p.Spec.KVBuffers[0].PrefillUnitBytes = ptrTo[int64](128) // FP8 prefill, bf16 decode
+		p.Spec.KVBuffers[0].PrefillItemBytes = ptrTo[int64](128)
+	})
 	got = waitObserved(t, got)
 	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionFalse, "UnitSizeMismatch")
 	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonLayoutIncompatible)
@@ -350,10 +346,7 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 	t.Logf("PlansPublished: %s", c.Message)
 	wantEvent(t, got, corev1.EventTypeWarning, "UnitSizeMismatch")
 
-	got.Spec = *good
-	if err := k8s.Update(context.Background(), got); err != nil {
-		t.Fatal(err)
-	}
+	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = *good })
 	got = waitObserved(t, got)
 	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
 	if n := len(planConfigMaps(t, got)); n != 2 {

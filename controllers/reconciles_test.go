@@ -29,15 +29,10 @@ func TestReconcilesPerObject(t *testing.T) {
 		}
 	}
 
-	var got pdv1.PDPair
-	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(compatible), &got); err != nil {
-		t.Fatal(err)
-	}
-	got.Spec.KVBuffers[0].Count, got.Spec.KVBuffers[1].Count = 81, 81
-	if err := k8s.Update(context.Background(), &got); err != nil {
-		t.Fatal(err)
-	}
-	waitObserved(t, &got)
+	got := updateSpec(t, compatible, func(p *pdv1.PDPair) {
+		p.Spec.KVBuffers[0].Count, p.Spec.KVBuffers[1].Count = 81, 81
+	})
+	waitObserved(t, got)
 	time.Sleep(2 * time.Second)
 	if n := reconciles.of(client.ObjectKeyFromObject(compatible)); n != 2 {
 		t.Errorf("%s was reconciled %d times after one spec change, want 2", compatible.Name, n)
