@@ -1,0 +1,40 @@
+package planstore
+
+import (
+	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+func TestLoadEngineRankMapsDecodeDP(t *testing.T) {
+	l := transferplan.Layout{
+		Attention: transferplan.MHA, TokensPerPage: 1,
+		Prefill: transferplan.Parallelism{TPSize: 8, DPSize: 1},
+		Decode:  transferplan.Parallelism{TPSize: 8, DPSize: 2}, // 4 TP ranks per DP group
+	}
+	for _, kind := range []transferplan.BufferKind{transferplan.TargetK, transferplan.TargetV} {
+		l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{Kind: kind, PrefillItemBytes: 128, DecodeItemBytes: 256, PrefillUnitBytes: 128, DecodeUnitBytes: 128})
+	}
+	set, err := transferplan.Plan(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := Encode("pair", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, layout, hash, err := LoadEngineRank(objects, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.DecodeTPRank != 2 || layout.Decode.DPSize != 2 || hash != set.Hash() {
+		t.Fatalf("engine rank 6 loaded decode TP rank %d (want 2), layout %+v, hash %s", plan.DecodeTPRank, layout.Decode, hash)
+	}
+	for _, bad := range []int{-1, 8} {
+		if _, _, _, err := LoadEngineRank(objects, bad); err == nil {
+			t.Fatalf("engine rank %d of 8 loaded", bad)
+		} else if fe, ok := err.(*FormatError); !ok || fe.Reason != ReasonRankOutOfRange {
+			t.Fatalf("engine rank %d: %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package receiver
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+)
+
+// benchInFlight is how many rooms the benchmark keeps open at once, as an
+// engine does with a batch of requests in prefill.
+var benchInFlight = envInt("BENCH_INFLIGHT", 128)
+
+// benchScenario is the P8→D4 fragmented pair with decode rank 0's agent
+// (two prefill targets per room), the peer keeping no per-request records.
+func benchScenario(b *testing.B) (*Manager, string) {
+	b.Helper()
+	l := receiverfixtures.FragmentedP8D4()
+	snap, err := SnapshotFor(receiverfixtures.MustPlan(l), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc := peerConfig(l)
+	pc.KeepRequests = -1
+	peer, err := prefillpeer.Start(pc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { peer.Close() })
+	m, err := New(Config{StatusAddr: "127.0.0.1:0", WaitingTimeout: 30 * time.Second}, &snap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	if err := m.RegisterEngine(testEngine(snap, 0)); err != nil {
+		b.Fatal(err)
+	}
+	return m, peer.BootstrapAddr()
+}
+
+// roomDriver runs whole rooms (open → request → success → clear) from
+// benchInFlight goroutines and records each open-to-success latency.
+type roomDriver struct {
+	next      atomic.Int64
+	mu        sync.Mutex
+	latencies []time.Duration
+	failures  atomic.Int64
+}
+
+// run completes n rooms with room, which returns the open-to-success time.
+func (d *roomDriver) run(n int, room func(id int64) (time.Duration, error)) {
+	var wg sync.WaitGroup
+	var left atomic.Int64
+	left.Store(int64(n))
+	for range benchInFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, n/benchInFlight+1)
+			for left.Add(-1) >= 0 {
+				lat, err := room(d.next.Add(1))
+				if err != nil {
+					d.failures.Add(1)
+					continue
+				}
+				local = append(local, lat)
+			}
+			d.mu.Lock()
+			d.latencies = append(d.latencies, local...)
+			d.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+func (d *roomDriver) report(b *testing.B, elapsed time.Duration) {
+	if f := d.failures.Load(); f > 0 {
+		b.Fatalf("%d rooms failed", f)
+	}
+	slices.Sort(d.latencies)
+	pct := func(p float64) float64 {
+		if len(d.latencies) == 0 {
+			return 0
+		}
+		return float64(d.latencies[int(p*float64(len(d.latencies)-1))].Microseconds())
+	}
+	b.ReportMetric(float64(len(d.latencies))/elapsed.Seconds(), "rooms/s")
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(0, "ns/op")
+}
+
+// directRoom is one whole room through the Manager's Go API.
+func directRoom(m *Manager, addr string) func(int64) (time.Duration, error) {
+	req := TransferRequest{KVIndices: []int64{1, 2, 3, 4, 5, 6, 7, 8}, AuxIndex: 1}
+	return func(id int64) (time.Duration, error) {
+		start := time.Now()
+		if err := m.Open(addr, id); err != nil {
+			return 0, err
+		}
+		if err := waitBootstrapped(m, id); err != nil {
+			return 0, err
+		}
+		if err := m.Request(id, req); err != nil {
+			return 0, err
+		}
+		st, err := m.Wait(context.Background(), id)
+		lat := time.Since(start)
+		if err == nil && st.Status != Success {
+			err = st.Failure
+		}
+		if cerr := m.Clear(id); err == nil {
+			err = cerr
+		}
+		return lat, err
+	}
+}
+
+// waitBootstrapped covers the first rooms, which wait for the bootstrap
+// server; later ones are bootstrapped when Open returns.
+func waitBootstrapped(m *Manager, id int64) error {
+	for {
+		st, err := m.Status(id)
+		if err != nil || st.Status >= Bootstrapped {
+			return err
+		}
+		if st.Status == Failed {
+			return st.Failure
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// BenchmarkRoomsDirect: whole rooms through pkg/receiver against the peer.
+func BenchmarkRoomsDirect(b *testing.B) {
+	defer debug.SetGCPercent(UseAgentGCPercent())
+	m, addr := benchScenario(b)
+	warm := &roomDriver{}
+	warm.run(2000, directRoom(m, addr)) // connections, registration, caches
+	d := &roomDriver{}
+	d.next.Store(1 << 40)
+	b.ResetTimer()
+	start := time.Now()
+	d.run(b.N, directRoom(m, addr))
+	d.report(b, time.Since(start))
+}
+
+// BenchmarkRoomsMemory reports heap in use after 10k and after 1M rooms:
+// cleared rooms must leave nothing behind.
+func BenchmarkRoomsMemory(b *testing.B) {
+	defer debug.SetGCPercent(UseAgentGCPercent())
+	m, addr := benchScenario(b)
+	d := &roomDriver{}
+	heap := func() float64 {
+		d.latencies = nil // the benchmark's own records are not the agent's memory
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapInuse) / (1 << 20)
+	}
+	for range b.N {
+		d.run(10_000, directRoom(m, addr))
+		at10k := heap()
+		d.run(990_000, directRoom(m, addr))
+		at1M := heap()
+		b.ReportMetric(at10k, "heapMiB@10k")
+		b.ReportMetric(at1M, "heapMiB@1M")
+		b.ReportMetric(float64(m.OpenRooms()), "open-rooms-after")
+	}
+	if f := d.failures.Load(); f > 0 {
+		b.Fatalf("%d rooms failed", f)
+	}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,115 @@
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// maxBootstrapBody caps what is read from a bootstrap server: its answers
+// are a few hundred bytes; a larger body is not one of them.
+const maxBootstrapBody = 1 << 20
+
+// bootstrapClient asks a prefill's bootstrap server for its parallel info,
+// its ranks' addresses and its health, each call bounded by a timeout.
+type bootstrapClient struct {
+	http    *http.Client
+	timeout time.Duration
+}
+
+func newBootstrapClient(c *http.Client, timeout time.Duration) *bootstrapClient {
+	if c == nil {
+		c = &http.Client{Transport: &http.Transport{
+			Proxy:               nil, // bootstrap servers are reached directly, never through a proxy
+			DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 8,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		}}
+	}
+	return &bootstrapClient{http: c, timeout: timeout}
+}
+
+func (c *bootstrapClient) parallelInfo(ctx context.Context, addr string) (kvwire.ParallelInfo, error) {
+	body, err := c.get(ctx, addr, kvwire.RoutePath+"?"+kvwire.ParallelInfoQuery)
+	if err != nil {
+		return kvwire.ParallelInfo{}, err
+	}
+	return kvwire.DecodeParallelInfo(body)
+}
+
+func (c *bootstrapClient) rankAddress(ctx context.Context, addr string, tpRank, dpGroup int) (kvwire.RankAddress, error) {
+	body, err := c.get(ctx, addr, kvwire.RoutePath+"?"+kvwire.RankAddressQuery(tpRank, dpGroup))
+	if err != nil {
+		return kvwire.RankAddress{}, err
+	}
+	return kvwire.DecodeRankAddress(body)
+}
+
+func (c *bootstrapClient) health(ctx context.Context, addr string) error {
+	_, err := c.get(ctx, addr, kvwire.HealthPath)
+	return err
+}
+
+// get fetches http://addr+path and returns the body of a 200 answer; other
+// answers become errors that quote the status and the start of the body.
+func (c *bootstrapClient) get(ctx context.Context, addr, path string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	url := "http://" + addr + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("GET %s: no answer within %v", url, c.timeout)
+		}
+		return nil, fmt.Errorf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBootstrapBody+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("GET %s: reading the answer: %v", url, err)
+	case len(body) > maxBootstrapBody:
+		return nil, fmt.Errorf("GET %s: answer longer than %d bytes", url, maxBootstrapBody)
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("GET %s: status %d: %s", url, resp.StatusCode, excerpt(body))
+	}
+	return body, nil
+}
+
+func excerpt(b []byte) string {
+	const limit = 120
+	s := strings.TrimSpace(string(b))
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// checkBootstrapAddr accepts HOST:PORT with a DNS name or IP and a numeric
+// port, as the engine passes it; anything else would not form a URL.
+func checkBootstrapAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("bootstrap address %q is not HOST:PORT", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("bootstrap address %q: port %q is not a number in 1..65535", addr, port)
+	}
+	if host == "" || strings.ContainsAny(host, "/?#@ \t\r\n%") {
+		return fmt.Errorf("bootstrap address %q: host %q is not a DNS name or IP address", addr, host)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package receiver
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+func sameEngine(a, b EngineInfo) bool {
+	return a.SessionID == b.SessionID && slices.Equal(a.KVDataPtrs, b.KVDataPtrs) && slices.Equal(a.StateDataPtrs, b.StateDataPtrs)
+}
+
+// validateEngine checks the engine's fields the way a prefill rank will
+// parse the registration built from them.
+func validateEngine(info EngineInfo, advertiseHost string) error {
+	if len(info.KVDataPtrs) == 0 {
+		return errorf(CodeInvalidArgument, "kvDataPtrs is empty: a decode rank registers at least one KV buffer")
+	}
+	reg := kvwire.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID, KVPtrs: info.KVDataPtrs, StatePtrs: info.StateDataPtrs}
+	if err := reg.Validate(); err != nil {
+		return errorf(CodeInvalidArgument, "sessionId %q: %v", info.SessionID, err)
+	}
+	return nil
+}
+
+func bracketIPv6(host string) string {
+	for i := 0; i < len(host); i++ {
+		if host[i] == ':' {
+			return "[" + host + "]"
+		}
+	}
+	return host
+}
+
+// checkEngineBuffers compares the engine's buffer counts with the layout
+// its plan was made for: prefill ranks index the registered pointers by the
+// plan's buffer numbers, so a different count would move bytes to the
+// wrong place.
+func checkEngineBuffers(info EngineInfo, snap PlanSnapshot) error {
+	kv, state := len(snap.Layout.DecodeKVItemLens), len(snap.Layout.DecodeStateItemLens)
+	if len(info.KVDataPtrs) != kv || len(info.StateDataPtrs) != state {
+		return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf(
+			"the engine registers %d KV and %d state buffers but the plan (%s) was made for %d KV and %d state buffers",
+			len(info.KVDataPtrs), len(info.StateDataPtrs), shortHash(snap.Hash), kv, state)}
+	}
+	return nil
+}

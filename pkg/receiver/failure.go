@@ -1,0 +1,40 @@
+package receiver
+
+// FailureReason is a stable code for why a room failed. The local API reports
+// it beside the human message, and metrics count failures by it.
+type FailureReason string
+
+const (
+	// ReasonParallelInfoUnavailable: GET /route?engine_rank=-1 failed (HTTP
+	// error, timeout, bad status or a body that is not the expected JSON).
+	ReasonParallelInfoUnavailable FailureReason = "ParallelInfoUnavailable"
+	// ReasonTargetInfoUnavailable: the address of a prefill rank could not be
+	// fetched from the bootstrap server.
+	ReasonTargetInfoUnavailable FailureReason = "TargetInfoUnavailable"
+	// ReasonLayoutMismatch: the prefill's live parallel info differs from the
+	// layout the plan was made for; rooms for that address are refused.
+	ReasonLayoutMismatch FailureReason = "LayoutMismatch"
+	// ReasonSendFailed: a registration or request could not be queued to a
+	// prefill rank's socket.
+	ReasonSendFailed FailureReason = "SendFailed"
+	// ReasonPrefillFailed: an expected prefill rank reported Failed.
+	ReasonPrefillFailed FailureReason = "PrefillReportedFailure"
+	// ReasonBootstrapTimeout: the room did not finish bootstrapping in time.
+	ReasonBootstrapTimeout FailureReason = "BootstrapTimeout"
+	// ReasonWaitingTimeout: the room did not finish in time after it was
+	// bootstrapped (whatever state it was in).
+	ReasonWaitingTimeout FailureReason = "WaitingTimeout"
+	// ReasonLostConnection: the bootstrap server missed too many heartbeats.
+	ReasonLostConnection FailureReason = "LostConnection"
+	// ReasonShutdown: the agent stopped while the room was unfinished.
+	ReasonShutdown FailureReason = "Shutdown"
+)
+
+// RoomFailure is why one room failed: a stable reason and a sentence naming
+// the address, ranks and numbers involved.
+type RoomFailure struct {
+	Reason  FailureReason
+	Message string
+}
+
+func (f *RoomFailure) Error() string { return string(f.Reason) + ": " + f.Message }

@@ -1,0 +1,23 @@
+package receiver
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// AgentGCPercent is the GOGC the receiver agent runs with unless GOGC is
+// set in its environment. Its live heap is small (the open rooms, a few
+// hundred bytes each) while every message allocates; at the default 100
+// the collector ran so often that it cost about a quarter of the agent's
+// CPU per room in BenchmarkRoomsDirect (docs/benchmarks.md). Set
+// GOMEMLIMIT to bound the heap where memory is tight.
+const AgentGCPercent = 400
+
+// UseAgentGCPercent applies AgentGCPercent unless GOGC is set, and returns
+// the previous setting (for benchmarks to restore).
+func UseAgentGCPercent() (previous int) {
+	if os.Getenv("GOGC") != "" {
+		return debug.SetGCPercent(debug.SetGCPercent(-1)) // unchanged
+	}
+	return debug.SetGCPercent(AgentGCPercent)
+}

@@ -1,0 +1,75 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// heartbeat checks every bootstrap address with cached parallel info each
+// interval; after HeartbeatMisses consecutive failures the address is
+// dropped from every cache and its unfinished rooms fail.
+func (m *Manager) heartbeat() {
+	tick := time.NewTicker(m.cfg.HeartbeatInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+			if r := m.routing.Load(); r != nil {
+				m.checkAddresses(r.peers)
+			}
+		}
+	}
+}
+
+// checkAddresses probes every live address concurrently: one slow server
+// must not delay the verdict on the others.
+func (m *Manager) checkAddresses(t *peerTable) {
+	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.HeartbeatInterval)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, addr := range t.live() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := m.boot.health(ctx, addr)
+			if m.ctx.Err() != nil {
+				return // shutting down: the failure is ours, not the prefill's
+			}
+			if err != nil {
+				m.metrics.heartbeatMissed()
+			}
+			misses := t.missed(addr, err != nil)
+			if err != nil {
+				m.log.Info("heartbeat missed", "addr", addr, "misses", misses, "error", err)
+			}
+			if misses >= m.cfg.HeartbeatMisses {
+				m.loseAddress(t, addr, fmt.Sprintf("lost connection with prefill at %s: %d consecutive heartbeats failed (last: %v)", addr, misses, err))
+			}
+		}()
+	}
+	wg.Wait()
+	t.forgetExpiredRefusals(m.now())
+}
+
+// loseAddress drops addr from the caches, closes its sockets and fails
+// every unfinished room bound to it.
+func (m *Manager) loseAddress(t *peerTable, addr, message string) {
+	endpoints, ok := t.drop(addr)
+	if !ok {
+		return
+	}
+	m.push.drop(endpoints)
+	m.metrics.addressLost()
+	failed := 0
+	m.rooms.each(func(s *roomShard, e *roomEntry) {
+		if e.addr == addr && s.fail(e, ReasonLostConnection, message) {
+			failed++
+			m.metrics.roomFailed(ReasonLostConnection)
+		}
+	})
+	m.log.Error("lost connection with prefill", "addr", addr, "failedRooms", failed, "message", message)
+}

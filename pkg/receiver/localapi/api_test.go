@@ -1,0 +1,220 @@
+package localapi
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+)
+
+// apiPair is the local API of a real agent serving decode rank 0 of the
+// P8→D4 pair against a real prefill peer, over loopback HTTP.
+type apiPair struct {
+	t    *testing.T
+	url  string
+	peer *prefillpeer.Peer
+	snap receiver.PlanSnapshot
+}
+
+func newAPIPair(t *testing.T, mut func(*receiver.Config)) *apiPair {
+	l := receiverfixtures.FragmentedP8D4()
+	peer := receivertest.StartPeer(t, l, nil)
+	snap := receivertest.Snapshot(t, l, 0)
+	m, reg := receivertest.StartAgent(t, &snap, 0, mut)
+	srv := httptest.NewServer(Handler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	t.Cleanup(srv.Close)
+	return &apiPair{t: t, url: srv.URL, peer: peer, snap: snap}
+}
+
+// do sends a request and decodes the JSON answer into out (if not nil),
+// failing unless the status is want.
+func (p *apiPair) do(method, path, body string, want int, out any) string {
+	p.t.Helper()
+	req, err := http.NewRequest(method, p.url+path, strings.NewReader(body))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		p.t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, raw, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			p.t.Fatalf("%s %s: answer %s: %v", method, path, raw, err)
+		}
+	}
+	return string(raw)
+}
+
+// expectError checks an error answer's status and code.
+func (p *apiPair) expectError(method, path, body string, status int, code string) string {
+	p.t.Helper()
+	var e ErrorBody
+	p.do(method, path, body, status, &e)
+	if e.Error.Code != code || e.Error.Message == "" {
+		p.t.Fatalf("%s %s: error %+v, want code %s and a message", method, path, e.Error, code)
+	}
+	return e.Error.Message
+}
+
+// waitBootstrapped polls a room until it left Bootstrapping (the first
+// room of an address waits for the bootstrap server).
+func (p *apiPair) waitBootstrapped(room string) RoomBody {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var b RoomBody
+		p.do("GET", "/v1/rooms/"+room, "", http.StatusOK, &b)
+		if b.Status != "Bootstrapping" || time.Now().After(deadline) {
+			return b
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (p *apiPair) engineBody() string {
+	info := receivertest.Engine(p.snap, 0)
+	b, _ := json.Marshal(map[string]any{"sessionId": info.SessionID, "kvDataPtrs": info.KVDataPtrs})
+	return string(b)
+}
+
+func (p *apiPair) openBody(room int) string {
+	b, _ := json.Marshal(map[string]any{"bootstrapAddr": p.peer.BootstrapAddr(), "room": room})
+	return string(b)
+}
+
+func TestRoomLifecycleOverHTTP(t *testing.T) {
+	p := newAPIPair(t, nil)
+	p.peer.Script(12, prefillpeer.Success(321))
+	p.expectError("POST", "/v1/rooms", p.openBody(12), http.StatusConflict, string(receiver.CodeEngineNotRegistered))
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil) // same values again: fine
+	p.expectError("PUT", "/v1/engine", `{"sessionId":"127.0.0.1:1","kvDataPtrs":[1,2,3,4]}`, http.StatusConflict, string(receiver.CodeEngineAlreadyRegistered))
+
+	var room RoomBody
+	p.do("POST", "/v1/rooms", p.openBody(12), http.StatusCreated, &room)
+	if room.Room != 12 || room.Status == "Failed" {
+		t.Fatalf("opened room: %+v", room)
+	}
+	p.expectError("POST", "/v1/rooms", p.openBody(12), http.StatusConflict, string(receiver.CodeRoomExists))
+	if room = p.waitBootstrapped("12"); room.Status != "Bootstrapped" {
+		t.Fatalf("room 12: %+v", room)
+	}
+	p.do("POST", "/v1/rooms/12/request", `{"kvIndices":[1,2,3],"auxIndex":4,"decodePrefixLen":0}`, http.StatusAccepted, &room)
+	p.expectError("POST", "/v1/rooms/12/request", `{"kvIndices":[1],"auxIndex":4}`, http.StatusConflict, string(receiver.CodeRoomAlreadyRequested))
+	p.do("GET", "/v1/rooms/12?wait=5s", "", http.StatusOK, &room)
+	if room.Status != "Success" || room.BootstrapToken != 321 || room.FailureReason != nil || room.SpecCandidateIDs != nil {
+		t.Fatalf("room 12: %+v", room)
+	}
+	p.do("DELETE", "/v1/rooms/12", "", http.StatusNoContent, nil)
+	p.expectError("DELETE", "/v1/rooms/12", "", http.StatusNotFound, string(receiver.CodeRoomNotFound))
+	p.expectError("GET", "/v1/rooms/12", "", http.StatusNotFound, string(receiver.CodeRoomNotFound))
+	if metrics := p.do("GET", "/metrics", "", http.StatusOK, nil); !strings.Contains(metrics, `pdtopo_receiver_rooms_total{outcome="success"} 1`) {
+		t.Fatalf("metrics do not count the room:\n%s", metrics)
+	}
+}
+
+func TestFailedRoomReportsItsReason(t *testing.T) {
+	p := newAPIPair(t, func(c *receiver.Config) { c.WaitingTimeout = 200 * time.Millisecond })
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
+	p.peer.Script(3, prefillpeer.Silence())
+	var room RoomBody
+	p.do("POST", "/v1/rooms", p.openBody(3), http.StatusCreated, &room)
+	p.do("GET", "/v1/rooms/3?wait=5s", "", http.StatusOK, &room) // not requested: the waiting timeout still runs
+	if room.Status != "Failed" || room.FailureCode == nil || *room.FailureCode != string(receiver.ReasonWaitingTimeout) || !strings.Contains(*room.FailureReason, "its request was not sent") {
+		t.Fatalf("room 3: %+v", room)
+	}
+	p.expectError("POST", "/v1/rooms/3/request", `{"kvIndices":[1],"auxIndex":0}`, http.StatusConflict, string(receiver.CodeRoomFinished))
+}
+
+func TestRequestBeforeBootstrapped(t *testing.T) {
+	p := newAPIPair(t, func(c *receiver.Config) { c.HTTPTimeout = 5 * time.Second })
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
+	p.peer.SetBootstrapFault(prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.FaultHang})
+	p.do("POST", "/v1/rooms", p.openBody(5), http.StatusCreated, nil)
+	msg := p.expectError("POST", "/v1/rooms/5/request", `{"kvIndices":[1],"auxIndex":0}`, http.StatusConflict, string(receiver.CodeRoomNotBootstrapped))
+	if !strings.Contains(msg, "Bootstrapping") {
+		t.Fatalf("message %q does not say where the room stands", msg)
+	}
+}
+
+func TestBadRequestsGetJSONErrors(t *testing.T) {
+	p := newAPIPair(t, nil)
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
+	p.do("POST", "/v1/rooms", p.openBody(1), http.StatusCreated, nil)
+	p.waitBootstrapped("1")
+	cases := []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1"`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":1,"extra":2}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"room":1}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":-1}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":"7"}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":1} {}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"no-port","room":2}`, 400, string(receiver.CodeInvalidArgument)},
+		{"POST", "/v1/rooms/1/request", `{"auxIndex":1}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms/1/request", `{"kvIndices":[1],"auxIndex":-1}`, 400, string(receiver.CodeInvalidArgument)},
+		{"POST", "/v1/rooms/x/request", `{"kvIndices":[1],"auxIndex":1}`, 400, CodeBadBody},
+		{"GET", "/v1/rooms/99999999999999999999", "", 400, CodeBadBody},
+		{"GET", "/v1/rooms/1?wait=forever", "", 400, CodeBadBody},
+		{"PATCH", "/v1/rooms/1", "", 405, CodeMethodNotAllowed},
+		{"GET", "/v1/engine", "", 405, CodeMethodNotAllowed},
+		{"GET", "/v2/rooms", "", 404, CodeNotFound},
+		{"PUT", "/v1/engine", `{"sessionId":"not a session","kvDataPtrs":[1]}`, 409, string(receiver.CodeEngineAlreadyRegistered)},
+	}
+	for _, c := range cases {
+		p.expectError(c.method, c.path, c.body, c.status, c.code)
+	}
+	big := `{"kvIndices":[` + strings.Repeat("1,", MaxBodyBytes/2) + `1],"auxIndex":1}`
+	p.expectError("POST", "/v1/rooms/1/request", big, http.StatusRequestEntityTooLarge, CodeBodyTooLarge)
+}
+
+func TestEngineValidation(t *testing.T) {
+	p := newAPIPair(t, nil)
+	p.expectError("PUT", "/v1/engine", `{"kvDataPtrs":[1,2,3,4]}`, 400, CodeBadBody)
+	p.expectError("PUT", "/v1/engine", `{"sessionId":"nohostport","kvDataPtrs":[1,2,3,4]}`, 400, string(receiver.CodeInvalidArgument))
+	msg := p.expectError("PUT", "/v1/engine", `{"sessionId":"127.0.0.1:5","kvDataPtrs":[1,2]}`, 400, string(receiver.CodeInvalidArgument))
+	if !strings.Contains(msg, "2 KV and 0 state buffers but the plan") || !strings.Contains(msg, "4 KV") {
+		t.Fatalf("buffer count message: %q", msg)
+	}
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	p := newAPIPair(t, nil)
+	p.do("GET", "/healthz", "", http.StatusOK, nil)
+	var ready map[string]any
+	p.do("GET", "/readyz", "", http.StatusOK, &ready)
+	if ready["engineRegistered"] != false {
+		t.Fatalf("readyz: %v", ready)
+	}
+}
+
+func TestNegativeIndicesAreRefused(t *testing.T) {
+	p := newAPIPair(t, nil)
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
+	p.do("POST", "/v1/rooms", p.openBody(2), http.StatusCreated, nil)
+	p.waitBootstrapped("2")
+	msg := p.expectError("POST", "/v1/rooms/2/request", `{"kvIndices":[1,-2],"auxIndex":0}`, 400, string(receiver.CodeInvalidArgument))
+	if !strings.Contains(msg, "kvIndices[1] is -2") {
+		t.Fatalf("message %q", msg)
+	}
+	p.do("POST", "/v1/rooms/2/request", `{"kvIndices":[1,2],"auxIndex":0,"mambaIndices":[3]}`, http.StatusAccepted, nil)
+}

@@ -1,0 +1,85 @@
+package localapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+)
+
+// ErrorBody is every error answer: {"error": {"code": ..., "message": ...}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail carries a stable code (receiver.ErrorCode, or one of this
+// package's) and a message a person can act on.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Codes of errors found before the Manager is reached.
+const (
+	CodeBadBody          = "BadRequestBody"
+	CodeBodyTooLarge     = "BodyTooLarge"
+	CodeNotFound         = "NotFound"
+	CodeMethodNotAllowed = "MethodNotAllowed"
+	CodeInternal         = "Internal"
+)
+
+// statusOf maps a Manager error code to its HTTP status.
+var statusOf = map[receiver.ErrorCode]int{
+	receiver.CodeInvalidArgument:         http.StatusBadRequest,
+	receiver.CodeEngineNotRegistered:     http.StatusConflict,
+	receiver.CodeEngineAlreadyRegistered: http.StatusConflict,
+	receiver.CodeNoPlan:                  http.StatusServiceUnavailable,
+	receiver.CodeRoomExists:              http.StatusConflict,
+	receiver.CodeRoomNotFound:            http.StatusNotFound,
+	receiver.CodeRoomNotBootstrapped:     http.StatusConflict,
+	receiver.CodeRoomAlreadyRequested:    http.StatusConflict,
+	receiver.CodeRoomFinished:            http.StatusConflict,
+	receiver.CodeTooManyRooms:            http.StatusServiceUnavailable,
+	receiver.CodeClosed:                  http.StatusServiceUnavailable,
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var be *bodyError
+	var re *receiver.Error
+	switch {
+	case errors.As(err, &be) && be.tooLarge:
+		writeJSONError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, be.msg)
+	case errors.As(err, &be):
+		writeJSONError(w, http.StatusBadRequest, CodeBadBody, be.msg)
+	case errors.As(err, &re):
+		status, ok := statusOf[re.Code]
+		if !ok {
+			status = http.StatusInternalServerError
+		}
+		writeJSONError(w, status, string(re.Code), re.Message)
+	default:
+		writeJSONError(w, http.StatusInternalServerError, CodeInternal, err.Error())
+	}
+}
+
+func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorBody{ErrorDetail{Code: code, Message: msg}})
+}
+
+var jsonContentType = []string{"application/json"}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil { // only plain values are written
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"Internal","message":"encoding the answer failed"}}`)
+	}
+	writeRaw(w, status, append(b, '\n'))
+}
+
+// writeRaw writes an encoded JSON answer.
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	w.Header()["Content-Type"] = jsonContentType // canonical key: no allocation
+	w.WriteHeader(status)
+	w.Write(body)
+}

@@ -1,0 +1,170 @@
+// Package localapi is the receiver agent's HTTP/JSON API for the decode
+// engine beside it: register the engine once, then open, request, poll and
+// clear rooms; plus /healthz, /readyz and /metrics. It only translates
+// between JSON and a receiver.Manager.
+package localapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+)
+
+// Agent is what the API drives: a *receiver.Manager.
+type Agent interface {
+	RegisterEngine(receiver.EngineInfo) error
+	Open(bootstrapAddr string, room int64) error
+	Request(room int64, req receiver.TransferRequest) error
+	Status(room int64) (receiver.RoomStatus, error)
+	Wait(ctx context.Context, room int64) (receiver.RoomStatus, error)
+	Clear(room int64) error
+	Readiness() error
+	EngineRegistered() bool
+}
+
+// Handler serves the API. metrics may be nil (no /metrics).
+func Handler(agent Agent, metrics http.Handler) http.Handler {
+	a := &api{agent: agent}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/engine", a.methods(map[string]http.HandlerFunc{http.MethodPut: a.putEngine}))
+	mux.HandleFunc("/v1/rooms", a.methods(map[string]http.HandlerFunc{http.MethodPost: a.openRoom}))
+	mux.HandleFunc("/v1/rooms/{room}", a.methods(map[string]http.HandlerFunc{http.MethodGet: a.getRoom, http.MethodDelete: a.clearRoom}))
+	mux.HandleFunc("/v1/rooms/{room}/request", a.methods(map[string]http.HandlerFunc{http.MethodPost: a.requestRoom}))
+	mux.HandleFunc("/healthz", a.methods(map[string]http.HandlerFunc{http.MethodGet: healthz}))
+	mux.HandleFunc("/readyz", a.methods(map[string]http.HandlerFunc{http.MethodGet: a.readyz}))
+	if metrics != nil {
+		mux.Handle("/metrics", metrics)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONError(w, http.StatusNotFound, CodeNotFound, "no such endpoint: "+r.URL.Path)
+	})
+	return mux
+}
+
+type api struct{ agent Agent }
+
+// ServerProtocols are the protocols the API is served with: HTTP/1.1, and
+// HTTP/2 without TLS for clients that know to use it (prior knowledge), which
+// carries many concurrent calls over one connection.
+func ServerProtocols() *http.Protocols {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &p
+}
+
+// methods dispatches on the method, answering others with a JSON 405.
+func (a *api) methods(byMethod map[string]http.HandlerFunc) http.HandlerFunc {
+	allowed := make([]string, 0, len(byMethod))
+	for m := range byMethod {
+		allowed = append(allowed, m)
+	}
+	allow := strings.Join(allowed, ", ")
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := byMethod[r.Method]; ok {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		writeJSONError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; use "+allow)
+	}
+}
+
+func (a *api) putEngine(w http.ResponseWriter, r *http.Request) {
+	info, err := parseEngine(r.Body)
+	if err == nil {
+		err = a.agent.RegisterEngine(info)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"sessionId": info.SessionID})
+}
+
+func (a *api) openRoom(w http.ResponseWriter, r *http.Request) {
+	addr, room, err := parseOpen(r.Body)
+	if err == nil {
+		err = a.agent.Open(addr, room)
+	}
+	a.answerRoom(w, room, http.StatusCreated, err)
+}
+
+func (a *api) requestRoom(w http.ResponseWriter, r *http.Request) {
+	room, err := parseRoom(r.PathValue("room"))
+	if err == nil {
+		var req receiver.TransferRequest
+		if req, err = parseRequest(r.Body); err == nil {
+			err = a.agent.Request(room, req)
+		}
+	}
+	a.answerRoom(w, room, http.StatusAccepted, err)
+}
+
+// getRoom answers a room's status; with ?wait=DURATION (at most MaxWait)
+// it first waits for the room to finish, so an engine need not poll.
+func (a *api) getRoom(w http.ResponseWriter, r *http.Request) {
+	room, err := parseRoom(r.PathValue("room"))
+	var wait time.Duration
+	if err == nil {
+		wait, err = parseWait(r.URL.Query().Get("wait"))
+	}
+	if err != nil || wait == 0 {
+		a.answerRoom(w, room, http.StatusOK, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
+	defer cancel()
+	st, err := a.agent.Wait(ctx, room)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeRoom(w, http.StatusOK, st)
+}
+
+// answerRoom writes err, or the room's current status with code.
+func (a *api) answerRoom(w http.ResponseWriter, room int64, code int, err error) {
+	var st receiver.RoomStatus
+	if err == nil {
+		st, err = a.agent.Status(room)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeRoom(w, code, st)
+}
+
+func (a *api) clearRoom(w http.ResponseWriter, r *http.Request) {
+	room, err := parseRoom(r.PathValue("room"))
+	if err == nil {
+		err = a.agent.Clear(room)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz is about the agent, not the engine: a pod is ready once its plan
+// is loaded, before the engine beside it registered.
+func (a *api) readyz(w http.ResponseWriter, _ *http.Request) {
+	if err := a.agent.Readiness(); err != nil {
+		var code string
+		if re, ok := err.(*receiver.Error); ok {
+			code = string(re.Code)
+		}
+		writeJSONError(w, http.StatusServiceUnavailable, code, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "engineRegistered": a.agent.EngineRegistered()})
+}

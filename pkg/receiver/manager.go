@@ -1,0 +1,219 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+)
+
+// EngineInfo is what the decode engine tells the agent once, before any
+// room: its transfer-engine session and where its buffers are.
+type EngineInfo struct {
+	// SessionID is the transfer-engine session, "host:port".
+	SessionID     string
+	KVDataPtrs    []uint64
+	StateDataPtrs []uint64
+}
+
+// routing is one plan with the caches learned for it; replacing the plan
+// replaces both, so no cache outlives the plan it was made for.
+type routing struct {
+	view  *routeView
+	peers *peerTable
+}
+
+// Manager runs the decode side of the handshake for one decode engine rank.
+// It is safe for concurrent use.
+type Manager struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *Metrics
+	start   time.Time
+
+	rooms   *roomTable
+	routing atomic.Pointer[routing]
+	engine  atomic.Pointer[EngineInfo]
+	engMu   sync.Mutex // serialises RegisterEngine and SetPlan
+
+	zctx   *zmq.Context
+	status *statusSocket
+	push   *pushPool
+	boot   *bootstrapClient
+
+	// ctx ends on Close, cancelling bootstrap calls in flight.
+	ctx       context.Context
+	cancel    context.CancelFunc
+	stop      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	closed    atomic.Bool
+	// lifeMu orders starting a resolver (wg.Add) before Close's wg.Wait.
+	lifeMu    sync.Mutex
+	rejectLog logLimiter
+}
+
+// New binds the status socket and starts the agent's background loops
+// (status receiver, deadline sweeper, heartbeat). plan may be nil and set
+// later with SetPlan; rooms are refused until then.
+func New(cfg Config, plan *PlanSnapshot) (*Manager, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{
+		cfg: cfg, log: cfg.Logger, metrics: cfg.Metrics, start: time.Now(),
+		rooms: newRoomTable(cfg.MaxRooms, int64(cfg.BootstrapTimeout), int64(cfg.WaitingTimeout)),
+		boot:  newBootstrapClient(cfg.HTTPClient, cfg.HTTPTimeout),
+		stop:  make(chan struct{}),
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	if plan != nil {
+		if err := m.SetPlan(*plan); err != nil {
+			return nil, err
+		}
+	}
+	if m.zctx, err = zmq.NewContext(); err != nil {
+		return nil, err
+	}
+	m.zctx.SetRetryAfterEINTR(true) // the Go runtime interrupts blocking calls with signals
+	if m.status, err = bindStatusSocket(m.zctx, cfg.StatusAddr); err != nil {
+		m.zctx.Term()
+		return nil, err
+	}
+	m.push = newPushPool(m.zctx, cfg.SendTimeout)
+	m.metrics.countOpenRooms(m.rooms.len)
+	m.wg.Add(3)
+	go func() { defer m.wg.Done(); m.status.serve(m.stop, m.handleStatus) }()
+	go func() { defer m.wg.Done(); m.sweep() }()
+	go func() { defer m.wg.Done(); m.heartbeat() }()
+	m.log.Info("receiver agent started", "engineRank", cfg.EngineRank, "statusEndpoint", m.status.endpoint, "advertised", m.StatusAddr())
+	return m, nil
+}
+
+// StatusAddr is the IP:PORT prefill ranks send status messages to.
+func (m *Manager) StatusAddr() string {
+	return fmt.Sprintf("%s:%d", bracketIPv6(m.cfg.AdvertiseHost), m.status.port)
+}
+
+// SetPlan installs a (new) plan for this rank. Rooms already open keep the
+// plan they were opened with; caches learned for the old plan are dropped.
+func (m *Manager) SetPlan(snap PlanSnapshot) error {
+	rank, err := DecodeTPRank(snap.Layout, m.cfg.EngineRank)
+	if err != nil {
+		return err
+	}
+	if snap.Plan.DecodeTPRank != rank {
+		return fmt.Errorf("the plan is for decode TP rank %d but engine rank %d is decode TP rank %d", snap.Plan.DecodeTPRank, m.cfg.EngineRank, rank)
+	}
+	view, err := newRouteView(snap)
+	if err != nil {
+		return err
+	}
+	m.engMu.Lock()
+	defer m.engMu.Unlock()
+	if eng := m.engine.Load(); eng != nil {
+		if err := checkEngineBuffers(*eng, snap); err != nil {
+			return err
+		}
+	}
+	m.routing.Store(&routing{view: view, peers: newPeerTable(view)})
+	m.log.Info("route plan installed", "decodeTPRank", rank, "kind", snap.Plan.PlanKind, "targets", len(snap.Plan.Targets), "idle", len(snap.Plan.IdlePrefillTPRanks), "hash", shortHash(snap.Hash))
+	return nil
+}
+
+// Plan returns the plan in use, if any.
+func (m *Manager) Plan() (PlanSnapshot, bool) {
+	if r := m.routing.Load(); r != nil {
+		return r.view.snap, true
+	}
+	return PlanSnapshot{}, false
+}
+
+// RegisterEngine records the engine's session and buffer pointers. It is
+// accepted once; repeating the same values is harmless.
+func (m *Manager) RegisterEngine(info EngineInfo) error {
+	m.engMu.Lock()
+	defer m.engMu.Unlock()
+	if cur := m.engine.Load(); cur != nil {
+		if sameEngine(*cur, info) {
+			return nil
+		}
+		return errorf(CodeEngineAlreadyRegistered, "the engine registered session %s already; the agent serves one engine for its lifetime", cur.SessionID)
+	}
+	if err := validateEngine(info, m.cfg.AdvertiseHost); err != nil {
+		return err
+	}
+	if r := m.routing.Load(); r != nil {
+		if err := checkEngineBuffers(info, r.view.snap); err != nil {
+			return err
+		}
+	}
+	info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
+	info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
+	m.engine.Store(&info)
+	return nil
+}
+
+// Readiness reports whether the agent can serve an engine: it is running
+// and has a plan. /readyz answers with it.
+func (m *Manager) Readiness() error {
+	switch {
+	case m.closed.Load():
+		return errorf(CodeClosed, "the agent is shutting down")
+	case m.routing.Load() == nil:
+		return errorf(CodeNoPlan, "no route plan is loaded for engine rank %d", m.cfg.EngineRank)
+	}
+	return nil
+}
+
+// Ready reports whether rooms can be opened: Readiness, and the engine has
+// registered.
+func (m *Manager) Ready() error {
+	if err := m.Readiness(); err != nil {
+		return err
+	}
+	if m.engine.Load() == nil {
+		return errorf(CodeEngineNotRegistered, "the engine has not registered its session and buffers (PUT /v1/engine) yet")
+	}
+	return nil
+}
+
+// EngineRegistered reports whether RegisterEngine succeeded.
+func (m *Manager) EngineRegistered() bool { return m.engine.Load() != nil }
+
+// OpenRooms is the number of rooms opened and not cleared.
+func (m *Manager) OpenRooms() int { return m.rooms.len() }
+
+// startResolver runs a resolver for pa unless the agent is closing.
+func (m *Manager) startResolver(t *peerTable, pa *peerAddr) {
+	m.lifeMu.Lock()
+	defer m.lifeMu.Unlock()
+	if m.closed.Load() {
+		return // the rooms waiting on it stay Bootstrapping: the agent is gone
+	}
+	m.wg.Add(1)
+	go m.resolve(t, pa)
+}
+
+// now is monotonic nanoseconds since the Manager started.
+func (m *Manager) now() int64 { return int64(time.Since(m.start)) }
+
+// Close stops the loops and closes every socket. Open rooms stay readable.
+func (m *Manager) Close() error {
+	m.closeOnce.Do(func() {
+		m.lifeMu.Lock()
+		m.closed.Store(true)
+		m.lifeMu.Unlock()
+		close(m.stop)
+		m.cancel()
+		m.wg.Wait()
+		m.push.close()
+		m.zctx.Term()
+	})
+	return nil
+}

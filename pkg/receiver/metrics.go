@@ -1,0 +1,134 @@
+package receiver
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Outcomes of a room, as counted by pdtopo_receiver_rooms_total.
+const (
+	OutcomeSuccess = "success"
+	OutcomeFailed  = "failed"
+	// OutcomeAbandoned: the engine cleared the room before it finished.
+	OutcomeAbandoned = "abandoned"
+)
+
+// Reasons a status message was ignored, beside kvwire's decode reasons.
+const (
+	RejectUnknownRoom    = "UnknownRoom"
+	RejectUnexpectedRank = "UnexpectedRank"
+	RejectDuplicate      = "DuplicateSuccess"
+	RejectFinished       = "RoomFinished"
+	RejectNotRequested   = "RoomNotRequested"
+	RejectInvalidStatus  = "UnknownStatus"
+)
+
+// Metrics are the agent's Prometheus metrics. A nil *Metrics records
+// nothing, so that library users and tests need not register any.
+type Metrics struct {
+	rooms           *prometheus.CounterVec
+	success, failed prometheus.Counter
+	abandoned       prometheus.Counter
+	failures        *prometheus.CounterVec
+	openRooms       prometheus.GaugeFunc
+	latency         prometheus.Histogram
+	statusAccepted  prometheus.Counter
+	rejected        *prometheus.CounterVec
+	heartbeatMisses prometheus.Counter
+	addressesLost   prometheus.Counter
+	openRoomsFn     atomic.Pointer[func() int]
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		rooms: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_rooms_total", Help: "Rooms that finished, by outcome (success, failed, abandoned: cleared unfinished).",
+		}, []string{"outcome"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_room_failures_total", Help: "Failed rooms by failure reason.",
+		}, []string{"reason"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "pdtopo_receiver_room_open_to_success_seconds", Help: "Time from opening a room to its Success.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 16), // 100µs … ~90 s
+		}),
+		statusAccepted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_status_messages_total", Help: "Status messages from prefill ranks applied to a room.",
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_status_messages_rejected_total", Help: "Status messages ignored, by reason (malformed, unknown room, unexpected rank, …).",
+		}, []string{"reason"}),
+		heartbeatMisses: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_heartbeat_misses_total", Help: "Bootstrap server health checks that failed.",
+		}),
+		addressesLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_prefill_connections_lost_total", Help: "Bootstrap addresses dropped after consecutive heartbeat misses.",
+		}),
+	}
+	m.success = m.rooms.WithLabelValues(OutcomeSuccess)
+	m.failed = m.rooms.WithLabelValues(OutcomeFailed)
+	m.abandoned = m.rooms.WithLabelValues(OutcomeAbandoned)
+	m.openRooms = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pdtopo_receiver_open_rooms", Help: "Rooms opened and not yet cleared.",
+	}, func() float64 {
+		if fn := m.openRoomsFn.Load(); fn != nil {
+			return float64((*fn)())
+		}
+		return 0
+	})
+	reg.MustRegister(m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms)
+	return m
+}
+
+// countOpenRooms makes the open-rooms gauge read fn.
+func (m *Metrics) countOpenRooms(fn func() int) {
+	if m != nil {
+		m.openRoomsFn.Store(&fn)
+	}
+}
+
+func (m *Metrics) roomSucceeded(openToSuccess time.Duration) {
+	if m != nil {
+		m.success.Inc()
+		m.latency.Observe(openToSuccess.Seconds())
+	}
+}
+
+func (m *Metrics) roomFailed(reason FailureReason) {
+	if m != nil {
+		m.failed.Inc()
+		m.failures.WithLabelValues(string(reason)).Inc()
+	}
+}
+
+func (m *Metrics) roomAbandoned() {
+	if m != nil {
+		m.abandoned.Inc()
+	}
+}
+
+func (m *Metrics) statusApplied() {
+	if m != nil {
+		m.statusAccepted.Inc()
+	}
+}
+
+func (m *Metrics) statusRejected(reason string) {
+	if m != nil {
+		m.rejected.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) heartbeatMissed() {
+	if m != nil {
+		m.heartbeatMisses.Inc()
+	}
+}
+
+func (m *Metrics) addressLost() {
+	if m != nil {
+		m.addressesLost.Inc()
+	}
+}

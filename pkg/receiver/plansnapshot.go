@@ -1,0 +1,48 @@
+package receiver
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// PlanSnapshot is one decode rank's route plan with the layout it was made
+// for; the layout is what the prefill's live parallel info is checked
+// against before a bootstrap address is used.
+type PlanSnapshot struct {
+	Layout transferplan.LayoutRecord
+	Plan   transferplan.RoutePlan
+	// Hash identifies the published plan content (for logs and /readyz).
+	Hash string
+}
+
+// DecodeTPRank is the plan index of an engine rank: its TP rank within its
+// decode DP group.
+func DecodeTPRank(layout transferplan.LayoutRecord, engineRank int) (int, error) {
+	d := layout.Decode
+	if d.TPSize < 1 || d.DPSize < 1 || d.TPSize%d.DPSize != 0 {
+		return 0, fmt.Errorf("plan layout has decode tensorParallelSize %d and dataParallelSize %d; DP must divide TP", d.TPSize, d.DPSize)
+	}
+	if engineRank < 0 || engineRank >= d.TPSize {
+		return 0, fmt.Errorf("engine rank %d is outside the decode fleet of %d ranks the plan was made for", engineRank, d.TPSize)
+	}
+	return engineRank % d.TPPerDP(), nil
+}
+
+// SnapshotFor picks engineRank's plan out of a whole plan set (the output of
+// `pdtopo plan -o json`).
+func SnapshotFor(set *transferplan.PlanSet, engineRank int) (PlanSnapshot, error) {
+	if !set.Compatible {
+		return PlanSnapshot{}, fmt.Errorf("the plan set is marked incompatible: prefill and decode layouts cannot exchange KV cache")
+	}
+	rank, err := DecodeTPRank(set.Layout, engineRank)
+	if err != nil {
+		return PlanSnapshot{}, err
+	}
+	for _, p := range set.Plans {
+		if p.DecodeTPRank == rank {
+			return PlanSnapshot{Layout: set.Layout, Plan: p, Hash: set.Hash()}, nil
+		}
+	}
+	return PlanSnapshot{}, fmt.Errorf("the plan set has no plan for decode TP rank %d (engine rank %d)", rank, engineRank)
+}

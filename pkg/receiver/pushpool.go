@@ -1,0 +1,130 @@
+package receiver
+
+import (
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+)
+
+// pushHWM is the number of messages queued per prefill rank before a send
+// waits (up to the send timeout): enough for bursts of rooms, small enough
+// that a dead rank cannot absorb unbounded memory.
+const pushHWM = 100_000
+
+// pushPool holds one PUSH socket per prefill rank endpoint. ZMQ sockets are
+// not safe for concurrent use, so each has its own lock; the pool only
+// grows with the prefill ranks of live bootstrap addresses, and an
+// address's sockets are closed when it is dropped.
+type pushPool struct {
+	ctx         *zmq.Context
+	sendTimeout time.Duration
+	mu          sync.Mutex
+	socks       map[string]*pushSocket
+	closed      bool
+}
+
+type pushSocket struct {
+	mu   sync.Mutex
+	sock *zmq.Socket // nil once closed
+}
+
+func newPushPool(ctx *zmq.Context, sendTimeout time.Duration) *pushPool {
+	return &pushPool{ctx: ctx, sendTimeout: sendTimeout, socks: make(map[string]*pushSocket)}
+}
+
+// socket returns the endpoint's socket, connecting it on first use.
+func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("the agent is shutting down")
+	}
+	if s, ok := p.socks[endpoint]; ok {
+		return s, nil
+	}
+	sock, err := p.ctx.NewSocket(zmq.PUSH)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range []func() error{
+		func() error { return sock.SetLinger(0) },
+		func() error { return sock.SetSndhwm(pushHWM) },
+		func() error { return sock.SetSndtimeo(p.sendTimeout) },
+		func() error { return sock.Connect(endpoint) },
+	} {
+		if err := set(); err != nil {
+			sock.Close()
+			return nil, fmt.Errorf("connecting to %s: %v", endpoint, err)
+		}
+	}
+	s := &pushSocket{sock: sock}
+	p.socks[endpoint] = s
+	return s, nil
+}
+
+// send queues one multipart message to endpoint. ZMQ delivers multipart
+// messages atomically, so a timeout can only happen on the first frame.
+func (p *pushPool) send(endpoint string, frames [][]byte) error {
+	s, err := p.socket(endpoint)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sock == nil {
+		return fmt.Errorf("the socket to %s was closed (its prefill was dropped)", endpoint)
+	}
+	for i, f := range frames {
+		flag := zmq.SNDMORE
+		if i == len(frames)-1 {
+			flag = 0
+		}
+		if _, err := s.sock.SendBytes(f, flag); err != nil {
+			if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+				return fmt.Errorf("prefill rank at %s did not take the message within %v (queue full: is it alive?)", endpoint, p.sendTimeout)
+			}
+			return fmt.Errorf("sending to %s: %v", endpoint, err)
+		}
+	}
+	return nil
+}
+
+// drop closes the sockets of endpoints (of an address that was dropped).
+func (p *pushPool) drop(endpoints []string) {
+	p.mu.Lock()
+	var victims []*pushSocket
+	for _, ep := range endpoints {
+		if s, ok := p.socks[ep]; ok {
+			victims = append(victims, s)
+			delete(p.socks, ep)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range victims {
+		s.close()
+	}
+}
+
+func (s *pushSocket) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sock != nil {
+		s.sock.Close()
+		s.sock = nil
+	}
+}
+
+// close closes every socket; sends after it fail.
+func (p *pushPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	socks := p.socks
+	p.socks = nil
+	p.mu.Unlock()
+	for _, s := range socks {
+		s.close()
+	}
+}

@@ -1,0 +1,159 @@
+package receiver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// resolve is the one goroutine working for a bootstrap address: it fetches
+// the parallel info, then each waiting dp group's rank addresses and sends
+// the registrations, handing waiting rooms on as each step finishes. It
+// exits when no room waits, so no goroutine lingers per room or address.
+func (m *Manager) resolve(t *peerTable, pa *peerAddr) {
+	defer m.wg.Done()
+	for {
+		needInfo, group, ok := t.nextWork(pa)
+		switch {
+		case !ok:
+			return
+		case needInfo:
+			m.resolveInfo(t, pa)
+		default:
+			m.resolveGroup(t, pa, group)
+		}
+	}
+}
+
+// nextWork says what the resolver of pa must do next, or clears its
+// resolving flag and reports false when nothing waits.
+func (t *peerTable) nextWork(pa *peerAddr) (needInfo bool, group int, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pa.info == nil && len(pa.waiting) > 0 {
+		return true, 0, true
+	}
+	for g, grp := range pa.groups {
+		if grp.endpoints == nil && len(grp.waiting) > 0 {
+			return false, g, true
+		}
+	}
+	pa.resolving = false
+	if pa.info == nil && pa.refusal == nil && t.attached(pa) {
+		delete(t.addrs, pa.addr) // nothing learned: keep no entry for it
+	}
+	return false, 0, false
+}
+
+// resolveInfo fetches and checks the parallel info of pa's address.
+func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
+	info, failure := m.fetchParallelInfo(t.view, pa.addr)
+	now := m.now()
+	t.mu.Lock()
+	waiting := pa.waiting
+	pa.waiting = nil
+	switch {
+	case !t.attached(pa):
+		waiting = nil // its address was dropped meanwhile: the heartbeat failed these rooms
+	case failure != nil && failure.Reason == ReasonLayoutMismatch:
+		pa.refusal, pa.refusedUntil = failure, now+int64(m.cfg.HeartbeatInterval)
+	case failure == nil:
+		pa.info = info
+		for _, e := range waiting { // hand rooms on to their dp groups
+			grp := pa.group(dpGroup(e.id, info.DPSize))
+			grp.waiting = append(grp.waiting, e)
+		}
+		waiting = nil
+	}
+	t.mu.Unlock()
+	for _, e := range waiting {
+		m.failRoom(e, failure.Reason, failure.Message)
+	}
+	if failure != nil && len(waiting) > 0 {
+		m.log.Warn("bootstrap address refused", "addr", pa.addr, "reason", failure.Reason, "message", failure.Message, "rooms", len(waiting))
+	}
+}
+
+func (m *Manager) fetchParallelInfo(view *routeView, addr string) (*PrefillParallelInfo, *RoomFailure) {
+	raw, err := m.boot.parallelInfo(m.ctx, addr)
+	if err != nil {
+		return nil, &RoomFailure{ReasonParallelInfoUnavailable, fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
+	}
+	info := &PrefillParallelInfo{
+		TPSize: raw.PrefillTPSize, DPSize: raw.PrefillDPSize, MLAL15Cache: raw.EnableMLAL15Cache,
+		KVItemLens: raw.KVItemLens, KVUnitLens: raw.KVUnitLens, StateItemLens: raw.StateItemLens, StateUnitLens: raw.StateUnitLens,
+	}
+	if err := checkLayout(*info, view.snap.Layout); err != nil {
+		return nil, &RoomFailure{ReasonLayoutMismatch, fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
+	}
+	return info, nil
+}
+
+// resolveGroup fetches the address of every rank the plan sends to in dp
+// group g and registers this decode rank with each, then bootstraps the
+// rooms waiting for g. A failure fails those rooms only; the next room for
+// g tries again.
+func (m *Manager) resolveGroup(t *peerTable, pa *peerAddr, g int) {
+	endpoints, failure := m.connectGroup(t.view, pa.addr, g)
+	t.mu.Lock()
+	grp := pa.group(g)
+	waiting := grp.waiting
+	grp.waiting = nil
+	if failure == nil && t.attached(pa) {
+		grp.endpoints = endpoints
+	}
+	t.mu.Unlock()
+	for _, e := range waiting {
+		if failure != nil {
+			m.failRoom(e, failure.Reason, failure.Message)
+		} else {
+			m.bootstrapped(e, g, endpoints)
+		}
+	}
+	if failure != nil {
+		m.log.Warn("prefill dp group unavailable", "addr", pa.addr, "dpGroup", g, "reason", failure.Reason, "message", failure.Message, "rooms", len(waiting))
+	}
+}
+
+// connectGroup fetches the endpoints of view.sends in dp group g and sends
+// each the registration: once per (address, dp group, target set).
+func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *RoomFailure) {
+	endpoints := make([]string, len(view.sends))
+	for i, s := range view.sends {
+		ra, err := m.boot.rankAddress(m.ctx, addr, s.rank, g)
+		if err != nil {
+			return nil, &RoomFailure{ReasonTargetInfoUnavailable, fmt.Sprintf("could not fetch the address of prefill TP rank %d in dp group %d from bootstrap address %s: %v", s.rank, g, addr, err)}
+		}
+		endpoints[i] = ra.Endpoint()
+	}
+	reg := m.registrationFrames()
+	for i, ep := range endpoints {
+		if err := m.push.send(ep, reg); err != nil {
+			return nil, &RoomFailure{ReasonSendFailed, fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
+		}
+	}
+	m.log.Info("registered with prefill ranks", "addr", addr, "dpGroup", g, "endpoints", strings.Join(endpoints, ","))
+	return endpoints, nil
+}
+
+// registrationFrames encodes this rank's registration; its fields never
+// change after the engine registered, so one encoding serves all sends.
+func (m *Manager) registrationFrames() [][]byte {
+	eng := m.engine.Load()
+	reg := kvwire.Registration{
+		DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
+		KVPtrs: eng.KVDataPtrs, StatePtrs: eng.StateDataPtrs,
+	}
+	return reg.Frames()
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "without hash"
+	}
+	return h
+}

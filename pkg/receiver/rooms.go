@@ -1,0 +1,250 @@
+package receiver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// TransferRequest is what the engine sends once a room is bootstrapped:
+// the pages to fill and where the request's auxiliary data goes.
+type TransferRequest struct {
+	KVIndices       []int64
+	AuxIndex        int64
+	DecodePrefixLen int64
+	// MambaIndices are the state slots to fill; nil when the model has none.
+	MambaIndices []int64
+}
+
+// RoomStatus is what the engine polls.
+type RoomStatus struct {
+	Room   int64
+	Status TransferPoll
+	// BootstrapToken is the first generated token (-1 if none was reported).
+	BootstrapToken int64
+	// SpecCandidateIDs are reported only when the plan lets the engine use
+	// them (identity and MLA plans), as the reference decode does.
+	SpecCandidateIDs []int32
+	Failure          *RoomFailure
+}
+
+// Open starts a room against a prefill's bootstrap address. With the
+// address and dp group already known it is bootstrapped before Open
+// returns; otherwise it is Bootstrapping until the bootstrap server
+// answered (poll Status). Failures to reach the prefill fail the room, not
+// the call.
+func (m *Manager) Open(bootstrapAddr string, room int64) error {
+	if err := m.Ready(); err != nil {
+		return err
+	}
+	if room < 0 {
+		return errorf(CodeInvalidArgument, "room %d is negative", room)
+	}
+	if err := checkBootstrapAddr(bootstrapAddr); err != nil {
+		return errorf(CodeInvalidArgument, "%v", err)
+	}
+	r := m.routing.Load()
+	now := m.now()
+	e := &roomEntry{id: room, view: r.view, addr: bootstrapAddr, group: -1, openedAt: now,
+		state: NewRoomState(r.view.expected, r.view.required)}
+	switch exists, full := m.rooms.insert(e, now); {
+	case exists:
+		return errorf(CodeRoomExists, "room %d is already open; clear it before reusing its number", room)
+	case full:
+		return errorf(CodeTooManyRooms, "%d rooms are open, the most this agent keeps; clear finished rooms", m.cfg.MaxRooms)
+	}
+	res := r.peers.bind(e, now)
+	switch {
+	case res.refusal != nil:
+		m.failRoom(e, res.refusal.Reason, res.refusal.Message)
+	case res.endpoints != nil:
+		m.bootstrapped(e, res.group, res.endpoints)
+	case res.startResolver:
+		m.startResolver(r.peers, res.addr)
+	}
+	return nil
+}
+
+// Request sends a bootstrapped room's request to every rank of its plan.
+// A send that fails fails the room (its reason says which rank).
+func (m *Manager) Request(room int64, req TransferRequest) error {
+	var (
+		e    *roomEntry
+		perr error
+	)
+	now := m.now()
+	found := m.rooms.with(room, func(s *roomShard, entry *roomEntry) {
+		if perr = requestable(entry); perr == nil {
+			perr = m.checkPayload(entry, req)
+		}
+		if perr == nil {
+			s.markRequested(entry, now) // before sending: answers may beat the send's return
+			e = entry
+		}
+	})
+	if !found {
+		return errorf(CodeRoomNotFound, "room %d is not open", room)
+	}
+	if perr != nil {
+		return perr
+	}
+	for i := range e.view.sends {
+		t := &e.view.sends[i]
+		if err := m.push.send(e.endpoints[i], m.requestFrames(e, t, &req)); err != nil {
+			m.failRoom(e, ReasonSendFailed, fmt.Sprintf("could not send room %d's request to prefill TP rank %d (dp group %d of %s): %v", room, t.rank, e.group, e.addr, err))
+			return nil
+		}
+	}
+	return nil
+}
+
+// requestable says why a room cannot take its request now, if it cannot.
+func requestable(e *roomEntry) error {
+	st := e.state.Status()
+	switch {
+	case st == Failed:
+		return errorf(CodeRoomFinished, "room %d already failed: %s", e.id, e.state.Failure().Message)
+	case st == Success:
+		return errorf(CodeRoomFinished, "room %d already succeeded", e.id)
+	case e.state.Requested():
+		return errorf(CodeRoomAlreadyRequested, "room %d's request was already sent", e.id)
+	case st < Bootstrapped:
+		return errorf(CodeRoomNotBootstrapped, "room %d is still %s; send its request once it is Bootstrapped", e.id, st)
+	}
+	return nil
+}
+
+// checkPayload rejects a payload a prefill rank would not parse, or would
+// use to index outside its arrays (numpy takes a negative index from the
+// end: a transfer to the wrong page rather than an error).
+func (m *Manager) checkPayload(e *roomEntry, req TransferRequest) error {
+	for _, list := range [...]struct {
+		name    string
+		indices []int64
+	}{{"kvIndices", req.KVIndices}, {"mambaIndices", req.MambaIndices}} {
+		for i, v := range list.indices {
+			if v < 0 {
+				return errorf(CodeInvalidArgument, "room %d's request: %s[%d] is %d; page and slot indices are non-negative", e.id, list.name, i, v)
+			}
+		}
+	}
+	q := m.request(e, &e.view.sends[0], &req)
+	q.Dummy = false
+	if err := q.Validate(); err != nil {
+		return errorf(CodeInvalidArgument, "room %d's request: %v", e.id, err)
+	}
+	return nil
+}
+
+func (m *Manager) request(e *roomEntry, t *sendTarget, req *TransferRequest) kvwire.Request {
+	eng := m.engine.Load()
+	q := kvwire.Request{
+		Room: e.id, DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
+		RequiredDstInfoNum: t.dstInfo, Dummy: t.dummy,
+	}
+	if !t.dummy {
+		q.KVIndices, q.AuxIndex, q.DecodePrefixLen, q.MambaIndices = req.KVIndices, req.AuxIndex, req.DecodePrefixLen, req.MambaIndices
+	}
+	return q
+}
+
+func (m *Manager) requestFrames(e *roomEntry, t *sendTarget, req *TransferRequest) [][]byte {
+	q := m.request(e, t, req)
+	return q.AppendFrames(make([][]byte, 0, kvwire.RequestFramesWithFragments), t.fragments)
+}
+
+// Status reports a room. A room past its deadline is failed here too, so
+// the answer never waits for the sweeper.
+func (m *Manager) Status(room int64) (RoomStatus, error) {
+	var st RoomStatus
+	now := m.now()
+	found := m.rooms.with(room, func(s *roomShard, e *roomEntry) {
+		if e.list != nil && e.deadline <= now {
+			l := e.list
+			if s.fail(e, l.reason, m.timeoutMessage(e, l)) {
+				m.metrics.roomFailed(l.reason)
+			}
+		}
+		st = RoomStatus{Room: room, Status: e.state.Status(), BootstrapToken: e.state.BootstrapToken(), Failure: e.state.Failure()}
+		if e.view.specOK {
+			st.SpecCandidateIDs = e.state.SpecCandidates()
+		}
+	})
+	if !found {
+		return RoomStatus{}, errorf(CodeRoomNotFound, "room %d is not open", room)
+	}
+	return st, nil
+}
+
+// Wait blocks until room finishes (or is cleared, or ctx ends) and returns
+// its status. It lets an engine, or the local API's long poll, learn of
+// completion without polling.
+func (m *Manager) Wait(ctx context.Context, room int64) (RoomStatus, error) {
+	var ch chan struct{}
+	found := m.rooms.with(room, func(s *roomShard, e *roomEntry) {
+		if e.unfinished() {
+			if e.done == nil {
+				e.done = make(chan struct{})
+			}
+			ch = e.done
+		}
+	})
+	if !found {
+		return RoomStatus{}, errorf(CodeRoomNotFound, "room %d is not open", room)
+	}
+	if ch != nil { // the sweeper wakes it when a deadline passes
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	return m.Status(room)
+}
+
+// Clear forgets a room entirely; status messages for it are ignored from
+// then on.
+func (m *Manager) Clear(room int64) error {
+	e := m.rooms.remove(room)
+	if e == nil {
+		return errorf(CodeRoomNotFound, "room %d is not open", room)
+	}
+	if e.unfinished() {
+		m.metrics.roomAbandoned()
+	}
+	return nil
+}
+
+// bootstrapped moves a waiting room to Bootstrapped in dp group g.
+func (m *Manager) bootstrapped(e *roomEntry, g int, endpoints []string) {
+	now := m.now()
+	m.rooms.withEntry(e, func(s *roomShard) {
+		if e.state.Status() == Bootstrapping {
+			e.group, e.endpoints = g, endpoints
+			s.markBootstrapped(e, now)
+		}
+	})
+}
+
+// failRoom fails a room that is still open and unfinished.
+func (m *Manager) failRoom(e *roomEntry, reason FailureReason, message string) {
+	failed := false
+	m.rooms.withEntry(e, func(s *roomShard) { failed = s.fail(e, reason, message) })
+	if failed {
+		m.metrics.roomFailed(reason)
+		m.log.Debug("room failed", "room", e.id, "reason", reason, "message", message)
+	}
+}
+
+// timeoutMessage says which deadline a room missed and where it stood.
+func (m *Manager) timeoutMessage(e *roomEntry, l *deadlineList) string {
+	if l.reason == ReasonBootstrapTimeout {
+		return fmt.Sprintf("room %d did not finish bootstrapping with %s within %v", e.id, e.addr, time.Duration(l.timeout))
+	}
+	what := "its request was not sent"
+	if e.state.Requested() {
+		what = fmt.Sprintf("%d of %d prefill ranks reported Success", e.state.Responses(), e.view.required)
+	}
+	return fmt.Sprintf("room %d did not finish within %v in state %s (prefill %s): %s", e.id, time.Duration(l.timeout), e.state.Status(), e.addr, what)
+}

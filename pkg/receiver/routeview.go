@@ -1,0 +1,98 @@
+package receiver
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// routeView is a plan prepared for the hot path: every prefill rank this
+// decode rank sends to, with its frames that do not change per room encoded
+// once, and a rank → expected-index table for status messages.
+type routeView struct {
+	snap PlanSnapshot
+	// sends are the plan's targets in order, then (decode TP rank 0 only)
+	// the idle prefill ranks as dummies.
+	sends []sendTarget
+	// expectIdx maps a prefill TP rank to its index among the real targets,
+	// -1 when status messages from that rank are not expected.
+	expectIdx []int
+	expected  int
+	required  int
+	// specOK: the plan lets the engine use prefill's spec candidates.
+	specOK bool
+}
+
+// sendTarget is one prefill TP rank and the per-plan frames sent to it.
+type sendTarget struct {
+	rank    int
+	dummy   bool
+	idle    bool // an idle prefill rank released by decode TP rank 0
+	dstInfo int  // required_dst_info_num
+	// fragments is empty for dummies and for targets without fragments
+	// (identity, MLA): then no fragment frames are sent.
+	fragments kvwire.FragmentFrames
+}
+
+// newRouteView checks a snapshot and prepares it. Every check names the
+// numbers involved: a broken plan must never reach the wire.
+func newRouteView(snap PlanSnapshot) (*routeView, error) {
+	p := snap.Layout.Prefill
+	if p.TPSize < 1 || p.DPSize < 1 || p.TPSize%p.DPSize != 0 {
+		return nil, fmt.Errorf("plan layout has prefill tensorParallelSize %d and dataParallelSize %d; DP must divide TP", p.TPSize, p.DPSize)
+	}
+	P := p.TPPerDP()
+	plan := &snap.Plan
+	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates}
+	for i := range v.expectIdx {
+		v.expectIdx[i] = -1
+	}
+	seen := make(map[int]bool)
+	for _, t := range plan.Targets {
+		if err := v.addTarget(t, P, seen); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range plan.IdlePrefillTPRanks {
+		if r < 0 || r >= P || seen[r] {
+			return nil, fmt.Errorf("plan for decode TP rank %d lists idle prefill TP rank %d, which is out of range [0,%d) or also a target", plan.DecodeTPRank, r, P)
+		}
+		seen[r] = true
+		v.sends = append(v.sends, sendTarget{rank: r, dummy: true, idle: true, dstInfo: 1})
+	}
+	if v.expected == 0 || v.required < 1 || v.required > v.expected {
+		return nil, fmt.Errorf("plan for decode TP rank %d needs %d prefill responses but has %d non-dummy targets", plan.DecodeTPRank, v.required, v.expected)
+	}
+	return v, nil
+}
+
+func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]bool) error {
+	if t.PrefillTPRank < 0 || t.PrefillTPRank >= P || seen[t.PrefillTPRank] {
+		return fmt.Errorf("plan for decode TP rank %d targets prefill TP rank %d, which is out of range [0,%d) or listed twice", v.snap.Plan.DecodeTPRank, t.PrefillTPRank, P)
+	}
+	if t.RequiredDstInfoNum < 1 {
+		return fmt.Errorf("plan for decode TP rank %d gives prefill TP rank %d requiredDstInfoNum %d; it must be at least 1", v.snap.Plan.DecodeTPRank, t.PrefillTPRank, t.RequiredDstInfoNum)
+	}
+	seen[t.PrefillTPRank] = true
+	s := sendTarget{rank: t.PrefillTPRank, dummy: t.IsDummy, dstInfo: t.RequiredDstInfoNum}
+	if !t.IsDummy {
+		v.expectIdx[t.PrefillTPRank] = v.expected
+		v.expected++
+		s.fragments = kvwire.EncodeFragmentFrames(t.Fragments)
+	}
+	v.sends = append(v.sends, s)
+	return nil
+}
+
+// expectedIndex is the index of prefill TP rank r among the real targets,
+// or -1 when r is not one.
+func (v *routeView) expectedIndex(r int) int {
+	if r < 0 || r >= len(v.expectIdx) {
+		return -1
+	}
+	return v.expectIdx[r]
+}
+
+// prefillDPSize is the number of prefill DP groups the plan was made for.
+func (v *routeView) prefillDPSize() int { return v.snap.Layout.Prefill.DPSize }

@@ -1,0 +1,69 @@
+package receiver
+
+import (
+	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// handleStatus applies one status message. Anyone who can reach the status
+// socket can send one, so a message counts only if it parses, names an open
+// room that sent its request, and comes from a rank that room expects;
+// everything else is counted by reason and logged (rate-limited).
+func (m *Manager) handleStatus(frames [][]byte) {
+	st, err := kvwire.DecodeStatus(frames)
+	if err != nil {
+		m.reject(string(kvwire.ReasonOf(err)), -1, -1, err.Error())
+		return
+	}
+	var (
+		obs      Observation
+		expected = true
+		openedAt int64
+		failure  *RoomFailure
+	)
+	now := m.now()
+	found := m.rooms.with(st.Room, func(s *roomShard, e *roomEntry) {
+		idx := e.view.expectedIndex(st.PrefillTPRank)
+		if idx < 0 {
+			expected = false
+			return
+		}
+		obs = e.state.Observe(idx, st.PrefillTPRank, st.State, st.BootstrapToken, st.SpecCandidateIDs)
+		s.settle(e)
+		openedAt, failure = e.openedAt, e.state.Failure()
+	})
+	switch {
+	case !found:
+		m.reject(RejectUnknownRoom, st.Room, st.PrefillTPRank, "no open room with this number (late, cleared or forged)")
+	case !expected:
+		m.reject(RejectUnexpectedRank, st.Room, st.PrefillTPRank, "the room's plan expects no status from this prefill TP rank")
+	case obs.Ignored():
+		m.reject(observationReject[obs], st.Room, st.PrefillTPRank, "status "+st.State.String()+" ignored")
+	default:
+		m.metrics.statusApplied()
+		switch obs {
+		case ObservedCompleted:
+			m.metrics.roomSucceeded(time.Duration(now - openedAt))
+		case ObservedFailed:
+			m.metrics.roomFailed(failure.Reason)
+			m.log.Warn("prefill reported a failed transfer", "room", st.Room, "prefillTPRank", st.PrefillTPRank, "message", failure.Message)
+		}
+	}
+}
+
+var observationReject = map[Observation]string{
+	ObservedDuplicate:    RejectDuplicate,
+	ObservedFinished:     RejectFinished,
+	ObservedNotRequested: RejectNotRequested,
+	ObservedInvalid:      RejectInvalidStatus,
+}
+
+// reject counts an ignored status message and logs it, at most once per
+// second per reason so that a flood cannot flood the log too.
+func (m *Manager) reject(reason string, room int64, rank int, detail string) {
+	m.metrics.statusRejected(reason)
+	if m.rejectLog.allow(reason, m.now()) {
+		m.log.Warn("status message ignored", "reason", reason, "room", room, "prefillTPRank", rank, "detail", detail)
+	}
+}

@@ -1,0 +1,68 @@
+package receiver
+
+import (
+	"bytes"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// socketlessManager is a Manager with a room table and no sockets: enough
+// to drive handleStatus with arbitrary frames.
+func socketlessManager(t testing.TB, room int64) *Manager {
+	snap, err := SnapshotFor(receiverfixtures.MustPlan(receiverfixtures.FragmentedP8D4()), 0) // expects ranks 0 and 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := newRouteView(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Manager{log: slog.New(slog.DiscardHandler), start: time.Now(), rooms: newRoomTable(16, int64(time.Hour), int64(time.Hour))}
+	e := &roomEntry{id: room, view: view, group: -1, state: NewRoomState(view.expected, view.required)}
+	m.rooms.insert(e, 0)
+	m.rooms.with(room, func(s *roomShard, e *roomEntry) { s.markBootstrapped(e, 0); s.markRequested(e, 0) })
+	return m
+}
+
+// FuzzHandleStatus feeds arbitrary messages (separated by "|", frames by
+// ",") to the status handler of a room expecting prefill ranks 0 and 1:
+// nothing may panic, the room never moves down, and it only succeeds or
+// fails on what its expected ranks said.
+func FuzzHandleStatus(f *testing.F) {
+	f.Add([]byte("7,5,0,-1,|7,5,1,3,"))
+	f.Add([]byte("7,0,5|7,5,0|7,5,0"))
+	f.Add([]byte("7,3,1|7,2,0|7,9,0|,,|7"))
+	f.Fuzz(func(t *testing.T, input []byte) {
+		const room = 7
+		m := socketlessManager(t, room)
+		succeeded := map[int]bool{}
+		failedByExpected := false
+		prev := Bootstrapped
+		for _, msg := range bytes.Split(input, []byte("|")) {
+			frames := bytes.Split(msg, []byte(","))
+			m.handleStatus(frames)
+			if st, err := kvwire.DecodeStatus(frames); err == nil && st.Room == room && st.PrefillTPRank <= 1 {
+				switch st.State {
+				case kvwire.Success:
+					succeeded[st.PrefillTPRank] = true
+				case kvwire.Failed:
+					failedByExpected = failedByExpected || !(succeeded[0] && succeeded[1])
+				}
+			}
+			got, _ := m.Status(room)
+			switch {
+			case got.Status == Failed && !failedByExpected:
+				t.Fatalf("room failed without a Failed from an expected rank: %q", input)
+			case got.Status == Success && !(succeeded[0] && succeeded[1]):
+				t.Fatalf("room succeeded without both expected ranks: %q", input)
+			case got.Status != Failed && got.Status < prev:
+				t.Fatalf("room moved down from %s to %s: %q", prev, got.Status, input)
+			}
+			prev = got.Status
+		}
+	})
+}

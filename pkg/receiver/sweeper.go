@@ -1,0 +1,30 @@
+package receiver
+
+import "time"
+
+// sweep fails rooms whose deadline passed, so that a room nobody polls
+// still fails (and is counted) on time. Each pass only touches expired
+// rooms: deadline lists are ordered.
+func (m *Manager) sweep() {
+	interval := min(m.cfg.BootstrapTimeout, m.cfg.WaitingTimeout) / 8
+	interval = min(max(interval, 5*time.Millisecond), 500*time.Millisecond)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+			m.expireRooms()
+		}
+	}
+}
+
+func (m *Manager) expireRooms() {
+	now := m.now()
+	for i := range m.rooms.shards {
+		m.rooms.shards[i].expire(now, m.timeoutMessage, func(e *roomEntry) {
+			m.metrics.roomFailed(e.state.Failure().Reason)
+		})
+	}
+}
