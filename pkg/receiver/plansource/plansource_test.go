@@ -3,6 +3,7 @@ package plansource
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,9 +15,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/testenv"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -57,29 +59,61 @@ func TestFileSource(t *testing.T) {
 	}
 }
 
+// TestAPISourceReadsOnlyItsShard publishes plans to the real kube-apiserver
+// and reads them back the way --kubeconfig and --pdpair do.
 func TestAPISourceReadsOnlyItsShard(t *testing.T) {
+	env, err := testenv.Start()
+	if errors.Is(err, testenv.ErrSkip) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "receiver-agent", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigPath := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
 	set := receiverfixtures.MustPlan(dpDecode())
 	objects, err := planstore.Encode("pair", set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := fake.NewClientset()
+	src, err := NewAPI(kubeconfigPath, "llm/pair", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := src.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "llm"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range objects {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: "llm"}, Data: o.Data, BinaryData: o.BinaryData}
-		if _, err := cs.CoreV1().ConfigMaps("llm").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		if _, err := src.Client.CoreV1().ConfigMaps("llm").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	src := &API{Client: cs, Namespace: "llm", PDPair: "pair", EngineRank: 5}
-	loaded, err := Load(context.Background(), src)
+	loaded, err := Load(ctx, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if loaded.Snapshot.Plan.DecodeTPRank != 1 || loaded.Snapshot.Hash != set.Hash() || loaded.Version == "" {
 		t.Fatalf("loaded %+v", loaded)
 	}
-	missing := &API{Client: cs, Namespace: "llm", PDPair: "other", EngineRank: 0}
-	if _, err := missing.Load(context.Background()); err == nil || !strings.Contains(err.Error(), "llm/other-plans") {
+	missing, err := NewAPI(kubeconfigPath, "llm/other", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := missing.Load(ctx); err == nil || !strings.Contains(err.Error(), "llm/other-plans") {
 		t.Fatalf("missing PDPair: %v", err)
 	}
 }
