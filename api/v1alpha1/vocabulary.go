@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// This file is the API's vocabulary: the condition types, the reasons the
+// operator sets itself, and the label and annotation keys. Controllers, the
+// webhook, the agent and the tools import these; no other file spells them.
+
+// PDPairConditionType is the type of a condition in PDPairStatus.Conditions.
+type PDPairConditionType string
+
+const (
+	// PDPairLayoutCompatible: the prefill and decode layouts can exchange KV
+	// cache. False carries the planner's reason (a transferplan.Reason).
+	PDPairLayoutCompatible PDPairConditionType = "LayoutCompatible"
+	// PDPairPlansPublished: route plans for this generation are in ConfigMaps.
+	PDPairPlansPublished PDPairConditionType = "PlansPublished"
+	// PDPairReady: the layout is compatible and its plans are published.
+	PDPairReady PDPairConditionType = "Ready"
+	// PDPairReconciling (kstatus): the operator is still working towards the
+	// spec; present only while True.
+	PDPairReconciling PDPairConditionType = "Reconciling"
+	// PDPairStalled (kstatus): the operator cannot make progress without a
+	// change to the spec (incompatible layout, plan over budget); present only
+	// while True.
+	PDPairStalled PDPairConditionType = "Stalled"
+	// PDPairDecodeAgentsCurrent: every bound decode pod's agent is ready and
+	// runs the current plan; False names the pods that lag and why.
+	PDPairDecodeAgentsCurrent PDPairConditionType = "DecodeAgentsCurrent"
+)
+
+// PDPairConditionReason is the reason of a condition the operator sets
+// itself. LayoutCompatible=False uses the planner's reasons verbatim.
+type PDPairConditionReason string
+
+const (
+	// ReasonCompatible: LayoutCompatible=True.
+	ReasonCompatible PDPairConditionReason = "Compatible"
+	// ReasonPlanningFailed: the planner failed without a typed reason; a bug,
+	// reported rather than hidden.
+	ReasonPlanningFailed PDPairConditionReason = "PlanningFailed"
+
+	// ReasonPublished: PlansPublished=True.
+	ReasonPublished PDPairConditionReason = "Published"
+	// ReasonLayoutIncompatible: no plans because the layout is incompatible;
+	// published plans were withdrawn.
+	ReasonLayoutIncompatible PDPairConditionReason = "LayoutIncompatible"
+	// ReasonPlanTooLarge: the pair's plans exceed the operator's plan budget
+	// (fragments or encoded bytes); nothing was published.
+	ReasonPlanTooLarge PDPairConditionReason = "PlanTooLarge"
+	// ReasonPublishFailed: writing the ConfigMaps failed; retried with backoff.
+	ReasonPublishFailed PDPairConditionReason = "PublishFailed"
+	// ReasonConfigMapConflict: a ConfigMap with a plan ConfigMap's name exists
+	// and is not controlled by this PDPair; the operator will not overwrite it.
+	ReasonConfigMapConflict PDPairConditionReason = "ConfigMapConflict"
+	// ReasonRankTooLarge: one decode rank's plan alone does not fit a ConfigMap.
+	ReasonRankTooLarge PDPairConditionReason = "RankTooLarge"
+	// ReasonIndexTooLarge: the plan index does not fit a ConfigMap.
+	ReasonIndexTooLarge PDPairConditionReason = "IndexTooLarge"
+	// ReasonPlansNotEncodable: any other reason the plans could not be encoded.
+	ReasonPlansNotEncodable PDPairConditionReason = "PlansNotEncodable"
+
+	// ReasonReady: Ready=True.
+	ReasonReady PDPairConditionReason = "Ready"
+	// ReasonPlansNotPublished: Ready=False because the layout is compatible but
+	// its plans are not (yet) published.
+	ReasonPlansNotPublished PDPairConditionReason = "PlansNotPublished"
+
+	// ReasonNewGeneration: Reconciling=True because the spec changed and the
+	// operator has not yet observed it.
+	ReasonNewGeneration PDPairConditionReason = "NewGeneration"
+
+	// ReasonAgentsCurrent: DecodeAgentsCurrent=True.
+	ReasonAgentsCurrent PDPairConditionReason = "AgentsCurrent"
+	// ReasonNoDecodePods: DecodeAgentsCurrent=False, no pod is bound to the pair.
+	ReasonNoDecodePods PDPairConditionReason = "NoDecodePods"
+	// ReasonAgentsNotReady: some bound pods' agents are not ready.
+	ReasonAgentsNotReady PDPairConditionReason = "AgentsNotReady"
+	// ReasonAgentsOnStalePlan: some agents run a plan older than the current one.
+	ReasonAgentsOnStalePlan PDPairConditionReason = "AgentsOnStalePlan"
+)
+
+// Label and annotation keys.
+const (
+	// LabelPDPair names the PDPair an object belongs to: on plan ConfigMaps
+	// (set by the operator) and on decode pods (set by the user to opt in).
+	LabelPDPair = "pd.pdtopo.dev/pdpair"
+	// LabelRole is an object's role in its pair: RoleDecode on a decode pod
+	// (set by the user), RolePlanIndex or RolePlanShard on a plan ConfigMap.
+	LabelRole = "pd.pdtopo.dev/role"
+
+	// AnnotationPlanHash is the hash of the plan set a ConfigMap belongs to
+	// (the PDPair's status.plan.hash).
+	AnnotationPlanHash = "pd.pdtopo.dev/plan-hash"
+	// AnnotationContentHash is the hash of a ConfigMap's data as the operator
+	// wrote it.
+	AnnotationContentHash = "pd.pdtopo.dev/content-hash"
+
+	// AnnotationRanksPerPod is how many decode engine ranks one pod hosts
+	// (default: the decode tensorParallelSize, the whole instance in one pod).
+	AnnotationRanksPerPod = "pd.pdtopo.dev/ranks-per-pod"
+	// AnnotationFirstRank is the first decode engine rank a pod hosts when the
+	// pod is not part of a LeaderWorkerSet (default 0).
+	AnnotationFirstRank = "pd.pdtopo.dev/first-rank"
+	// AnnotationInjected records that the webhook injected the agent, and with
+	// which first rank and rank count ("first=4,count=4").
+	AnnotationInjected = "pd.pdtopo.dev/agent-injected"
+
+	// LabelLWSWorkerIndex is LeaderWorkerSet's worker index label; a decode
+	// pod under LWS hosts ranks from worker-index × ranks-per-pod.
+	LabelLWSWorkerIndex = "leaderworkerset.sigs.k8s.io/worker-index"
+
+	// LabelManagedBy marks objects the operator manages.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagerName is LabelManagedBy's value and the server-side apply field owner.
+	ManagerName = "pdtopo"
+)
+
+// Values of LabelRole.
+const (
+	// RoleDecode marks a decode pod that opts into agent injection.
+	RoleDecode = "decode"
+	// RolePlanIndex marks the plan index ConfigMap of a pair.
+	RolePlanIndex = "index"
+	// RolePlanShard marks a plan shard ConfigMap of a pair.
+	RolePlanShard = "shard"
+)
+
+// AgentContainerName is the name of the injected native sidecar.
+const AgentContainerName = "pdtopo-agent"
