@@ -28,6 +28,12 @@ const (
 	MaxRankPlanBytes = 64 << 20
 	// MaxIndexBytes caps the index read on load.
 	MaxIndexBytes = ObjectSizeLimit
+	// MaxShardConfigMaps bounds the shard ConfigMaps of one pair. Shard names
+	// are deterministic (ShardConfigMapName), so a decode pod can project the
+	// index and every possible shard (optional) into one directory at
+	// admission, and later spec changes that change the shard count reach it
+	// without a restart. The plan budget keeps every admitted pair within it.
+	MaxShardConfigMaps = 32
 )
 
 // Index is the content of the index ConfigMap's "index.json".
