@@ -140,5 +140,27 @@ const (
 	RolePlanShard = "shard"
 )
 
-// AgentContainerName is the name of the injected native sidecar.
-const AgentContainerName = "pdtopo-agent"
+// The injected agent's shape, shared by the webhook that injects it, the
+// operator that reads its probe endpoint, and the agent itself.
+const (
+	// AgentContainerName is the name of the injected native sidecar.
+	AgentContainerName = "pdtopo-agent"
+	// AgentProbePort is the agent's probe address port on the pod IP:
+	// /healthz, /readyz, /metrics and /v1/agent (never the engine API).
+	AgentProbePort = 9440
+	// AgentProbePortName names AgentProbePort in the sidecar's ports, for
+	// probes and PodMonitors.
+	AgentProbePortName = "pdtopo-probe"
+	// AgentInfoPath is the probe address path answering which plan the agent runs.
+	AgentInfoPath = "/v1/agent"
+	// AgentSocketDir is where the shared emptyDir holding the agent's
+	// per-rank unix sockets (rank-<R>.sock) is mounted in every container.
+	AgentSocketDir = "/run/pdtopo"
+	// AgentSocketDirEnv tells engine containers AgentSocketDir.
+	AgentSocketDirEnv = "PDTOPO_AGENT_SOCKET_DIR"
+	// AgentPlanDir is where the pair's plan ConfigMaps are projected, read-only.
+	AgentPlanDir = "/etc/pdtopo/plans"
+	// AgentSocketsVolume and AgentPlansVolume are the injected volumes' names.
+	AgentSocketsVolume = "pdtopo-sockets"
+	AgentPlansVolume   = "pdtopo-plans"
+)
