@@ -2,8 +2,12 @@ package controllers
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
 // CacheOptions makes the manager's cache hold only plan ConfigMaps (those
@@ -11,7 +15,16 @@ import (
 func CacheOptions() cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Label: PlanConfigMapSelector()},
+			&corev1.ConfigMap{}: {Label: planConfigMapSelector()},
 		},
 	}
+}
+
+// planConfigMapSelector selects every plan ConfigMap.
+func planConfigMapSelector() labels.Selector {
+	req, err := labels.NewRequirement(pdv1.LabelPDPair, selection.Exists, nil)
+	if err != nil { // a constant, valid key: cannot happen
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
 }

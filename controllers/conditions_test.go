@@ -24,53 +24,53 @@ func TestLayoutCompatibleReasons(t *testing.T) {
 	cases := []struct {
 		pair   *pdv1.PDPair
 		status metav1.ConditionStatus
-		reason string
+		reason pdv1.PDPairConditionReason
 		says   string
 	}{
-		{gqaP8D4(ns, "gqa").obj(), metav1.ConditionTrue, ReasonCompatible, "fragmented plans; each decode rank contacts 2 prefill ranks"},
+		{gqaP8D4(ns, "gqa").obj(), metav1.ConditionTrue, pdv1.ReasonCompatible, "fragmented plans; each decode rank contacts 2 prefill ranks"},
 		{newPair(ns, "fp8-prefill").prefill(8, 1).decode(4, 1).kvGroup(pdv1.KVTargetK, geom(80, 512, 128, 256, 128)).kvGroup(pdv1.KVTargetV, geom(80, 512, 128, 256, 128)).obj(),
-			metav1.ConditionFalse, "UnitSizeMismatch", "kvBuffers[0] (TargetK)"},
+			metav1.ConditionFalse, pdv1.ReasonUnitSizeMismatch, "kvBuffers[0] (TargetK)"},
 		{newPair(ns, "ragged-item").prefill(8, 1).decode(4, 1).kvPair(2, 500, 256, 256).obj(),
-			metav1.ConditionFalse, "ItemNotUnitAligned", "kvBuffers[0]"},
+			metav1.ConditionFalse, pdv1.ReasonItemNotUnitAligned, "kvBuffers[0]"},
 		{newPair(ns, "sixteen-heads-on-eight").prefill(8, 1).decode(4, 1).kvPair(2, 1024, 256, 256).obj(),
-			metav1.ConditionFalse, "UnsupportedHeterogeneousTP", "kvBuffers[0]"},
+			metav1.ConditionFalse, pdv1.ReasonUnsupportedHeterogeneousTP, "kvBuffers[0]"},
 		{newPair(ns, "sixteen-token-pages").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 2*16*256, 16*256, 16*256).obj(),
-			metav1.ConditionFalse, "StridedPagesNeedProtocolV2", "16 tokens"},
+			metav1.ConditionFalse, pdv1.ReasonStridedPagesNeedProtocolV2, "16 tokens"},
 		// The default prefill item, decodeItemBytes×D/P = 1×4/8, is 0: the
 		// one structural fault CEL cannot see, as it depends on the defaults.
 		{newPair(ns, "zero-default-item").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) {
 			g := pdv1.BufferGeometry{Count: 1, DecodeItemBytes: 1}
 			p.Spec.KVBuffers = []pdv1.KVBufferGroup{{Kind: pdv1.KVTargetK, BufferGeometry: g}, {Kind: pdv1.KVTargetV, BufferGeometry: g}}
-		}).obj(), metav1.ConditionFalse, "InvalidLayout", "kvBuffers[0].prefillItemBytes"},
+		}).obj(), metav1.ConditionFalse, pdv1.ReasonInvalidLayout, "kvBuffers[0].prefillItemBytes"},
 	}
 	for _, c := range cases {
 		create(t, c.pair)
 	}
 	for _, c := range cases {
-		t.Run(c.reason, func(t *testing.T) {
+		t.Run(string(c.reason), func(t *testing.T) {
 			got := waitObserved(t, c.pair)
-			cond := wantCondition(t, got, ConditionLayoutCompatible, c.status, c.reason)
+			cond := wantCondition(t, got, pdv1.PDPairLayoutCompatible, c.status, c.reason)
 			if !strings.Contains(cond.Message, c.says) {
 				t.Errorf("message %q does not mention %q", cond.Message, c.says)
 			}
 			if c.status == metav1.ConditionFalse {
-				wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonLayoutIncompatible)
-				wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonLayoutIncompatible)
+				wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible)
+				wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible)
 				if got.Status.Plan != nil || len(planConfigMaps(t, got)) != 0 {
 					t.Errorf("an incompatible pair shows plans %+v / ConfigMaps", got.Status.Plan)
 				}
 				wantEvent(t, got, corev1.EventTypeWarning, c.reason)
 			} else {
-				wantCondition(t, got, ConditionPlansPublished, metav1.ConditionTrue, ReasonPublished)
-				wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
-				wantEvent(t, got, corev1.EventTypeNormal, ReasonCompatible)
+				wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionTrue, pdv1.ReasonPublished)
+				wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
+				wantEvent(t, got, corev1.EventTypeNormal, pdv1.ReasonCompatible)
 			}
 		})
 	}
 }
 
 // wantEvent waits for an event about the PDPair with the type and reason.
-func wantEvent(t *testing.T, p *pdv1.PDPair, eventType, reason string) {
+func wantEvent(t *testing.T, p *pdv1.PDPair, eventType string, reason pdv1.PDPairConditionReason) {
 	t.Helper()
 	eventually(t, settle, fmt.Sprintf("a %s event %s about %s", eventType, reason, p.Name), func() error {
 		var list eventsv1.EventList
@@ -80,7 +80,7 @@ func wantEvent(t *testing.T, p *pdv1.PDPair, eventType, reason string) {
 		var seen []string
 		for _, e := range list.Items {
 			if e.Regarding.Name == p.Name && e.Regarding.Kind == "PDPair" {
-				if e.Type == eventType && e.Reason == reason {
+				if e.Type == eventType && e.Reason == string(reason) {
 					return nil
 				}
 				seen = append(seen, e.Type+"/"+e.Reason)
@@ -99,12 +99,12 @@ func TestConfigMapConflict(t *testing.T) {
 	p := gqaP8D4(ns, "llama").obj()
 	create(t, p)
 	got := waitObserved(t, p)
-	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionTrue, ReasonCompatible)
-	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonConfigMapConflict)
+	wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible)
+	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonConfigMapConflict)
 	if !strings.Contains(c.Message, "llama-plans-0") {
 		t.Errorf("message %q does not name the ConfigMap", c.Message)
 	}
-	wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonPlansNotPublished)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonPlansNotPublished)
 	var after corev1.ConfigMap
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(theirs), &after); err != nil || after.Data["mine"] != "yes" {
 		t.Fatalf("the foreign ConfigMap was changed: %v %v", err, after.Data)
@@ -119,12 +119,12 @@ func TestRankTooLarge(t *testing.T) {
 	p := newPair(ns, "one-decode-rank").prefill(64, 1).decode(1, 1).kvPair(2000, 4096, 64, 64).obj()
 	create(t, p)
 	got := waitObserved(t, p)
-	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionTrue, ReasonCompatible)
-	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonRankTooLarge)
+	wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible)
+	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonRankTooLarge)
 	if !strings.Contains(c.Message, "decode TP rank 0") {
 		t.Errorf("message %q does not name the rank", c.Message)
 	}
-	wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonPlansNotPublished)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonPlansNotPublished)
 }
 
 // An index larger than a ConfigMap: the most KV buffers allowed (16 384),
@@ -135,7 +135,7 @@ func TestIndexTooLarge(t *testing.T) {
 	p := newPair(ns, "many-buffers").prefill(1, 1).decode(1, 1).kvPair(4096, gib, gib, gib).kvPair(4096, gib, gib, gib).obj()
 	create(t, p)
 	got := waitObserved(t, p)
-	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonIndexTooLarge)
+	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonIndexTooLarge)
 	if !strings.Contains(c.Message, "index") {
 		t.Errorf("message %q does not say the index is too large", c.Message)
 	}
@@ -151,11 +151,11 @@ func TestPublishFailedIsRetried(t *testing.T) {
 	p := gqaP8D4(ns, "blocked").obj()
 	create(t, p)
 	got := waitObserved(t, p)
-	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonPublishFailed)
+	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonPublishFailed)
 	if !strings.Contains(c.Message, "denied by pdtopo test policy") {
 		t.Errorf("message %q does not carry the API server's answer", c.Message)
 	}
-	wantCondition(t, got, ConditionReady, metav1.ConditionFalse, ReasonPlansNotPublished)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonPlansNotPublished)
 	unblock()
 	eventually(t, 30*time.Second, "plans published after the policy is gone", func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
@@ -166,7 +166,7 @@ func TestPublishFailedIsRetried(t *testing.T) {
 		}
 		return nil
 	})
-	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 }
 
 // denyConfigMaps installs a ValidatingAdmissionPolicy that rejects plan
@@ -224,18 +224,18 @@ func denyConfigMaps(t *testing.T, ns string) func() {
 func TestUnreachableReasonsAreMappedByType(t *testing.T) {
 	p := gqaP8D4("ns", "l15").l15().obj()
 	out := planPair(p)
-	if out.compatible || out.layoutReason != "MLAL15RequiresMLA" || !strings.Contains(out.layoutMessage, "mlaL15Cache") {
+	if out.compatible || out.layoutReason != pdv1.ReasonMLAL15RequiresMLA || !strings.Contains(out.layoutMessage, "mlaL15Cache") {
 		t.Fatalf("L1.5 on MHA: compatible %v reason %s message %q", out.compatible, out.layoutReason, out.layoutMessage)
 	}
 	for planner, reason := range layoutReasons {
-		if layoutReason(planner) != reason || reason != string(planner) {
+		if layoutReason(planner) != reason || string(reason) != string(planner) {
 			t.Errorf("planner reason %s maps to %s", planner, layoutReason(planner))
 		}
 	}
-	if r, _ := explainLayoutError(fmt.Errorf("not a layout error")); r != ReasonPlanningFailed {
-		t.Errorf("an untyped planner error maps to %s, want %s", r, ReasonPlanningFailed)
+	if r, _ := explainLayoutError(fmt.Errorf("not a layout error")); r != pdv1.ReasonPlanningFailed {
+		t.Errorf("an untyped planner error maps to %s, want %s", r, pdv1.ReasonPlanningFailed)
 	}
-	if publishReason("SomethingNew") != ReasonPlansNotEncodable || publishReason(planstore.ReasonRankTooLarge) != ReasonRankTooLarge {
+	if publishReason("SomethingNew") != pdv1.ReasonPlansNotEncodable || publishReason(planstore.ReasonRankTooLarge) != pdv1.ReasonRankTooLarge {
 		t.Error("encoder reasons are not mapped")
 	}
 }

@@ -19,18 +19,18 @@ import (
 func (r *PDPairReconciler) desiredConfigMaps(pair *pdv1.PDPair, out *planOutcome) ([]*corev1.ConfigMap, error) {
 	cms := make([]*corev1.ConfigMap, 0, len(out.objects))
 	for i, obj := range out.objects {
-		role := roleShard
+		role := pdv1.RolePlanShard
 		if i == 0 {
-			role = roleIndex
+			role = pdv1.RolePlanIndex
 		}
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      obj.Name,
 				Namespace: pair.Namespace,
-				Labels:    map[string]string{LabelPDPair: pair.Name, LabelRole: role, labelManagedBy: managerName},
+				Labels:    map[string]string{pdv1.LabelPDPair: pair.Name, pdv1.LabelRole: role, pdv1.LabelManagedBy: pdv1.ManagerName},
 				Annotations: map[string]string{
-					AnnotationPlanHash:    out.hash,
-					AnnotationContentHash: contentHash(obj.Data, obj.BinaryData),
+					pdv1.AnnotationPlanHash:    out.hash,
+					pdv1.AnnotationContentHash: contentHash(obj.Data, obj.BinaryData),
 				},
 			},
 			Data:       obj.Data,

@@ -72,7 +72,7 @@ func waitObserved(t *testing.T, p *pdv1.PDPair) *pdv1.PDPair {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
 			return err
 		}
-		ready := meta.FindStatusCondition(got.Status.Conditions, ConditionReady)
+		ready := meta.FindStatusCondition(got.Status.Conditions, string(pdv1.PDPairReady))
 		if got.Status.ObservedGeneration != got.Generation || ready == nil || ready.ObservedGeneration != got.Generation {
 			return fmt.Errorf("generation %d, observed %d", got.Generation, got.Status.ObservedGeneration)
 		}
@@ -82,13 +82,13 @@ func waitObserved(t *testing.T, p *pdv1.PDPair) *pdv1.PDPair {
 }
 
 // wantCondition checks one condition's status and reason.
-func wantCondition(t *testing.T, p *pdv1.PDPair, condType string, status metav1.ConditionStatus, reason string) *metav1.Condition {
+func wantCondition(t *testing.T, p *pdv1.PDPair, condType pdv1.PDPairConditionType, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason) *metav1.Condition {
 	t.Helper()
-	c := meta.FindStatusCondition(p.Status.Conditions, condType)
+	c := meta.FindStatusCondition(p.Status.Conditions, string(condType))
 	if c == nil {
 		t.Fatalf("%s has no %s condition; conditions %+v", p.Name, condType, p.Status.Conditions)
 	}
-	if c.Status != status || c.Reason != reason {
+	if c.Status != status || c.Reason != string(reason) {
 		t.Fatalf("%s: %s = %s/%s (%q), want %s/%s", p.Name, condType, c.Status, c.Reason, c.Message, status, reason)
 	}
 	if c.ObservedGeneration != p.Generation {
@@ -101,7 +101,7 @@ func wantCondition(t *testing.T, p *pdv1.PDPair, condType string, status metav1.
 func planConfigMaps(t *testing.T, p *pdv1.PDPair) []corev1.ConfigMap {
 	t.Helper()
 	var list corev1.ConfigMapList
-	if err := k8s.List(context.Background(), &list, client.InNamespace(p.Namespace), client.MatchingLabels{LabelPDPair: p.Name}); err != nil {
+	if err := k8s.List(context.Background(), &list, client.InNamespace(p.Namespace), client.MatchingLabels{pdv1.LabelPDPair: p.Name}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items

@@ -21,7 +21,8 @@ type planOutcome struct {
 	generation int64
 	compatible bool
 	// layoutReason and layoutMessage explain LayoutCompatible.
-	layoutReason, layoutMessage string
+	layoutReason  pdv1.PDPairConditionReason
+	layoutMessage string
 
 	summary     transferplan.Summary
 	decodeRanks int
@@ -47,7 +48,7 @@ func planPair(pair *pdv1.PDPair) *planOutcome {
 	}
 	out.compatible = true
 	out.summary, out.decodeRanks = set.Summarize(), len(set.Plans)
-	out.layoutReason, out.layoutMessage = ReasonCompatible, describeCompatible(layout, out.summary)
+	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeCompatible(layout, out.summary)
 	if out.objects, out.hash, err = encode(pair.Name, set); err != nil {
 		out.objects = nil
 		if !errors.As(err, &out.encodeErr) {
@@ -74,12 +75,12 @@ func encode(name string, set *transferplan.PlanSet) ([]planstore.Object, string,
 
 // explainLayoutError maps a planner error to a reason by its type, never by
 // its text.
-func explainLayoutError(err error) (reason, message string) {
+func explainLayoutError(err error) (reason pdv1.PDPairConditionReason, message string) {
 	var le *transferplan.LayoutError
 	if errors.As(err, &le) {
 		return layoutReason(le.Reason), le.Message
 	}
-	return ReasonPlanningFailed, err.Error()
+	return pdv1.ReasonPlanningFailed, err.Error()
 }
 
 func describeCompatible(l transferplan.Layout, s transferplan.Summary) string {

@@ -5,6 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
 // foreignConfigMapChange passes the ConfigMap events that may need a repair
@@ -31,7 +33,7 @@ func (foreignConfigMapChange) Update(e event.UpdateEvent) bool {
 	if !sameController(oldCM, newCM) {
 		return true
 	}
-	return newCM.Annotations[AnnotationContentHash] != contentHash(newCM.Data, newCM.BinaryData)
+	return newCM.Annotations[pdv1.AnnotationContentHash] != contentHash(newCM.Data, newCM.BinaryData)
 }
 
 func sameController(a, b metav1.Object) bool {

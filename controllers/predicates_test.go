@@ -7,12 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
 // stamped is a ConfigMap as the operator writes it: content hash included.
 func stamped(data map[string]string, owner types.UID) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{Data: data, ObjectMeta: metav1.ObjectMeta{
-		Annotations:     map[string]string{AnnotationContentHash: contentHash(data, nil)},
+		Annotations:     map[string]string{pdv1.AnnotationContentHash: contentHash(data, nil)},
 		OwnerReferences: []metav1.OwnerReference{{UID: owner, Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
 	}}
 	return cm

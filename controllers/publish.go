@@ -22,7 +22,8 @@ const conflictRetry = 30 * time.Second
 type publication struct {
 	published bool
 	// reason and message explain PlansPublished.
-	reason, message string
+	reason  pdv1.PDPairConditionReason
+	message string
 	// configMaps are the published objects, index first; bytes their data size.
 	configMaps []string
 	bytes      int64
@@ -49,7 +50,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	}
 	switch {
 	case !out.compatible:
-		return r.withdraw(ctx, owned, ReasonLayoutIncompatible,
+		return r.withdraw(ctx, owned, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))
 	case out.encodeErr != nil:
 		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
@@ -58,7 +59,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	if err != nil {
 		return publishFailed(err)
 	}
-	pub := publication{published: true, reason: ReasonPublished}
+	pub := publication{published: true, reason: pdv1.ReasonPublished}
 	if pub.wrote, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
 		return publishFailed(err)
 	}
@@ -76,7 +77,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 
 // withdraw deletes every published ConfigMap: plans for a spec that is no
 // longer valid must not stay where agents would load them.
-func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev1.ConfigMap, reason, why string) publication {
+func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
 	n, err := r.deleteConfigMaps(ctx, owned, nil)
 	if err != nil {
 		return publishFailed(err)
@@ -91,15 +92,15 @@ func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev
 func publishFailed(err error) publication {
 	var conflict *errConflict
 	if errors.As(err, &conflict) {
-		return publication{reason: ReasonConfigMapConflict, message: conflict.Error(), requeueAfter: conflictRetry}
+		return publication{reason: pdv1.ReasonConfigMapConflict, message: conflict.Error(), requeueAfter: conflictRetry}
 	}
-	return publication{reason: ReasonPublishFailed, message: "writing the plan ConfigMaps failed: " + err.Error(), retry: err}
+	return publication{reason: pdv1.ReasonPublishFailed, message: "writing the plan ConfigMaps failed: " + err.Error(), retry: err}
 }
 
 // ownedConfigMaps lists the plan ConfigMaps this PDPair controls, by name.
 func (r *PDPairReconciler) ownedConfigMaps(ctx context.Context, pair *pdv1.PDPair) (map[string]*corev1.ConfigMap, error) {
 	var list corev1.ConfigMapList
-	if err := r.List(ctx, &list, client.InNamespace(pair.Namespace), client.MatchingLabels{LabelPDPair: pair.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(pair.Namespace), client.MatchingLabels{pdv1.LabelPDPair: pair.Name}); err != nil {
 		return nil, err
 	}
 	owned := map[string]*corev1.ConfigMap{}
@@ -119,7 +120,7 @@ func claimable(cm *corev1.ConfigMap, pair *pdv1.PDPair) bool {
 	if metav1.IsControlledBy(cm, pair) {
 		return true
 	}
-	return metav1.GetControllerOf(cm) == nil && cm.Labels[LabelPDPair] == pair.Name
+	return metav1.GetControllerOf(cm) == nil && cm.Labels[pdv1.LabelPDPair] == pair.Name
 }
 
 // applyConfigMaps creates or updates the desired ConfigMaps, shards before

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,13 +74,17 @@ func TestSamplesPublishWhatThePlannerPlans(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			got := waitObserved(t, p)
 			if _, err := transferplan.Plan(mustLayout(t, got)); err != nil {
-				wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionFalse, string(err.(*transferplan.LayoutError).Reason))
+				var le *transferplan.LayoutError
+				if !errors.As(err, &le) {
+					t.Fatalf("the planner failed without a typed reason: %v", err)
+				}
+				wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionFalse, pdv1.PDPairConditionReason(le.Reason))
 				if n := len(planConfigMaps(t, got)); n != 0 {
 					t.Fatalf("an incompatible sample has %d plan ConfigMaps", n)
 				}
 				return
 			}
-			wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+			wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 			published, _ := json.Marshal(publishedSet(t, got))
 			if !bytes.Equal(published, plannedJSON(t, got)) {
 				t.Fatal("the published plans differ from `pdtopo plan -o json`")
@@ -146,7 +151,7 @@ func TestConfigMapsAreOwnedAndLabelled(t *testing.T) {
 		if ref == nil || ref.UID != got.UID || ref.Kind != "PDPair" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 			t.Errorf("%s: controller reference %+v, want the PDPair blocking deletion", cm.Name, ref)
 		}
-		if cm.Labels[LabelPDPair] != "owned" || cm.Annotations[AnnotationPlanHash] != got.Status.Plan.Hash {
+		if cm.Labels[pdv1.LabelPDPair] != "owned" || cm.Annotations[pdv1.AnnotationPlanHash] != got.Status.Plan.Hash {
 			t.Errorf("%s: labels %v annotations %v", cm.Name, cm.Labels, cm.Annotations)
 		}
 	}
@@ -178,7 +183,7 @@ func TestPublishedConfigMapsAreRestored(t *testing.T) {
 			return k8s.Update(ctx, cm)
 		},
 		"remove the PDPair label": func(cm *corev1.ConfigMap) error {
-			delete(cm.Labels, LabelPDPair)
+			delete(cm.Labels, pdv1.LabelPDPair)
 			return k8s.Update(ctx, cm)
 		},
 		"remove the owner reference": func(cm *corev1.ConfigMap) error {
@@ -225,7 +230,7 @@ func samePublication(t *testing.T, p *pdv1.PDPair, key client.ObjectKey, want []
 	if err := k8s.Get(context.Background(), key, &cm); err != nil {
 		return err
 	}
-	if !metav1.IsControlledBy(&cm, p) || cm.Labels[LabelPDPair] != p.Name {
+	if !metav1.IsControlledBy(&cm, p) || cm.Labels[pdv1.LabelPDPair] != p.Name {
 		return fmt.Errorf("%s: owner %v labels %v", key.Name, metav1.GetControllerOf(&cm), cm.Labels)
 	}
 	cms := planConfigMaps(t, p)
@@ -266,7 +271,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	p := newPair(ns, "wide").prefill(512, 1).decode(1024, 1).kvPair(200, 128, 256, 64).obj()
 	create(t, p)
 	got := waitObservedWithin(t, p, 2*time.Minute)
-	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 	cms := planConfigMaps(t, got)
 	if len(cms) < 3 {
 		t.Fatalf("%d ConfigMaps for 1024 ranks; expected several shards", len(cms))
@@ -287,7 +292,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	oldHash := got.Status.Plan.Hash
 	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = gqaP8D4(ns, "wide").obj().Spec })
 	got = waitObserved(t, got)
-	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 	if got.Status.Plan.Hash == oldHash || len(got.Status.Plan.ConfigMaps) != 2 {
 		t.Fatalf("after the update: hash %s (was %s), ConfigMaps %v", got.Status.Plan.Hash, oldHash, got.Status.Plan.ConfigMaps)
 	}
@@ -324,7 +329,7 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 	p := gqaP8D4(ns, "flip").obj()
 	create(t, p)
 	got := waitObserved(t, p)
-	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 
 	good := got.Spec.DeepCopy()
 	got = updateSpec(t, got, func(p *pdv1.PDPair) {
@@ -332,8 +337,8 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 		p.Spec.KVBuffers[0].PrefillItemBytes = ptrTo[int64](128)
 	})
 	got = waitObserved(t, got)
-	wantCondition(t, got, ConditionLayoutCompatible, metav1.ConditionFalse, "UnitSizeMismatch")
-	c := wantCondition(t, got, ConditionPlansPublished, metav1.ConditionFalse, ReasonLayoutIncompatible)
+	wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionFalse, pdv1.ReasonUnitSizeMismatch)
+	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible)
 	if got.Status.Plan != nil {
 		t.Fatalf("status.plan still describes withdrawn plans: %+v", got.Status.Plan)
 	}
@@ -344,11 +349,11 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 		return nil
 	})
 	t.Logf("PlansPublished: %s", c.Message)
-	wantEvent(t, got, corev1.EventTypeWarning, "UnitSizeMismatch")
+	wantEvent(t, got, corev1.EventTypeWarning, pdv1.ReasonUnitSizeMismatch)
 
 	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = *good })
 	got = waitObserved(t, got)
-	wantCondition(t, got, ConditionReady, metav1.ConditionTrue, ReasonReady)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 	if n := len(planConfigMaps(t, got)); n != 2 {
 		t.Fatalf("%d plan ConfigMaps after the fix, want 2", n)
 	}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -19,8 +20,8 @@ import (
 func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication) error {
 	before := pair.DeepCopy()
 	pair.Status.ObservedGeneration = pair.Generation
-	setCondition(pair, ConditionLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
-	setCondition(pair, ConditionPlansPublished, pub.published, pub.reason, pub.message)
+	setCondition(pair, pdv1.PDPairLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
+	setCondition(pair, pdv1.PDPairPlansPublished, pub.published, pub.reason, pub.message)
 	setReady(pair, out, pub)
 	pair.Status.Plan = planSummary(out, pub)
 	if equality.Semantic.DeepEqual(before.Status, pair.Status) {
@@ -36,13 +37,13 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {
 	switch {
 	case !out.compatible:
-		setCondition(pair, ConditionReady, false, ReasonLayoutIncompatible,
+		setCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("the layout is incompatible (%s): %s", out.layoutReason, out.layoutMessage))
 	case !pub.published:
-		setCondition(pair, ConditionReady, false, ReasonPlansNotPublished,
+		setCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonPlansNotPublished,
 			fmt.Sprintf("the layout is compatible but its plans are not published (%s): %s", pub.reason, pub.message))
 	default:
-		setCondition(pair, ConditionReady, true, ReasonReady,
+		setCondition(pair, pdv1.PDPairReady, true, pdv1.ReasonReady,
 			fmt.Sprintf("plans for generation %d are published in %d ConfigMaps", pair.Generation, len(pub.configMaps)))
 	}
 }
@@ -83,13 +84,13 @@ func int32s(xs []int) []int32 {
 // recordCompatibilityChange emits an event when LayoutCompatible changes
 // status or reason (including the first time it is set).
 func (r *PDPairReconciler) recordCompatibilityChange(before, after *pdv1.PDPair) {
-	was := meta.FindStatusCondition(before.Status.Conditions, ConditionLayoutCompatible)
-	now := meta.FindStatusCondition(after.Status.Conditions, ConditionLayoutCompatible)
+	was := meta.FindStatusCondition(before.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
+	now := meta.FindStatusCondition(after.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
 	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason) {
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if now.Status != "True" {
+	if now.Status != metav1.ConditionTrue {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(after, nil, eventType, now.Reason, "Plan", "generation %d: %s", after.Generation, truncate(now.Message, 900))

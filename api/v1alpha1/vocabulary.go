@@ -54,6 +54,31 @@ const (
 	// reported rather than hidden.
 	ReasonPlanningFailed PDPairConditionReason = "PlanningFailed"
 
+	// The LayoutCompatible=False reasons: the planner's reasons
+	// (transferplan.Reason), word for word; the controller maps one to the
+	// other in a table a test keeps complete.
+
+	// ReasonInvalidLayout: the layout is structurally broken.
+	ReasonInvalidLayout PDPairConditionReason = "InvalidLayout"
+	// ReasonUnitSizeMismatch: prefill and decode unit bytes differ.
+	ReasonUnitSizeMismatch PDPairConditionReason = "UnitSizeMismatch"
+	// ReasonItemNotUnitAligned: an item is not a whole number of units.
+	ReasonItemNotUnitAligned PDPairConditionReason = "ItemNotUnitAligned"
+	// ReasonUnsupportedHeterogeneousTP: the two sides shard a buffer in ways
+	// the transfer protocol cannot bridge.
+	ReasonUnsupportedHeterogeneousTP PDPairConditionReason = "UnsupportedHeterogeneousTP"
+	// ReasonShardNotAligned: a buffer does not split evenly over the ranks.
+	ReasonShardNotAligned PDPairConditionReason = "ShardNotAligned"
+	// ReasonItemSmallerThanShard: an item cannot hold its rank's shard.
+	ReasonItemSmallerThanShard PDPairConditionReason = "ItemSmallerThanShard"
+	// ReasonMLAL15RequiresMLA: the MLA L1.5 cache on a non-MLA model.
+	ReasonMLAL15RequiresMLA PDPairConditionReason = "MLAL15RequiresMLA"
+	// ReasonStridedPagesNeedProtocolV2: multi-token pages need a protocol the
+	// engine does not speak yet.
+	ReasonStridedPagesNeedProtocolV2 PDPairConditionReason = "StridedPagesNeedProtocolV2"
+	// ReasonRankOutOfRange: a plan was asked for a rank that does not exist.
+	ReasonRankOutOfRange PDPairConditionReason = "RankOutOfRange"
+
 	// ReasonPublished: PlansPublished=True.
 	ReasonPublished PDPairConditionReason = "Published"
 	// ReasonLayoutIncompatible: no plans because the layout is incompatible;

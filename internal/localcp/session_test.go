@@ -241,7 +241,7 @@ func waitForSampleStatus(ctx context.Context, t *testing.T, c client.Client, nam
 			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
 				t.Fatal(err)
 			}
-			ready := meta.FindStatusCondition(p.Status.Conditions, condReady)
+			ready := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairReady))
 			if ready != nil && ready.ObservedGeneration == p.Generation {
 				break
 			}
@@ -250,19 +250,19 @@ func waitForSampleStatus(ctx context.Context, t *testing.T, c client.Client, nam
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		compatible := meta.FindStatusCondition(p.Status.Conditions, condLayoutCompatible)
+		compatible := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
 		if compatible == nil {
 			t.Errorf("%s: Ready is set but LayoutCompatible is missing", name)
 			continue
 		}
-		wantStatus, wantReason := metav1.ConditionTrue, ""
+		wantStatus, wantReason := metav1.ConditionTrue, pdv1.PDPairConditionReason("")
 		if strings.HasPrefix(name, "incompatible-") {
-			wantStatus, wantReason = metav1.ConditionFalse, "UnitSizeMismatch"
+			wantStatus, wantReason = metav1.ConditionFalse, pdv1.ReasonUnitSizeMismatch
 		}
-		if compatible.Status != wantStatus || (wantReason != "" && compatible.Reason != wantReason) {
+		if compatible.Status != wantStatus || (wantReason != "" && compatible.Reason != string(wantReason)) {
 			t.Errorf("%s: LayoutCompatible %s/%s (%s), want %s %s", name, compatible.Status, compatible.Reason, compatible.Message, wantStatus, wantReason)
 		}
-		if got := meta.IsStatusConditionTrue(p.Status.Conditions, condReady); got != (wantStatus == metav1.ConditionTrue) {
+		if got := meta.IsStatusConditionTrue(p.Status.Conditions, string(pdv1.PDPairReady)); got != (wantStatus == metav1.ConditionTrue) {
 			t.Errorf("%s: Ready is %v, want %v", name, got, wantStatus == metav1.ConditionTrue)
 		}
 	}

@@ -13,12 +13,8 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
-// Condition types the table shows, in column order (DESIGN.md, "API").
-const (
-	condLayoutCompatible = "LayoutCompatible"
-	condPlansPublished   = "PlansPublished"
-	condReady            = "Ready"
-)
+// columns are the condition types the table shows, in column order.
+var columns = []pdv1.PDPairConditionType{pdv1.PDPairLayoutCompatible, pdv1.PDPairPlansPublished, pdv1.PDPairReady}
 
 // maxMessage bounds a condition message in the table; `kubectl describe`
 // shows the whole of it.
@@ -42,7 +38,7 @@ func WriteTable(w io.Writer, pairs []pdv1.PDPair) error {
 		p := &sorted[i]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Namespace, p.Name,
 			fleet(p.Spec.Prefill), fleet(p.Spec.Decode), planKind(p),
-			condCell(p, condLayoutCompatible), condCell(p, condPlansPublished), condCell(p, condReady))
+			condCell(p, columns[0]), condCell(p, columns[1]), condCell(p, columns[2]))
 		if note := whyNotReady(p); note != "" {
 			notes = append(notes, fmt.Sprintf("  %s/%s: %s", p.Namespace, p.Name, note))
 		}
@@ -79,8 +75,8 @@ func planKind(p *pdv1.PDPair) string {
 
 // condCell is the condition's status, "-" before the manager has written it,
 // and marked with "*" while it describes an older generation of the spec.
-func condCell(p *pdv1.PDPair, condType string) string {
-	c := meta.FindStatusCondition(p.Status.Conditions, condType)
+func condCell(p *pdv1.PDPair, condType pdv1.PDPairConditionType) string {
+	c := meta.FindStatusCondition(p.Status.Conditions, string(condType))
 	if c == nil {
 		return "-"
 	}
@@ -93,14 +89,14 @@ func condCell(p *pdv1.PDPair, condType string) string {
 // whyNotReady is the first condition, in column order, that is not True:
 // "Reason: message". Empty when Ready is True.
 func whyNotReady(p *pdv1.PDPair) string {
-	if meta.IsStatusConditionTrue(p.Status.Conditions, condReady) {
+	if meta.IsStatusConditionTrue(p.Status.Conditions, string(pdv1.PDPairReady)) {
 		return ""
 	}
 	if len(p.Status.Conditions) == 0 {
 		return "waiting for the manager to reconcile (no conditions yet)"
 	}
-	for _, t := range []string{condLayoutCompatible, condPlansPublished, condReady} {
-		c := meta.FindStatusCondition(p.Status.Conditions, t)
+	for _, t := range columns {
+		c := meta.FindStatusCondition(p.Status.Conditions, string(t))
 		if c != nil && c.Status != metav1.ConditionTrue {
 			return fmt.Sprintf("%s %s: %s", t, c.Reason, shorten(c.Message))
 		}

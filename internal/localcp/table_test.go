@@ -18,20 +18,20 @@ func pair(name string, generation int64, prefillTP, decodeTP, decodeDP int32, co
 	return p
 }
 
-func cond(t string, status metav1.ConditionStatus, reason, msg string, gen int64) metav1.Condition {
-	return metav1.Condition{Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: gen}
+func cond(t pdv1.PDPairConditionType, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, msg string, gen int64) metav1.Condition {
+	return metav1.Condition{Type: string(t), Status: status, Reason: string(reason), Message: msg, ObservedGeneration: gen}
 }
 
 func TestWriteTableShowsConditionsAndWhyNotReady(t *testing.T) {
 	ready := pair("gqa-p8-d4", 1, 8, 4, 1,
-		cond(condLayoutCompatible, metav1.ConditionTrue, "Compatible", "", 1),
-		cond(condPlansPublished, metav1.ConditionTrue, "Published", "", 1),
-		cond(condReady, metav1.ConditionTrue, "Ready", "", 1))
+		cond(pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible, "", 1),
+		cond(pdv1.PDPairPlansPublished, metav1.ConditionTrue, pdv1.ReasonPublished, "", 1),
+		cond(pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady, "", 1))
 	ready.Status.Plan = &pdv1.PlanSummary{Kind: "fragmented"}
 	broken := pair("fp8-prefill", 3, 8, 16, 8,
-		cond(condLayoutCompatible, metav1.ConditionFalse, "UnitSizeMismatch", "kvBuffers[0] (TargetK) buffer 0: prefill unit is 128 bytes,\n decode unit 256 bytes", 2),
-		cond(condPlansPublished, metav1.ConditionFalse, "LayoutIncompatible", "withdrawn", 2),
-		cond(condReady, metav1.ConditionFalse, "LayoutIncompatible", "", 2))
+		cond(pdv1.PDPairLayoutCompatible, metav1.ConditionFalse, pdv1.ReasonUnitSizeMismatch, "kvBuffers[0] (TargetK) buffer 0: prefill unit is 128 bytes,\n decode unit 256 bytes", 2),
+		cond(pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible, "withdrawn", 2),
+		cond(pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible, "", 2))
 	fresh := pair("new", 1, 2, 2, 1)
 
 	var b strings.Builder

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
@@ -146,7 +145,7 @@ func waitAllReady(t *testing.T, c client.Client, n int, timeout time.Duration) {
 		var notReady *pdv1.PDPair
 		for i := range list.Items {
 			p := &list.Items[i]
-			cond := meta.FindStatusCondition(p.Status.Conditions, controllers.ConditionReady)
+			cond := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairReady))
 			if cond != nil && cond.Status == metav1.ConditionTrue && cond.ObservedGeneration == p.Generation {
 				ready++
 			} else if notReady == nil {
