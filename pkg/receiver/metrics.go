@@ -17,8 +17,22 @@ const (
 
 // Reasons a status message was ignored, beside kvwire's decode reasons.
 const (
-	RejectUnknownRoom    = "UnknownRoom"
+	RejectUnknownRoom = "UnknownRoom"
+	// RejectUnexpectedRank: a TP rank of the prefill DP group that the
+	// decode rank's plan neither targets nor releases as idle.
 	RejectUnexpectedRank = "UnexpectedRank"
+	// RejectDummyTarget: a dummy target (MLA with more prefill than decode
+	// ranks) owes no status; counting it would complete a room before the
+	// real target's data arrived.
+	RejectDummyTarget = "DummyTarget"
+	// RejectIdleRank: an idle prefill rank released by decode TP rank 0
+	// owes no status either.
+	RejectIdleRank = "IdlePrefillRank"
+	// RejectRankOutOfRange: a rank number no prefill DP group of the layout
+	// has (an engine rank of another DP group, or a forgery). Status frames
+	// do not name the DP group, so a rank of another group that sends a TP
+	// rank this room expects cannot be told apart on the wire.
+	RejectRankOutOfRange = "RankOutOfRange"
 	RejectDuplicate      = "DuplicateSuccess"
 	RejectFinished       = "RoomFinished"
 	RejectNotRequested   = "RoomNotRequested"

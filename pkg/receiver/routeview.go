@@ -16,7 +16,7 @@ type routeView struct {
 	// the idle prefill ranks as dummies.
 	sends []sendTarget
 	// expectIdx maps a prefill TP rank to its index among the real targets,
-	// -1 when status messages from that rank are not expected.
+	// or to a negative rankRole saying why no status is expected from it.
 	expectIdx []int
 	expected  int
 	required  int
@@ -46,7 +46,7 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	plan := &snap.Plan
 	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates}
 	for i := range v.expectIdx {
-		v.expectIdx[i] = -1
+		v.expectIdx[i] = int(roleNotInPlan)
 	}
 	seen := make(map[int]bool)
 	for _, t := range plan.Targets {
@@ -59,6 +59,7 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 			return nil, fmt.Errorf("plan for decode TP rank %d lists idle prefill TP rank %d, which is out of range [0,%d) or also a target", plan.DecodeTPRank, r, P)
 		}
 		seen[r] = true
+		v.expectIdx[r] = int(roleIdle)
 		v.sends = append(v.sends, sendTarget{rank: r, dummy: true, idle: true, dstInfo: 1})
 	}
 	if v.expected == 0 || v.required < 1 || v.required > v.expected {
@@ -76,7 +77,9 @@ func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]boo
 	}
 	seen[t.PrefillTPRank] = true
 	s := sendTarget{rank: t.PrefillTPRank, dummy: t.IsDummy, dstInfo: t.RequiredDstInfoNum}
-	if !t.IsDummy {
+	if t.IsDummy {
+		v.expectIdx[t.PrefillTPRank] = int(roleDummy)
+	} else {
 		v.expectIdx[t.PrefillTPRank] = v.expected
 		v.expected++
 		s.fragments = kvwire.EncodeFragmentFrames(t.Fragments)
@@ -85,11 +88,32 @@ func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]boo
 	return nil
 }
 
+// rankRole says why a prefill TP rank's status messages are not expected;
+// each role is counted under its own rejection reason, so that a sender
+// that should stay silent (a dummy, an idle rank) is told apart from one
+// the plan does not know.
+type rankRole int
+
+const (
+	roleNotInPlan  rankRole = -1 // a TP rank of the prefill DP group this plan neither targets nor releases
+	roleDummy      rankRole = -2 // a dummy target: it gets empty messages and owes no status
+	roleIdle       rankRole = -3 // an idle prefill rank released by decode TP rank 0
+	roleOutOfRange rankRole = -4 // not a TP rank of any prefill DP group of this layout
+)
+
+// rejectReasons maps each role to its rejection reason.
+var rejectReasons = map[rankRole]string{
+	roleNotInPlan:  RejectUnexpectedRank,
+	roleDummy:      RejectDummyTarget,
+	roleIdle:       RejectIdleRank,
+	roleOutOfRange: RejectRankOutOfRange,
+}
+
 // expectedIndex is the index of prefill TP rank r among the real targets,
-// or -1 when r is not one.
+// or a negative rankRole when r is not one.
 func (v *routeView) expectedIndex(r int) int {
 	if r < 0 || r >= len(v.expectIdx) {
-		return -1
+		return int(roleOutOfRange)
 	}
 	return v.expectIdx[r]
 }

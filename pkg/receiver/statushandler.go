@@ -18,7 +18,7 @@ func (m *Manager) handleStatus(frames [][]byte) {
 	}
 	var (
 		obs      Observation
-		expected = true
+		role     rankRole // negative when the rank owes this room no status
 		openedAt int64
 		failure  *RoomFailure
 	)
@@ -26,7 +26,7 @@ func (m *Manager) handleStatus(frames [][]byte) {
 	found := m.rooms.with(st.Room, func(s *roomShard, e *roomEntry) {
 		idx := e.view.expectedIndex(st.PrefillTPRank)
 		if idx < 0 {
-			expected = false
+			role = rankRole(idx)
 			return
 		}
 		obs = e.state.Observe(idx, st.PrefillTPRank, st.State, st.BootstrapToken, st.SpecCandidateIDs)
@@ -36,8 +36,8 @@ func (m *Manager) handleStatus(frames [][]byte) {
 	switch {
 	case !found:
 		m.reject(RejectUnknownRoom, st.Room, st.PrefillTPRank, "no open room with this number (late, cleared or forged)")
-	case !expected:
-		m.reject(RejectUnexpectedRank, st.Room, st.PrefillTPRank, "the room's plan expects no status from this prefill TP rank")
+	case role < 0:
+		m.reject(rejectReasons[role], st.Room, st.PrefillTPRank, "the room's plan expects no status from this prefill TP rank")
 	case obs.Ignored():
 		m.reject(observationReject[obs], st.Room, st.PrefillTPRank, "status "+st.State.String()+" ignored")
 	default:

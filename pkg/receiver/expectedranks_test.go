@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receiver_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+const (
+	rejectedMetric = "pdtopo_receiver_status_messages_rejected_total"
+	appliedMetric  = "pdtopo_receiver_status_messages_total"
+	roomsMetric    = "pdtopo_receiver_rooms_total"
+)
+
+// A room completes or fails only on the word of the prefill ranks its plan
+// expects. Each case has a sender that must stay silent (or that the plan
+// does not know) report Success or Failed while the real targets are still
+// silent: the room must stay as it was, the message must be counted under
+// its own rejection reason, and the real targets must then still complete
+// the room (so the room was live and the forged message would have been
+// decisive had it been counted).
+func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
+	cases := []struct {
+		name   string
+		layout transferplan.Layout
+		room   int64 // for DP attention, room % 2 is the prefill DP group
+		sender int   // the prefill TP rank the status names
+		// check verifies the fixture still has the shape the case relies on.
+		check  func(p transferplan.RoutePlan) error
+		reason string
+	}{
+		{"MLA dummy target", receiverfixtures.MLAP8D2(), 11, 1, func(p transferplan.RoutePlan) error {
+			return targetIs(p, 1, true)
+		}, receiver.RejectDummyTarget},
+		{"idle prefill rank", receiverfixtures.ReplicatedGQAP4D1(), 12, 1, func(p transferplan.RoutePlan) error {
+			if !slices.Contains(p.IdlePrefillTPRanks, 1) {
+				return fmt.Errorf("idle ranks %v do not include 1", p.IdlePrefillTPRanks)
+			}
+			return nil
+		}, receiver.RejectIdleRank},
+		{"rank outside the plan", receiverfixtures.FragmentedP8D4(), 13, 5, func(p transferplan.RoutePlan) error {
+			return notNamed(p, 5)
+		}, receiver.RejectUnexpectedRank},
+		// P4 DP2: TP ranks 0 and 1 in each group. Room 100 is group 0's; a
+		// rank of group 1 that names its engine rank (2) names a TP rank no
+		// group has.
+		{"rank of another DP group (engine rank)", receiverfixtures.DPAttention(), 100, 2, func(p transferplan.RoutePlan) error {
+			return notNamed(p, 2)
+		}, receiver.RejectRankOutOfRange},
+		// Group 1's TP rank 1 answering room 100 (group 0): decode rank 0
+		// pulls only from TP rank 0 of the room's group.
+		{"rank of another DP group (TP rank)", receiverfixtures.DPAttention(), 100, 1, func(p transferplan.RoutePlan) error {
+			return notNamed(p, 1)
+		}, receiver.RejectUnexpectedRank},
+	}
+	for _, c := range cases {
+		for _, state := range []kvwire.TransferPoll{kvwire.Success, kvwire.Failed} {
+			t.Run(fmt.Sprintf("%s sends %s", c.name, state), func(t *testing.T) {
+				snap := receivertest.Snapshot(t, c.layout, 0)
+				if err := c.check(snap.Plan); err != nil {
+					t.Fatalf("fixture changed: decode rank 0's plan: %v", err)
+				}
+				peer := receivertest.StartPeer(t, c.layout, nil)
+				peer.Script(c.room, prefillpeer.Silence()) // the real targets wait for the test
+				m, reg := receivertest.StartAgent(t, &snap, 0, nil)
+				if err := m.RegisterEngine(receivertest.Engine(snap, 0)); err != nil {
+					t.Fatal(err)
+				}
+				receivertest.OpenAndRequest(t, m, peer.BootstrapAddr(), c.room, receivertest.Request)
+				ep := "tcp://" + m.StatusAddr()
+
+				forged := kvwire.Status{Room: c.room, State: state, PrefillTPRank: c.sender, BootstrapToken: 99}
+				if err := prefillpeer.SendStatus(ep, forged); err != nil {
+					t.Fatal(err)
+				}
+				// wait for the message to be handled, counted one way or the other
+				waitHandled(t, reg, 1)
+				if n := receivertest.Counter(t, reg, rejectedMetric, "reason", c.reason); n != 1 {
+					t.Fatalf("%s{reason=%s} = %v, want 1 (applied: %v)", rejectedMetric, c.reason, n, receivertest.Counter(t, reg, appliedMetric))
+				}
+				st, err := m.Status(c.room)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Status != receiver.Bootstrapped || st.BootstrapToken != -1 || st.Failure != nil {
+					t.Fatalf("after %s from prefill TP rank %d: %+v, want the room unchanged (Bootstrapped, no token)", state, c.sender, st)
+				}
+				for _, metric := range []string{appliedMetric, roomsMetric} {
+					if n := receivertest.Counter(t, reg, metric); n != 0 {
+						t.Fatalf("%s = %v; the message must not count", metric, n)
+					}
+				}
+
+				// the real targets answer: the room completes with their token
+				real := realTargets(snap.Plan)
+				for _, r := range real {
+					if err := prefillpeer.SendStatus(ep, kvwire.Status{Room: c.room, State: kvwire.Success, PrefillTPRank: r, BootstrapToken: 7}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				st = receivertest.WaitStatus(t, m, c.room, receiver.TransferPoll.Finished)
+				if st.Status != receiver.Success || st.BootstrapToken != 7 {
+					t.Fatalf("after the real targets %v answered: %+v, want Success with their token 7", real, st)
+				}
+				if n := receivertest.Counter(t, reg, appliedMetric); n != float64(len(real)) {
+					t.Fatalf("%s = %v, want %d (the real targets only)", appliedMetric, n, len(real))
+				}
+				if n := receivertest.Counter(t, reg, rejectedMetric, "reason", c.reason); n != 1 {
+					t.Fatalf("%s{reason=%s} = %v, want 1", rejectedMetric, c.reason, n)
+				}
+			})
+		}
+	}
+}
+
+// waitHandled waits until n status messages were applied or rejected.
+func waitHandled(t *testing.T, reg *prometheus.Registry, n float64) {
+	t.Helper()
+	deadline := time.Now().Add(receivertest.WaitTimeout)
+	for receivertest.Counter(t, reg, rejectedMetric)+receivertest.Counter(t, reg, appliedMetric) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %v status messages handled after %v", n, receivertest.WaitTimeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// targetIs checks that rank is a target of p with the given dummy flag.
+func targetIs(p transferplan.RoutePlan, rank int, dummy bool) error {
+	for _, t := range p.Targets {
+		if t.PrefillTPRank == rank {
+			if t.IsDummy != dummy {
+				return fmt.Errorf("target %d has isDummy %t", rank, t.IsDummy)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("prefill TP rank %d is not a target", rank)
+}
+
+// notNamed checks that p neither targets nor releases rank.
+func notNamed(p transferplan.RoutePlan, rank int) error {
+	if slices.Contains(p.IdlePrefillTPRanks, rank) || targetIs(p, rank, false) == nil || targetIs(p, rank, true) == nil {
+		return fmt.Errorf("prefill TP rank %d is named by the plan", rank)
+	}
+	return nil
+}
+
+// realTargets are the non-dummy targets of p.
+func realTargets(p transferplan.RoutePlan) []int {
+	var out []int
+	for _, t := range p.Targets {
+		if !t.IsDummy {
+			out = append(out, t.PrefillTPRank)
+		}
+	}
+	return out
+}
