@@ -41,7 +41,7 @@ func (c *fragmentCache) decode(version, payload []byte) ([]transferplan.Transfer
 	e, ok := c.entries[string(payload)] // no allocation for the lookup
 	if !ok || !bytes.Equal(e.version, version) {
 		e = &fragmentCheck{version: bytes.Clone(version)}
-		e.fragments, e.decodeErr = transferplan.DecodeFragments(version, payload)
+		e.fragments, e.decodeErr = kvwire.DecodeFragments(version, payload)
 		if e.decodeErr == nil {
 			c.rank.checkFragments(e)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 const (
@@ -243,7 +245,7 @@ func checkSizes(kind MessageKind, tpField, dpField string, tp, dp int) error {
 	if dp < 1 || dp > tp {
 		return fieldError(kind, dpField, ReasonOutOfRange, "%d is outside [1, %s=%d]", dp, tpField, tp)
 	}
-	if tp%dp != 0 {
+	if !(transferplan.Parallelism{TPSize: tp, DPSize: dp}).DPDividesTP() {
 		return fieldError(kind, dpField, ReasonInvalidValue, "%d does not divide %s=%d", dp, tpField, tp)
 	}
 	return nil

@@ -6,7 +6,7 @@
 // Encoders are byte-identical to the reference engine (tokenspeed b5c762da):
 // integers are ASCII decimal as Python's str(int) writes them, arrays are raw
 // little-endian as numpy's tobytes() writes them on the hosts it runs on, and
-// fragment frames come from transferplan.EncodeFragments.
+// fragment frames are the compact JSON Python's json.dumps writes.
 //
 // Decoders take untrusted frames. They never panic; they return *Error with
 // a stable Reason, the frame or field at fault, and a detail a person can act

@@ -15,6 +15,7 @@ const (
 	KindRankRegistration MessageKind = "rank registration"
 	KindParallelInfo     MessageKind = "parallel info"
 	KindRankAddress      MessageKind = "rank address"
+	KindFragments        MessageKind = "fragments"
 )
 
 // Reason is a stable, machine-readable code for why a message was rejected.
@@ -47,10 +48,14 @@ const (
 	// ReasonInconsistentL15Pages: with the MLA L1.5 flag set, the page mask
 	// does not cover the kv indices or the local indices do not match it.
 	ReasonInconsistentL15Pages Reason = "InconsistentL15Pages"
-	// ReasonInvalidFragments: the fragment frames do not decode; Err holds
-	// the *transferplan.CodecError.
+	// ReasonInvalidFragments: a request's fragment frames do not decode; Err
+	// holds the fragment decoder's error (a KindFragments *Error from
+	// DecodeFragments).
 	ReasonInvalidFragments Reason = "InvalidFragments"
-	// ReasonMalformedJSON: a bootstrap body is not the expected JSON shape.
+	// ReasonUnsupportedVersion: the fragment version frame is not "1".
+	ReasonUnsupportedVersion Reason = "UnsupportedVersion"
+	// ReasonMalformedJSON: a bootstrap body or a fragment list is not the
+	// expected JSON shape.
 	ReasonMalformedJSON Reason = "MalformedJSON"
 	// ReasonMissingField: a required JSON key is absent or null.
 	ReasonMissingField Reason = "MissingField"
@@ -68,8 +73,8 @@ type Error struct {
 	// "rank_port", …), or empty.
 	Field  string
 	Detail string
-	// Err is the underlying cause, when there is one (e.g. a
-	// *transferplan.CodecError for ReasonInvalidFragments).
+	// Err is the underlying cause, when there is one (the fragment
+	// decoder's error for ReasonInvalidFragments).
 	Err error
 }
 

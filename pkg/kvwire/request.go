@@ -49,26 +49,6 @@ type Request struct {
 	Fragments []transferplan.TransferFragment
 }
 
-// FragmentFrames are the two frames ["1", JSON] that carry a target's
-// fragments. A target's fragments are fixed by its plan, so a sender encodes
-// them once and reuses them for every room. The zero value means "none".
-type FragmentFrames struct {
-	Version, Payload []byte
-}
-
-// EncodeFragmentFrames encodes fragments with transferplan.EncodeFragments;
-// no fragments encode to the zero FragmentFrames (no frames are sent).
-func EncodeFragmentFrames(fragments []transferplan.TransferFragment) FragmentFrames {
-	if len(fragments) == 0 {
-		return FragmentFrames{}
-	}
-	v, p := transferplan.EncodeFragments(fragments)
-	return FragmentFrames{Version: v, Payload: p}
-}
-
-// Empty reports whether no fragment frames are to be sent.
-func (f FragmentFrames) Empty() bool { return len(f.Version) == 0 && len(f.Payload) == 0 }
-
 // Frames encodes the request, fragments included.
 func (q *Request) Frames() [][]byte {
 	var ff FragmentFrames

@@ -15,7 +15,7 @@ var requestFrameNames = [RequestFramesWithFragments]string{
 }
 
 // FragmentDecoder decodes the two fragment frames of a request; both empty
-// mean none. transferplan.DecodeFragments is the reference one.
+// mean none. DecodeFragments is the reference one.
 type FragmentDecoder func(version, payload []byte) ([]transferplan.TransferFragment, error)
 
 // DecodeRequest parses a request. It accepts 12 frames, or 14 with fragment
@@ -23,7 +23,7 @@ type FragmentDecoder func(version, payload []byte) ([]transferplan.TransferFragm
 // Like the reference, frames 4 and 5 both empty mark a dummy; unlike it, a
 // dummy that carries anything else is rejected (ReasonInconsistentDummy).
 func DecodeRequest(frames [][]byte) (Request, error) {
-	return DecodeRequestWith(frames, transferplan.DecodeFragments)
+	return DecodeRequestWith(frames, DecodeFragments)
 }
 
 // DecodeRequestWith is DecodeRequest with the fragment frames decoded by

@@ -159,13 +159,13 @@ func TestDecodeRequestErrors(t *testing.T) {
 			wantReason(t, err, c.reason, c.frame)
 		})
 	}
-	// The codec error of the fragment frames is kept for callers.
+	// The fragment decoder's error is kept for callers.
 	f := valid()
 	f[12] = []byte("2")
 	_, err := DecodeRequest(f)
-	var ce *transferplan.CodecError
-	if !errors.As(err, &ce) || ce.Reason != transferplan.CodecUnsupportedVersion {
-		t.Fatalf("want a wrapped transferplan.CodecError UnsupportedVersion, got %v", err)
+	var outer, inner *Error
+	if !errors.As(err, &outer) || !errors.As(outer.Err, &inner) || inner.Kind != KindFragments || inner.Reason != ReasonUnsupportedVersion {
+		t.Fatalf("want InvalidFragments wrapping a fragments UnsupportedVersion error, got %v", err)
 	}
 }
 

@@ -5,38 +5,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// PrefillParallelInfo is what a prefill's bootstrap server reports about its
-// parallel layout (GET /route?engine_rank=-1&target_dp_group=-1). Empty
-// lists mean "not reported".
-type PrefillParallelInfo struct {
-	TPSize        int
-	DPSize        int
-	MLAL15Cache   bool
-	KVItemLens    []int64
-	KVUnitLens    []int64
-	StateItemLens []int64
-	StateUnitLens []int64
-}
-
-// checkLayout compares a prefill's live parallel info with the layout a
+// checkLayout compares a prefill's live parallel info (the bootstrap
+// server's answer to GET /route?engine_rank=-1&target_dp_group=-1; empty
+// lists mean "not reported") with the layout a
 // plan was made for, resolving unreported lists the way the reference
 // decode does (item: decode item × D / P; unit: 1), since that is what the
 // reference would have planned with. It returns nil or one sentence listing
 // every difference with both values.
-func checkLayout(info PrefillParallelInfo, rec transferplan.LayoutRecord) error {
+func checkLayout(info *kvwire.ParallelInfo, rec transferplan.LayoutRecord) error {
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
-	if info.TPSize != rec.Prefill.TPSize {
-		add("prefill_tp_size is %d, the plan was made for prefill tensorParallelSize %d", info.TPSize, rec.Prefill.TPSize)
+	if info.PrefillTPSize != rec.Prefill.TPSize {
+		add("prefill_tp_size is %d, the plan was made for prefill tensorParallelSize %d", info.PrefillTPSize, rec.Prefill.TPSize)
 	}
-	if info.DPSize != rec.Prefill.DPSize {
-		add("prefill_dp_size is %d, the plan was made for prefill dataParallelSize %d", info.DPSize, rec.Prefill.DPSize)
+	if info.PrefillDPSize != rec.Prefill.DPSize {
+		add("prefill_dp_size is %d, the plan was made for prefill dataParallelSize %d", info.PrefillDPSize, rec.Prefill.DPSize)
 	}
-	if info.MLAL15Cache != rec.MLAL15Cache {
-		add("enable_mla_l1_5_cache is %t, the plan was made for mlaL15Cache %t", info.MLAL15Cache, rec.MLAL15Cache)
+	if info.EnableMLAL15Cache != rec.MLAL15Cache {
+		add("enable_mla_l1_5_cache is %t, the plan was made for mlaL15Cache %t", info.EnableMLAL15Cache, rec.MLAL15Cache)
 	}
 	if len(diffs) == 0 { // lens defaults depend on the TP sizes matching
 		P, D := rec.Prefill.TPPerDP(), rec.Decode.TPPerDP()

@@ -1,6 +1,10 @@
 package receiver
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
 
 // peerTable caches what the agent learned from bootstrap servers, for one
 // route plan: per address the prefill's parallel info (or why it was
@@ -17,7 +21,7 @@ type peerTable struct {
 type peerAddr struct {
 	addr string
 	// info is set once fetched and found to match the plan's layout.
-	info *PrefillParallelInfo
+	info *kvwire.ParallelInfo
 	// refusal is set when the live layout does not match the plan; rooms
 	// are refused without asking again until refusedUntil.
 	refusal      *RoomFailure
@@ -69,7 +73,7 @@ func (t *peerTable) bind(e *roomEntry, now int64) bindResult {
 	if pa.info == nil {
 		pa.waiting = append(pa.waiting, e)
 	} else {
-		g := dpGroup(e.id, pa.info.DPSize)
+		g := dpGroup(e.id, pa.info.PrefillDPSize)
 		grp := pa.group(g)
 		if grp.endpoints != nil {
 			return bindResult{endpoints: grp.endpoints, group: g}

@@ -20,8 +20,8 @@ type PlanSnapshot struct {
 // decode DP group.
 func DecodeTPRank(layout transferplan.LayoutRecord, engineRank int) (int, error) {
 	d := layout.Decode
-	if d.TPSize < 1 || d.DPSize < 1 || d.TPSize%d.DPSize != 0 {
-		return 0, fmt.Errorf("plan layout has decode tensorParallelSize %d and dataParallelSize %d; DP must divide TP", d.TPSize, d.DPSize)
+	if err := d.Validate("decode"); err != nil {
+		return 0, fmt.Errorf("the plan's layout: %w", err)
 	}
 	if engineRank < 0 || engineRank >= d.TPSize {
 		return 0, fmt.Errorf("engine rank %d is outside the decode fleet of %d ranks the plan was made for", engineRank, d.TPSize)

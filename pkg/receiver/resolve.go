@@ -61,7 +61,7 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 	case failure == nil:
 		pa.info = info
 		for _, e := range waiting { // hand rooms on to their dp groups
-			grp := pa.group(dpGroup(e.id, info.DPSize))
+			grp := pa.group(dpGroup(e.id, info.PrefillDPSize))
 			grp.waiting = append(grp.waiting, e)
 		}
 		waiting = nil
@@ -75,19 +75,15 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 	}
 }
 
-func (m *Manager) fetchParallelInfo(view *routeView, addr string) (*PrefillParallelInfo, *RoomFailure) {
-	raw, err := m.boot.parallelInfo(m.ctx, addr)
+func (m *Manager) fetchParallelInfo(view *routeView, addr string) (*kvwire.ParallelInfo, *RoomFailure) {
+	info, err := m.boot.parallelInfo(m.ctx, addr)
 	if err != nil {
 		return nil, &RoomFailure{ReasonParallelInfoUnavailable, fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
 	}
-	info := &PrefillParallelInfo{
-		TPSize: raw.PrefillTPSize, DPSize: raw.PrefillDPSize, MLAL15Cache: raw.EnableMLAL15Cache,
-		KVItemLens: raw.KVItemLens, KVUnitLens: raw.KVUnitLens, StateItemLens: raw.StateItemLens, StateUnitLens: raw.StateUnitLens,
-	}
-	if err := checkLayout(*info, view.snap.Layout); err != nil {
+	if err := checkLayout(&info, view.snap.Layout); err != nil {
 		return nil, &RoomFailure{ReasonLayoutMismatch, fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
 	}
-	return info, nil
+	return &info, nil
 }
 
 // resolveGroup fetches the address of every rank the plan sends to in dp

@@ -39,8 +39,8 @@ type sendTarget struct {
 // numbers involved: a broken plan must never reach the wire.
 func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	p := snap.Layout.Prefill
-	if p.TPSize < 1 || p.DPSize < 1 || p.TPSize%p.DPSize != 0 {
-		return nil, fmt.Errorf("plan layout has prefill tensorParallelSize %d and dataParallelSize %d; DP must divide TP", p.TPSize, p.DPSize)
+	if err := p.Validate("prefill"); err != nil {
+		return nil, fmt.Errorf("the plan's layout: %w", err)
 	}
 	P := p.TPPerDP()
 	plan := &snap.Plan

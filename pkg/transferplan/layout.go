@@ -12,6 +12,11 @@ type Parallelism struct {
 // TPPerDP is the number of TP ranks in one DP group; all planning uses it.
 func (p Parallelism) TPPerDP() int { return p.TPSize / p.DPSize }
 
+// DPDividesTP reports whether the fleet splits into DPSize groups of equal
+// size: DPSize is at least 1 and divides TPSize. The planner, the wire
+// decoders (pkg/kvwire) and the receiver ask this one function.
+func (p Parallelism) DPDividesTP() bool { return p.DPSize >= 1 && p.TPSize%p.DPSize == 0 }
+
 // BufferSpec is the resolved geometry of one buffer on both sides: bytes of one
 // page on one rank (item) and bytes of the smallest movable piece (unit).
 type BufferSpec struct {
@@ -148,7 +153,7 @@ func (p Parallelism) Validate(role string) error {
 	if p.DPSize < 1 {
 		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize", "must be at least 1, got %d", p.DPSize)
 	}
-	if p.TPSize%p.DPSize != 0 {
+	if !p.DPDividesTP() {
 		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize",
 			"%d does not divide tensorParallelSize %d", p.DPSize, p.TPSize)
 	}

@@ -7,8 +7,9 @@ import (
 
 // TransferFragment moves bytes_per_page bytes of every page of one buffer from
 // a prefill rank to a decode rank: from src_byte_offset within the prefill
-// item to dst_byte_offset within the decode item. The JSON keys and their order
-// are the v1 wire format.
+// item to dst_byte_offset within the decode item. The JSON keys are the plan
+// format's (docs/plan-format.md); they are also, key for key and in order, the
+// v1 wire keys, which pkg/kvwire encodes for the ZMQ request.
 type TransferFragment struct {
 	BufferIndex        int        `json:"buffer_index"`
 	BufferKind         BufferKind `json:"buffer_kind"`
