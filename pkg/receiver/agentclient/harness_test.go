@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agentclient_test
+
+import (
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// rig is a real agent for one decode rank of a layout, serving its local
+// API on a unix socket, against a real prefill peer on loopback.
+type rig struct {
+	peer     *prefillpeer.Peer
+	snap     receiver.PlanSnapshot
+	rank     int
+	socket   string
+	accepted *atomic.Int64 // connections the agent accepted
+}
+
+func newRig(t *testing.T, l transferplan.Layout, rank int) *rig {
+	t.Helper()
+	peer := receivertest.StartPeer(t, l, nil)
+	snap := receivertest.Snapshot(t, l, rank)
+	m, _ := receivertest.StartAgent(t, &snap, rank, nil)
+	r := &rig{peer: peer, snap: snap, rank: rank, socket: agentclient.SocketPath(t.TempDir(), rank), accepted: new(atomic.Int64)}
+	ln, err := net.Listen("unix", r.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: localapi.Handler(m, nil), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(countingListener{ln, r.accepted})
+	t.Cleanup(func() { srv.Close() })
+	return r
+}
+
+func fragmented(t *testing.T) *rig { return newRig(t, receiverfixtures.FragmentedP8D4(), 0) }
+
+// client is a fresh client of the rig's agent.
+func (r *rig) client(t *testing.T) *agentclient.Client {
+	c := agentclient.New(r.socket, agentclient.Options{Timeout: 5 * time.Second})
+	t.Cleanup(c.Close)
+	return c
+}
+
+func (r *rig) engine() receiver.EngineInfo { return receivertest.Engine(r.snap, r.rank) }
+
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// deadAddr is a loopback address nothing listens on: a bootstrap server
+// that is down.
+func deadAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// pollUntil polls the receiver like the reference decode scheduler (once
+// per loop) until done says stop, and returns the last status.
+func pollUntil(t *testing.T, rc *agentclient.Receiver, done func(receiver.TransferPoll) bool) receiver.TransferPoll {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := rc.Poll(t.Context())
+		if done(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("room %d still %v after 10s", rc.BootstrapRoom(), st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func leftBootstrapping(st receiver.TransferPoll) bool { return st != receiver.Bootstrapping }
+func finished(st receiver.TransferPoll) bool         { return st == receiver.Success || st == receiver.Failed }
+

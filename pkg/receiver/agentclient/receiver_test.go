@@ -1,0 +1,181 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agentclient_test
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+)
+
+// TestReceiverInTheReferenceCallingOrder drives rooms the way the
+// reference decode scheduler drives its receivers: construct, poll until
+// the room left Bootstrapping, prefill, poll until Success, read the
+// bootstrap token, clear. The peer checks what the agent sent.
+func TestReceiverInTheReferenceCallingOrder(t *testing.T) {
+	r := fragmented(t)
+	mgr, err := agentclient.NewManager(t.Context(), r.client(t), r.engine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, room := range []int64{21, 22, 23} {
+		r.peer.Script(room, prefillpeer.Success(int64(100+i)))
+		rc := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), room)
+		if st := pollUntil(t, rc, leftBootstrapping); st != receiver.Bootstrapped {
+			t.Fatalf("room %d left Bootstrapping for %v: %v", room, st, rc.Failure(t.Context()))
+		}
+		rc.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{7, 8, room}, AuxIndex: 3, DecodePrefixLen: 16})
+		if st := pollUntil(t, rc, finished); st != receiver.Success {
+			t.Fatalf("room %d: %v: %v", room, st, rc.Failure(t.Context()))
+		}
+		if got := rc.BootstrapToken(); got != int64(100+i) {
+			t.Fatalf("room %d: bootstrap token %d, want %d", room, got, 100+i)
+		}
+		if err := rc.Clear(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mgr.Client().Room(t.Context(), room); agentclient.CodeOf(err) != string(receiver.CodeRoomNotFound) {
+			t.Fatalf("room %d after Clear: %v, want RoomNotFound", room, err)
+		}
+		if err := rc.Clear(t.Context()); err != nil {
+			t.Fatalf("clearing room %d twice: %v", room, err)
+		}
+	}
+	// both prefill targets of decode rank 0 got each room's request as sent
+	for _, tp := range []int{0, 1} {
+		var rooms []int64
+		for _, q := range r.peer.Rank(tp).Requests() {
+			rooms = append(rooms, q.Room)
+			if !slices.Equal(q.KVIndices, []int64{7, 8, q.Room}) || q.AuxIndex != 3 || q.DecodePrefixLen != 16 {
+				t.Fatalf("prefill rank %d got %+v", tp, q)
+			}
+		}
+		if !slices.Equal(rooms, []int64{21, 22, 23}) {
+			t.Fatalf("prefill rank %d got rooms %v", tp, rooms)
+		}
+	}
+}
+
+func TestReceiverFaultsSurfaceThroughFailure(t *testing.T) {
+	r := fragmented(t)
+	mgr, err := agentclient.NewManager(t.Context(), r.client(t), r.engine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("prefill reports failure", func(t *testing.T) {
+		r.peer.Script(31, prefillpeer.Failure())
+		rc := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 31)
+		pollUntil(t, rc, leftBootstrapping)
+		rc.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{1}, AuxIndex: 0})
+		if st := pollUntil(t, rc, finished); st != receiver.Failed {
+			t.Fatalf("room 31: %v", st)
+		}
+		fe := rc.Failure(t.Context())
+		if fe.BootstrapRoom != 31 || fe.FailureCode != string(receiver.ReasonPrefillFailed) || fe.RemoteEndpoint != r.peer.BootstrapAddr() || fe.FailureReason == "" {
+			t.Fatalf("failure: %+v", fe)
+		}
+		if _, err := mgr.Client().Room(t.Context(), 31); agentclient.CodeOf(err) != string(receiver.CodeRoomNotFound) {
+			t.Fatalf("Failure did not clear room 31: %v", err)
+		}
+		if st := rc.Poll(t.Context()); st != receiver.Failed {
+			t.Fatalf("poll after Failure: %v", st)
+		}
+	})
+	t.Run("bootstrap server down", func(t *testing.T) {
+		addr := deadAddr(t)
+		rc := mgr.NewReceiver(t.Context(), addr, 32)
+		if st := pollUntil(t, rc, leftBootstrapping); st != receiver.Failed {
+			t.Fatalf("room 32 against a dead bootstrap server: %v", st)
+		}
+		fe := rc.Failure(t.Context())
+		if fe.FailureCode != string(receiver.ReasonParallelInfoUnavailable) || !strings.Contains(fe.FailureReason, addr) || fe.RemoteEndpoint != addr {
+			t.Fatalf("failure: %+v", fe)
+		}
+	})
+	t.Run("failed on another rank", func(t *testing.T) {
+		rc := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 33)
+		pollUntil(t, rc, leftBootstrapping)
+		fe := rc.Failure(t.Context())
+		if fe.FailureCode != agentclient.FailureOtherRank || fe.FailureReason != "Failed due to an unknown reason from another rank" {
+			t.Fatalf("failure: %+v", fe)
+		}
+		if st := rc.Poll(t.Context()); st != receiver.Failed {
+			t.Fatalf("poll after Failure: %v", st)
+		}
+	})
+	t.Run("room number reused while open", func(t *testing.T) {
+		first := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 34)
+		defer first.Clear(t.Context())
+		again := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 34)
+		if st := again.Poll(t.Context()); st != receiver.Failed {
+			t.Fatalf("second room 34: %v", st)
+		}
+		fe := again.Failure(t.Context())
+		if fe.FailureCode != agentclient.FailureAgentRefused || !strings.Contains(fe.FailureReason, string(receiver.CodeRoomExists)) {
+			t.Fatalf("failure: %+v", fe)
+		}
+	})
+}
+
+func TestManagerRefusedOrAbsentAgent(t *testing.T) {
+	r := fragmented(t)
+	wrong := r.engine()
+	wrong.KVDataPtrs = wrong.KVDataPtrs[:1]
+	_, err := agentclient.NewManager(t.Context(), r.client(t), wrong)
+	var ae *agentclient.APIError
+	if !errors.As(err, &ae) || ae.HTTPStatus != 400 || ae.Code != string(receiver.CodeInvalidArgument) || !strings.Contains(ae.Message, "registers 1 KV") {
+		t.Fatalf("registering 1 of the plan's buffers: %v", err)
+	}
+
+	absent := agentclient.New(agentclient.SocketPath(t.TempDir(), 3), agentclient.Options{})
+	_, err = agentclient.NewManager(t.Context(), absent, r.engine())
+	var ue *agentclient.UnavailableError
+	if !errors.As(err, &ue) || ue.Timeout() || !strings.Contains(err.Error(), "rank-3.sock") {
+		t.Fatalf("no agent: %v", err)
+	}
+}
+
+// TestReceiverWhenTheAgentGoesAway: an agent that stops answering fails
+// the engine's rooms through Poll, never through a panic or an error.
+func TestReceiverWhenTheAgentGoesAway(t *testing.T) {
+	l := receiverfixtures.FragmentedP8D4()
+	r := newRig(t, l, 0)
+	c := r.client(t)
+	mgr, err := agentclient.NewManager(t.Context(), c, r.engine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 41)
+	pollUntil(t, rc, leftBootstrapping)
+	if err := os.Remove(r.socket); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // no kept connection: the next call dials the missing socket
+	if st := rc.Poll(t.Context()); st != receiver.Failed {
+		t.Fatalf("poll without an agent: %v", st)
+	}
+	if fe := rc.Failure(t.Context()); fe.FailureCode != agentclient.FailureAgentUnavailable || !strings.Contains(fe.FailureReason, r.socket) {
+		t.Fatalf("failure: %+v", fe)
+	}
+}
