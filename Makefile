@@ -26,8 +26,8 @@ vet: ## Vet the code.
 	$(GO) vet ./...
 
 .PHONY: manifests
-manifests: ## Generate the CRD and RBAC from markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+manifests: ## Generate the CRD, RBAC and webhook configurations from markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./webhooks/...;./cmd/manager/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 
 .PHONY: generate
 generate: ## Generate deepcopy code from markers.

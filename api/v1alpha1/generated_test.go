@@ -16,6 +16,7 @@ import (
 var generated = []string{
 	"config/crd/bases/pd.pdtopo.dev_pdpairs.yaml",
 	"config/rbac/role.yaml",
+	"config/webhook/manifests.yaml",
 	"api/v1alpha1/zz_generated.deepcopy.go",
 }
 

@@ -13,6 +13,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
@@ -36,7 +37,21 @@ type Env struct {
 // Start starts etcd and kube-apiserver and installs the CRDs of config/crd/bases.
 // Without the binaries it fails with instructions, or returns ErrSkip when
 // PDTOPO_SKIP_ENVTEST=1.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return start(nil) }
+
+// StartWithWebhooks is Start with the admission webhooks of config/webhook
+// installed: envtest makes a local CA and serving certificate and rewrites
+// each webhook's client config to a URL on loopback, so the API server calls
+// a webhook server the test runs with Env.WebhookServerOptions.
+func StartWithWebhooks() (*Env, error) {
+	return start(func(root string, env *envtest.Environment) {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(root, "config", "webhook")},
+		}
+	})
+}
+
+func start(configure func(root string, env *envtest.Environment)) (*Env, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -57,6 +72,9 @@ func Start() (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
+	}
+	if configure != nil {
+		configure(root, env)
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -106,4 +124,11 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// WebhookServerOptions are the options of a webhook server that the API
+// server reaches through the configurations StartWithWebhooks installed.
+func (e *Env) WebhookServerOptions() webhook.Options {
+	w := &e.WebhookInstallOptions
+	return webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir}
 }
