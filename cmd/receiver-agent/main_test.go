@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/internal/receivertest"
@@ -182,8 +185,63 @@ func TestAgentWithPlanFile(t *testing.T) {
 		t.Fatalf("room 77: %v", got)
 	}
 	call(t, c, "DELETE", base+"/v1/rooms/77", "", 204)
-	if m := call(t, c, "GET", base+"/metrics", "", 200); m != nil { // text format: just reachable
-		_ = m
+	// decode rank 1 pulls from prefill ranks 2 and 3: two statuses applied,
+	// one room succeeded, none open after the clear, nothing rejected.
+	wantMetrics(t, c, base+"/metrics", map[string]float64{
+		`pdtopo_receiver_rooms_total{outcome="success"}`:     1,
+		`pdtopo_receiver_rooms_total{outcome="failed"}`:      0,
+		`pdtopo_receiver_rooms_total{outcome="abandoned"}`:   0,
+		`pdtopo_receiver_status_messages_total`:              2,
+		`pdtopo_receiver_status_messages_rejected_total`:     0,
+		`pdtopo_receiver_open_rooms`:                         0,
+		`pdtopo_receiver_room_open_to_success_seconds_count`: 1,
+	})
+}
+
+// wantMetrics scrapes url (Prometheus text format) and checks each series:
+// name{label="value",...} → value; a name without labels is the sum over
+// its series (0 when it has none yet).
+func wantMetrics(t *testing.T, c *http.Client, url string, want map[string]float64) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: not the Prometheus text format: %v", url, err)
+	}
+	got := map[string]float64{}
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			v := m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+			if h := m.GetHistogram(); h != nil {
+				got[name+"_count"] += float64(h.GetSampleCount())
+			}
+			got[name] += v
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			if len(labels) > 0 {
+				got[name+"{"+strings.Join(labels, ",")+"}"] = v
+			}
+		}
+	}
+	for series, w := range want {
+		if !strings.Contains(series, "{") && !strings.HasSuffix(series, "_count") {
+			if _, ok := families[series]; !ok && w != 0 {
+				t.Errorf("%s: no such metric", series)
+			}
+		}
+		if got[series] != w {
+			t.Errorf("%s = %v, want %v", series, got[series], w)
+		}
 	}
 }
 
