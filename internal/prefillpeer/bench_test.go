@@ -2,7 +2,6 @@ package prefillpeer
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // BenchmarkRoomsP8D4 measures whole rooms through the peer for decode rank 0
@@ -32,8 +32,10 @@ func BenchmarkRoomsP8D4(b *testing.B) {
 
 	zctx, _ := zmq.NewContext()
 	defer zctx.Term()
-	pull, _ := bindPull(zctx, "127.0.0.1")
-	_, port, _ := lastEndpoint(pull)
+	pull, port, err := zmqsock.BindPull(zctx, "127.0.0.1", 0, zmqsock.RecvTimeout(pollInterval))
+	if err != nil {
+		b.Fatal(err)
+	}
 	session := "127.0.0.1:15500"
 	type target struct {
 		push  *zmq.Socket
@@ -42,9 +44,10 @@ func BenchmarkRoomsP8D4(b *testing.B) {
 	}
 	var targets []target
 	for _, tg := range plan.Targets {
-		push, _ := zctx.NewSocket(zmq.PUSH)
-		_ = push.SetLinger(0)
-		_ = push.Connect(p.Rank(tg.PrefillTPRank).Endpoint)
+		push, err := zmqsock.ConnectPush(zctx, p.Rank(tg.PrefillTPRank).Endpoint)
+		if err != nil {
+			b.Fatal(err)
+		}
 		reg := kvwire.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session, KVPtrs: make([]uint64, len(l.KVBuffers))}
 		_, _ = push.SendMessage(reg.Frames())
 		targets = append(targets, target{push, kvwire.EncodeFragmentFrames(tg.Fragments), tg.RequiredDstInfoNum})
@@ -66,7 +69,7 @@ func BenchmarkRoomsP8D4(b *testing.B) {
 		for n := 0; n < want; {
 			msg, err := pull.RecvMessageBytes(0)
 			if err != nil {
-				if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+				if zmqsock.Retry(err) {
 					continue
 				}
 				received <- err

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"time"
 
-	zmq "github.com/pebbe/zmq4"
-
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // forgeLinger is how long SendFrames waits for its message to leave.
@@ -21,12 +20,8 @@ func SendFrames(endpoint string, frames [][]byte) error {
 	if len(frames) == 0 {
 		return errors.New("prefillpeer: a ZMQ message has at least one frame")
 	}
-	sock, err := zmq.NewSocket(zmq.PUSH)
+	sock, err := zmqsock.ConnectPush(nil, endpoint, zmqsock.Linger(forgeLinger), zmqsock.SendTimeout(forgeLinger))
 	if err != nil {
-		return err
-	}
-	if err := errors.Join(sock.SetLinger(forgeLinger), sock.SetSndtimeo(forgeLinger), sock.Connect(endpoint)); err != nil {
-		_ = sock.Close()
 		return err
 	}
 	_, err = sock.SendMessage(frames)

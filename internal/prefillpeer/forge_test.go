@@ -10,7 +10,7 @@ import (
 func TestSendFramesReachesADecodeRank(t *testing.T) {
 	noLeaks(t)
 	d := newDecodeRank(t, "127.0.0.1:15500")
-	endpoint := "tcp://127.0.0.1:" + itoa(d.port)
+	endpoint := kvwire.Endpoint("127.0.0.1", d.port)
 	forged := [][]byte{[]byte("77"), []byte("5"), []byte("63"), []byte("1"), []byte("\x01\x02\x03")}
 	if err := SendFrames(endpoint, forged); err != nil {
 		t.Fatal(err)

@@ -1,11 +1,9 @@
 package prefillpeer
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // decodeRank plays one decode rank on loopback: a status PULL socket bound on
@@ -33,11 +32,7 @@ func newDecodeRank(t *testing.T, session string) *decodeRank {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pull, err := bindPull(zctx, "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, err := lastEndpoint(pull)
+	pull, port, err := zmqsock.BindPull(zctx, "127.0.0.1", 0, zmqsock.RecvTimeout(pollInterval))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +54,7 @@ func (d *decodeRank) send(endpoint string, frames [][]byte) {
 	s, ok := d.pushes[endpoint]
 	if !ok {
 		var err error
-		if s, err = d.zctx.NewSocket(zmq.PUSH); err != nil {
-			d.t.Fatal(err)
-		}
-		if err := errors.Join(s.SetLinger(0), s.Connect(endpoint)); err != nil {
+		if s, err = zmqsock.ConnectPush(d.zctx, endpoint); err != nil {
 			d.t.Fatal(err)
 		}
 		d.pushes[endpoint] = s
@@ -105,7 +97,7 @@ func (d *decodeRank) recv(timeout time.Duration) ([][]byte, bool) {
 		if err == nil {
 			return msg, true
 		}
-		if zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN) {
+		if !zmqsock.Retry(err) {
 			d.t.Fatal(err)
 		}
 	}

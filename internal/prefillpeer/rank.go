@@ -1,17 +1,15 @@
 package prefillpeer
 
 import (
-	"errors"
-	"net/url"
 	"runtime"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // pollInterval bounds how long a rank's receive loop takes to notice that it
@@ -71,15 +69,11 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 		done: make(chan struct{}),
 	}
 	r.frags = fragmentCache{rank: r, entries: map[string]*fragmentCheck{}}
-	pull, err := bindPull(zctx, cfg.Host)
+	pull, port, err := zmqsock.BindPull(zctx, cfg.Host, 0, zmqsock.RecvTimeout(pollInterval))
 	if err != nil {
 		return nil, err
 	}
-	r.pull = pull
-	if r.Endpoint, r.Port, err = lastEndpoint(pull); err != nil {
-		_ = pull.Close()
-		return nil, err
-	}
+	r.pull, r.Port, r.Endpoint = pull, port, kvwire.Endpoint(cfg.Host, port)
 	onError := func(room int64, detail string, err error) {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: room, Reason: ReasonStatusNotSent, Detail: detail, Err: err})
 	}
@@ -87,33 +81,6 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 	r.delayed = newDelayedSender(pushCache{zctx: zctx, sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError})
 	go r.serve()
 	return r, nil
-}
-
-func bindPull(zctx *zmq.Context, host string) (*zmq.Socket, error) {
-	pull, err := zctx.NewSocket(zmq.PULL)
-	if err != nil {
-		return nil, err
-	}
-	err = errors.Join(pull.SetLinger(0), pull.SetRcvtimeo(pollInterval), pull.Bind("tcp://"+host+":*"))
-	if err != nil {
-		_ = pull.Close()
-		return nil, err
-	}
-	return pull, nil
-}
-
-// lastEndpoint reads back the port a tcp://host:* bind chose.
-func lastEndpoint(s *zmq.Socket) (string, int, error) {
-	ep, err := s.GetLastEndpoint()
-	if err != nil {
-		return "", 0, err
-	}
-	u, err := url.Parse(ep)
-	if err != nil {
-		return "", 0, err
-	}
-	port, err := strconv.Atoi(u.Port())
-	return ep, port, err
 }
 
 // serve is the reference's bootstrap thread: receive, parse, file.
@@ -126,8 +93,7 @@ func (r *Rank) serve() {
 	for !r.stopping.Load() {
 		msg, err := r.pull.RecvMessageBytes(0)
 		if err != nil {
-			switch zmq.AsErrno(err) {
-			case zmq.Errno(syscall.EAGAIN), zmq.Errno(syscall.EINTR):
+			if zmqsock.Retry(err) {
 				continue
 			}
 			return // the context is going away
@@ -279,8 +245,6 @@ func roomOf(msg [][]byte) int64 {
 	}
 	return NoRoom
 }
-
-func itoa(v int) string { return strconv.Itoa(v) }
 
 // Counts returns exact totals of what the rank has seen and done.
 func (r *Rank) Counts() RankCounts {

@@ -40,7 +40,7 @@ func TestIdentityRoomSucceeds(t *testing.T) {
 	if c := r.Counts(); c != (RankCounts{Registrations: 1, Requests: 1, RoomsCompleted: 1, StatusesSent: 1}) {
 		t.Fatalf("counts %+v", c)
 	}
-	if sent := r.Sent(); sent[0].Endpoint != "tcp://127.0.0.1:"+itoa(d.port) || !reflect.DeepEqual(sent[0].Status, want) {
+	if sent := r.Sent(); sent[0].Endpoint != kvwire.Endpoint("127.0.0.1", d.port) || !reflect.DeepEqual(sent[0].Status, want) {
 		t.Fatalf("sent %+v", sent)
 	}
 }

@@ -3,11 +3,11 @@ package prefillpeer
 import (
 	"runtime"
 	"strings"
-	"syscall"
 
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // outgoing is one status message for a decode endpoint.
@@ -20,7 +20,7 @@ type outgoing struct {
 // any ':' (it splits the address), then the status port.
 func statusEndpoint(decodeIP string, port int) string {
 	host, _, _ := strings.Cut(decodeIP, ":")
-	return "tcp://" + host + ":" + itoa(port)
+	return kvwire.Endpoint(host, port)
 }
 
 // pushCache holds PUSH sockets, one per decode endpoint, kept open like the
@@ -41,7 +41,7 @@ func (c *pushCache) send(o outgoing) {
 	}
 	if err != nil {
 		detail := "to " + o.endpoint
-		if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+		if zmqsock.WouldBlock(err) {
 			detail += ": the decode side is not taking messages (queue full)"
 		}
 		c.onError(o.status.Room, detail, err)
@@ -54,16 +54,8 @@ func (c *pushCache) socket(endpoint string) (*zmq.Socket, error) {
 	if sock, ok := c.sockets[endpoint]; ok {
 		return sock, nil
 	}
-	sock, err := c.zctx.NewSocket(zmq.PUSH)
+	sock, err := zmqsock.ConnectPush(c.zctx, endpoint)
 	if err != nil {
-		return nil, err
-	}
-	if err := sock.SetLinger(0); err != nil {
-		_ = sock.Close()
-		return nil, err
-	}
-	if err := sock.Connect(endpoint); err != nil {
-		_ = sock.Close()
 		return nil, err
 	}
 	c.sockets[endpoint] = sock

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"net"
 	"strconv"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -75,8 +76,13 @@ type RankAddress struct {
 }
 
 // Endpoint is the ZMQ endpoint a decode rank PUSHes to.
-func (a RankAddress) Endpoint() string {
-	return "tcp://" + a.RankIP + ":" + strconv.Itoa(a.RankPort)
+func (a RankAddress) Endpoint() string { return Endpoint(a.RankIP, a.RankPort) }
+
+// Endpoint is the ZMQ TCP endpoint of host and port, tcp://host:port, the
+// form every address of the handshake takes on a socket (an IPv6 literal is
+// bracketed, as ZMQ requires).
+func Endpoint(host string, port int) string {
+	return "tcp://" + net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // MarshalPython encodes the body as the reference's requests.put(json=...)

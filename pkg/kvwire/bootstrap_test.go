@@ -160,3 +160,11 @@ func TestDecodeRankRegistration(t *testing.T) {
 		})
 	}
 }
+
+func TestEndpointBracketsIPv6(t *testing.T) {
+	for host, want := range map[string]string{"10.0.0.3": "tcp://10.0.0.3:41000", "::1": "tcp://[::1]:41000"} {
+		if got := Endpoint(host, 41000); got != want {
+			t.Errorf("Endpoint(%q) = %q, want %q", host, got, want)
+		}
+	}
+}

@@ -24,15 +24,6 @@ func validateEngine(info EngineInfo, advertiseHost string) error {
 	return nil
 }
 
-func bracketIPv6(host string) string {
-	for i := 0; i < len(host); i++ {
-		if host[i] == ':' {
-			return "[" + host + "]"
-		}
-	}
-	return host
-}
-
 // checkEngineBuffers compares the engine's buffer counts with the layout
 // its plan was made for: prefill ranks index the registered pointers by the
 // plan's buffer numbers, so a different count would move bytes to the

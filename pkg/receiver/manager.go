@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,7 +99,7 @@ func New(cfg Config, plan *PlanSnapshot) (*Manager, error) {
 
 // StatusAddr is the IP:PORT prefill ranks send status messages to.
 func (m *Manager) StatusAddr() string {
-	return fmt.Sprintf("%s:%d", bracketIPv6(m.cfg.AdvertiseHost), m.status.port)
+	return net.JoinHostPort(m.cfg.AdvertiseHost, strconv.Itoa(m.status.port))
 }
 
 // SetPlan installs a (new) plan for this rank. Rooms already open keep the

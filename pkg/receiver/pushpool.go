@@ -3,10 +3,11 @@ package receiver
 import (
 	"fmt"
 	"sync"
-	"syscall"
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
+
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // pushHWM is the number of messages queued per prefill rank before a send
@@ -45,20 +46,9 @@ func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
 	if s, ok := p.socks[endpoint]; ok {
 		return s, nil
 	}
-	sock, err := p.ctx.NewSocket(zmq.PUSH)
+	sock, err := zmqsock.ConnectPush(p.ctx, endpoint, zmqsock.SendHWM(pushHWM), zmqsock.SendTimeout(p.sendTimeout))
 	if err != nil {
 		return nil, err
-	}
-	for _, set := range []func() error{
-		func() error { return sock.SetLinger(0) },
-		func() error { return sock.SetSndhwm(pushHWM) },
-		func() error { return sock.SetSndtimeo(p.sendTimeout) },
-		func() error { return sock.Connect(endpoint) },
-	} {
-		if err := set(); err != nil {
-			sock.Close()
-			return nil, fmt.Errorf("connecting to %s: %v", endpoint, err)
-		}
 	}
 	s := &pushSocket{sock: sock}
 	p.socks[endpoint] = s
@@ -83,7 +73,7 @@ func (p *pushPool) send(endpoint string, frames [][]byte) error {
 			flag = 0
 		}
 		if _, err := s.sock.SendBytes(f, flag); err != nil {
-			if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+			if zmqsock.WouldBlock(err) {
 				return fmt.Errorf("prefill rank at %s did not take the message within %v (queue full: is it alive?)", endpoint, p.sendTimeout)
 			}
 			return fmt.Errorf("sending to %s: %v", endpoint, err)

@@ -2,12 +2,12 @@ package receiver
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 const (
@@ -33,44 +33,12 @@ func bindStatusSocket(ctx *zmq.Context, addr string) (*statusSocket, error) {
 	if err != nil {
 		return nil, err
 	}
-	sock, err := ctx.NewSocket(zmq.PULL)
+	sock, p, err := zmqsock.BindPull(ctx, host, port,
+		zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(maxStatusMessage), zmqsock.RecvHWM(pushHWM))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("binding the status socket on %s: %v", addr, err)
 	}
-	bindPort := strconv.Itoa(port)
-	if port == 0 {
-		bindPort = "*"
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-		if err := sock.SetIpv6(true); err != nil {
-			sock.Close()
-			return nil, err
-		}
-	}
-	for _, set := range []func() error{
-		func() error { return sock.SetLinger(0) },
-		func() error { return sock.SetRcvtimeo(statusPollInterval) },
-		func() error { return sock.SetMaxmsgsize(maxStatusMessage) },
-		func() error { return sock.SetRcvhwm(pushHWM) },
-		func() error { return sock.Bind("tcp://" + host + ":" + bindPort) },
-	} {
-		if err := set(); err != nil {
-			sock.Close()
-			return nil, fmt.Errorf("binding the status socket on %s: %v", addr, err)
-		}
-	}
-	ep, err := sock.GetLastEndpoint()
-	if err != nil {
-		sock.Close()
-		return nil, err
-	}
-	p, err := strconv.Atoi(ep[strings.LastIndexByte(ep, ':')+1:])
-	if err != nil {
-		sock.Close()
-		return nil, fmt.Errorf("status socket bound to %q: no port", ep)
-	}
-	return &statusSocket{sock: sock, endpoint: ep, port: p}, nil
+	return &statusSocket{sock: sock, endpoint: kvwire.Endpoint(host, p), port: p}, nil
 }
 
 // serve receives messages and hands each to handle until stop is closed,
@@ -85,10 +53,10 @@ func (s *statusSocket) serve(stop <-chan struct{}, handle func([][]byte)) {
 		}
 		frames, err := s.sock.RecvMessageBytes(0)
 		if err != nil {
-			if e := zmq.AsErrno(err); e == zmq.Errno(syscall.EAGAIN) || e == zmq.Errno(syscall.EINTR) {
+			if zmqsock.Retry(err) {
 				continue
 			}
-			if zmq.AsErrno(err) == zmq.ETERM {
+			if zmqsock.Terminated(err) {
 				return
 			}
 			time.Sleep(statusPollInterval / 10) // an unexpected error must not spin
