@@ -20,6 +20,8 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.ReasonShardNotAligned:            pdv1.ReasonShardNotAligned,
 	transferplan.ReasonItemSmallerThanShard:       pdv1.ReasonItemSmallerThanShard,
 	transferplan.ReasonMLAL15RequiresMLA:          pdv1.ReasonMLAL15RequiresMLA,
+	transferplan.ReasonMLAItemSizeMismatch:        pdv1.ReasonMLAItemSizeMismatch,
+	transferplan.ReasonWholeStateCopyUnsafe:       pdv1.ReasonWholeStateCopyUnsafe,
 	transferplan.ReasonStridedPagesNeedProtocolV2: pdv1.ReasonStridedPagesNeedProtocolV2,
 	transferplan.ReasonRankOutOfRange:             pdv1.ReasonRankOutOfRange,
 }

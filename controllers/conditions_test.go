@@ -38,6 +38,12 @@ func TestLayoutCompatibleReasons(t *testing.T) {
 			metav1.ConditionFalse, pdv1.ReasonUnsupportedHeterogeneousTP, "kvBuffers[0]"},
 		{newPair(ns, "sixteen-token-pages").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 2*16*256, 16*256, 16*256).obj(),
 			metav1.ConditionFalse, pdv1.ReasonStridedPagesNeedProtocolV2, "16 tokens"},
+		{newPair(ns, "mla-default-prefill-item").mla().prefill(16, 1).decode(8, 1).kvGroup(pdv1.KVTargetK, geom(61, 1152, 576, 1, 1)).obj(),
+			metav1.ConditionFalse, pdv1.ReasonMLAItemSizeMismatch, "prefill item 576 bytes, decode item 1152 bytes"},
+		{newPair(ns, "state-apart-from-draft-heads").prefill(4, 1).decode(2, 1).
+			kvGroup(pdv1.KVTargetK, geom(1, 64, 32, 2, 2)).kvGroup(pdv1.KVTargetV, geom(1, 64, 32, 2, 2)).
+			kvGroup(pdv1.KVDraftK, geom(1, 2, 4, 2, 2)).kvGroup(pdv1.KVDraftV, geom(1, 2, 4, 2, 2)).state(geom(1, 64, 32, 2, 2)).obj(),
+			metav1.ConditionFalse, pdv1.ReasonWholeStateCopyUnsafe, "decode TP rank 1 pulls KV cache from prefill TP rank 0"},
 		// The default prefill item, decodeItemBytes×D/P = 1×4/8, is 0: the
 		// one structural fault CEL cannot see, as it depends on the defaults.
 		{newPair(ns, "zero-default-item").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) {

@@ -73,6 +73,11 @@ const (
 	ReasonItemSmallerThanShard PDPairConditionReason = "ItemSmallerThanShard"
 	// ReasonMLAL15RequiresMLA: the MLA L1.5 cache on a non-MLA model.
 	ReasonMLAL15RequiresMLA PDPairConditionReason = "MLAL15RequiresMLA"
+	// ReasonMLAItemSizeMismatch: an MLA buffer's item differs between the sides.
+	ReasonMLAItemSizeMismatch PDPairConditionReason = "MLAItemSizeMismatch"
+	// ReasonWholeStateCopyUnsafe: a prefill rank would send a decode rank KV
+	// but none of its state, and would then copy every state buffer whole.
+	ReasonWholeStateCopyUnsafe PDPairConditionReason = "WholeStateCopyUnsafe"
 	// ReasonStridedPagesNeedProtocolV2: multi-token pages need a protocol the
 	// engine does not speak yet.
 	ReasonStridedPagesNeedProtocolV2 PDPairConditionReason = "StridedPagesNeedProtocolV2"

@@ -69,6 +69,9 @@ func (b *layoutBuilder) heads(layers, kvHeads int, unit int64) *layoutBuilder {
 }
 
 func (b *layoutBuilder) defaultPrefill(decodeItem int64) int64 {
+	if b.l.Attention == MLA { // latent caches are whole on every rank
+		return decodeItem
+	}
 	return DefaultPrefillItemBytes(decodeItem, b.l.Decode.TPPerDP(), b.l.Prefill.TPPerDP())
 }
 

@@ -25,6 +25,14 @@ const (
 	ReasonItemSmallerThanShard Reason = "ItemSmallerThanShard"
 	// ReasonMLAL15RequiresMLA: the prefill runs the MLA L1.5 cache for a non-MLA model.
 	ReasonMLAL15RequiresMLA Reason = "MLAL15RequiresMLA"
+	// ReasonMLAItemSizeMismatch: an MLA buffer's item differs between prefill
+	// and decode. MLA ranks hold whole latent caches and the prefill copies
+	// whole items with its own item length on both sides, so the items must match.
+	ReasonMLAItemSizeMismatch Reason = "MLAItemSizeMismatch"
+	// ReasonWholeStateCopyUnsafe: a prefill rank would send a decode rank KV
+	// fragments but no state fragment, and the prefill then copies every
+	// state buffer whole, overwriting state that rank does not hold.
+	ReasonWholeStateCopyUnsafe Reason = "WholeStateCopyUnsafe"
 	// ReasonStridedPagesNeedProtocolV2: pages hold several tokens (token-major)
 	// and a fragment would take a sub-range of heads from each, which the v1
 	// wire protocol (one contiguous range per page) cannot express.

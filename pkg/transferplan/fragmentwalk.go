@@ -69,37 +69,43 @@ func (p *Planner) fragmentsBySource(d int) [][]TransferFragment {
 	return groups
 }
 
+// eachSource calls visit with every (buffer, prefill TP rank) pair from which
+// decode TP rank d gets bytes, in walk order, without building fragments.
+func (p *Planner) eachSource(d int, visit func(bp *bufferPair, r int)) {
+	P, D := p.prefillTP, p.decodeTP
+	for i := range p.pairs {
+		bp := &p.pairs[i]
+		pre, dec := &bp.prefill, &bp.decode
+		if pre.Axis == AxisReplicated {
+			visit(bp, d*P/D)
+			continue
+		}
+		s, e, ok := dec.interval(d, D)
+		if !ok {
+			continue
+		}
+		shard := pre.shardLen(P)
+		for k := s / shard; k*shard < e; k++ {
+			visit(bp, int(k)*pre.ReplicaGroup)
+		}
+	}
+}
+
 // shardedFanOut counts, for each prefill TP rank, the decode TP ranks whose
 // fragments name it — once per layout, not once per decode rank.
 func (p *Planner) shardedFanOut() []int {
-	P, D := p.prefillTP, p.decodeTP
-	fan := make([]int, P)
-	lastSeen := make([]int, P)
+	fan := make([]int, p.prefillTP)
+	lastSeen := make([]int, p.prefillTP)
 	for r := range lastSeen {
 		lastSeen[r] = -1
 	}
-	touch := func(r, d int) {
-		if lastSeen[r] != d {
-			lastSeen[r] = d
-			fan[r]++
-		}
-	}
-	for d := 0; d < D; d++ {
-		for i := range p.pairs {
-			pre, dec := &p.pairs[i].prefill, &p.pairs[i].decode
-			if pre.Axis == AxisReplicated {
-				touch(d*P/D, d)
-				continue
+	for d := 0; d < p.decodeTP; d++ {
+		p.eachSource(d, func(_ *bufferPair, r int) {
+			if lastSeen[r] != d {
+				lastSeen[r] = d
+				fan[r]++
 			}
-			s, e, ok := dec.interval(d, D)
-			if !ok {
-				continue
-			}
-			shard := pre.shardLen(P)
-			for k := s / shard; k*shard < e; k++ {
-				touch(int(k)*pre.ReplicaGroup, d)
-			}
-		}
+		})
 	}
 	return fan
 }

@@ -8,6 +8,24 @@ package transferplan
 // is exactly the reference; for ratios that do not, every rank named exists and
 // every prefill rank is covered, where the reference named ranks past the end.
 
+// checkMLAItems rejects MLA buffers whose items differ between the sides:
+// the prefill copies whole items page by page with its own item length as the
+// stride on both sides (it gets no fragments), so an item of another size on
+// the decode would receive bytes at the wrong places.
+func checkMLAItems(l Layout) error {
+	for _, group := range [][]BufferSpec{l.KVBuffers, l.StateBuffers} {
+		for i, b := range group {
+			if b.PrefillItemBytes != b.DecodeItemBytes {
+				return bufferErrorf(ReasonMLAItemSizeMismatch, b, i,
+					"prefill item %d bytes, decode item %d bytes; every MLA rank holds the whole latent cache, so the items must be equal "+
+						"(set prefillItemBytes: its default decodeItemBytes × decodeTP / prefillTP assumes sharded heads)",
+					b.PrefillItemBytes, b.DecodeItemBytes)
+			}
+		}
+	}
+	return nil
+}
+
 // mlaTargetRange is the half-open range of prefill TP ranks decode rank d contacts.
 func (p *Planner) mlaTargetRange(d int) (lo, hi int) {
 	P, D := p.prefillTP, p.decodeTP

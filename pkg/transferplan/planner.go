@@ -24,6 +24,9 @@ func NewPlanner(l Layout) (*Planner, error) {
 	p := &Planner{layout: l, prefillTP: l.Prefill.TPPerDP(), decodeTP: l.Decode.TPPerDP()}
 	if l.Attention == MLA {
 		p.kind = PlanMLA
+		if err := checkMLAItems(l); err != nil {
+			return nil, err
+		}
 		p.fanOut = p.mlaFanOut()
 		return p, nil
 	}
@@ -35,6 +38,9 @@ func NewPlanner(l Layout) (*Planner, error) {
 		p.kind = PlanIdentity
 	}
 	if err := p.checkPageContiguity(); err != nil {
+		return nil, err
+	}
+	if err := p.checkStateSources(); err != nil {
 		return nil, err
 	}
 	p.fanOut = p.shardedFanOut()

@@ -58,6 +58,19 @@ func TestRejections(t *testing.T) {
 		field:    "kvBuffers[0]",
 		mentions: []string{"kvBuffers[0] (TargetK)", "16 tokens", "protocol v1"},
 	}, {
+		name:     "MLA P16→D8 with the sharded-heads default prefill item",
+		layout:   mla(16, 8).kvItems(TargetK, 2, 1152, 576, 1).build(),
+		reason:   ReasonMLAItemSizeMismatch,
+		field:    "kvBuffers[0]",
+		mentions: []string{"kvBuffers[0] (TargetK)", "prefill item 576 bytes, decode item 1152 bytes", "set prefillItemBytes"},
+	}, {
+		name: "hybrid P4→D2 whose draft heads live on prefill rank 0 only while decode 1's state is on ranks 2 and 3",
+		layout: mha(4, 2).kvItems(TargetK, 1, 64, 32, 2).kvItems(TargetV, 1, 64, 32, 2).
+			kvItems(DraftK, 1, 2, 4, 2).kvItems(DraftV, 1, 2, 4, 2).state(1, 64, 32, 2).build(),
+		reason:   ReasonWholeStateCopyUnsafe,
+		field:    "stateBuffers[0]",
+		mentions: []string{"decode TP rank 1 pulls KV cache from prefill TP rank 0", "32-byte prefill items into 64-byte decode items"},
+	}, {
 		name:     "dp does not divide tp",
 		layout:   mha(8, 6).dp(1, 4).kv(TargetK, 1, 512, 256).kv(TargetV, 1, 512, 256).build(),
 		reason:   ReasonInvalidLayout,
