@@ -29,6 +29,8 @@ func Reasons() []Reason {
 		ReasonShardNotAligned,
 		ReasonItemSmallerThanShard,
 		ReasonMLAL15RequiresMLA,
+		ReasonMLAItemSizeMismatch,
+		ReasonWholeStateCopyUnsafe,
 		ReasonStridedPagesNeedProtocolV2,
 		ReasonRankOutOfRange,
 	}
