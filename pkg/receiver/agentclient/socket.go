@@ -20,15 +20,17 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
 // SocketDirEnv names the environment variable through which decode pods
 // tell engine containers where the agent's sockets are (the shared
 // emptyDir, /run/pdtopo in injected pods).
-const SocketDirEnv = "PDTOPO_AGENT_SOCKET_DIR"
+const SocketDirEnv = v1alpha1.AgentSocketDirEnv
 
 // DefaultSocketDir is where injected pods mount the agent's sockets.
-const DefaultSocketDir = "/run/pdtopo"
+const DefaultSocketDir = v1alpha1.AgentSocketDir
 
 // SocketPath is engine rank R's socket in dir: <dir>/rank-<R>.sock (R in
 // decimal, no padding). An empty dir means $PDTOPO_AGENT_SOCKET_DIR, or

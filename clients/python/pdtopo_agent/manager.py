@@ -1,0 +1,171 @@
+# Copyright 2026 The pdtopo Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""AgentKVManager: one decode engine rank registered with its agent."""
+
+from __future__ import annotations
+
+import os
+import threading
+import urllib.parse
+from typing import Any, Iterable
+
+from .convert import index_list
+from .transport import DEFAULT_TIMEOUT, AgentConnection
+
+SOCKET_DIR_ENV = "PDTOPO_AGENT_SOCKET_DIR"
+"""Set in decode pods to the directory of the agent's sockets."""
+
+DEFAULT_SOCKET_DIR = "/run/pdtopo"
+
+MAX_WAIT_SECONDS = 60.0
+"""The agent's bound on one long poll (GET /v1/rooms/{room}?wait=...)."""
+
+
+def socket_path_for_rank(engine_rank: int, socket_dir: str | None = None) -> str:
+    """Engine rank R's socket: <socket_dir>/rank-<R>.sock, socket_dir
+    defaulting to $PDTOPO_AGENT_SOCKET_DIR, then /run/pdtopo."""
+    if isinstance(engine_rank, bool) or not isinstance(engine_rank, int) or engine_rank < 0:
+        raise ValueError(f"engine_rank must be a non-negative int, got {engine_rank!r}")
+    if not socket_dir:
+        socket_dir = os.environ.get(SOCKET_DIR_ENV) or DEFAULT_SOCKET_DIR
+    return os.path.join(socket_dir, f"rank-{engine_rank}.sock")
+
+
+class AgentKVManager:
+    """Registers an engine rank's transfer session and KV/state buffers with
+    the pdtopo agent on socket_path (PUT /v1/engine) and keeps the
+    connection for the rank's receivers.
+
+    It stands where the reference decode engine's KV manager stands for its
+    receivers: session id, and the bootstrap token / spec candidates of
+    finished rooms (pop_prefill_metadata). It plans no routes, calls no
+    bootstrap server and opens no ZMQ socket: the agent does all of that.
+
+    Raises AgentUnavailableError when no agent answers on socket_path, and
+    AgentRefusedError when the agent refuses the registration (e.g. a buffer
+    count that differs from the plan's, code InvalidArgument).
+    """
+
+    def __init__(
+        self,
+        socket_path: str,
+        session_id: str,
+        kv_data_ptrs: Iterable[int],
+        state_data_ptrs: Iterable[int] = (),
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_connections: int = 4,
+    ):
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError(f'session_id must be the transfer engine\'s "host:port", got {session_id!r}')
+        self.socket_path = socket_path
+        self.session_id = session_id
+        self.kv_data_ptrs = tuple(index_list("kv_data_ptrs", kv_data_ptrs))
+        self.state_data_ptrs = tuple(index_list("state_data_ptrs", state_data_ptrs))
+        self.connection = AgentConnection(socket_path, timeout=timeout, max_idle=max_connections)
+        self._metadata_lock = threading.Lock()
+        self.bootstrap_token_table: dict[int, int] = {}
+        self.spec_candidate_ids_table: dict[int, list[int]] = {}
+        self.connection.call(
+            "PUT",
+            "/v1/engine",
+            {
+                "sessionId": self.session_id,
+                "kvDataPtrs": list(self.kv_data_ptrs),
+                "stateDataPtrs": list(self.state_data_ptrs),
+            },
+        )
+
+    @classmethod
+    def for_rank(
+        cls,
+        engine_rank: int,
+        session_id: str,
+        kv_data_ptrs: Iterable[int],
+        state_data_ptrs: Iterable[int] = (),
+        *,
+        socket_dir: str | None = None,
+        **kwargs: Any,
+    ) -> "AgentKVManager":
+        """The manager of engine_rank, on its socket in socket_dir (see
+        socket_path_for_rank)."""
+        return cls(socket_path_for_rank(engine_rank, socket_dir), session_id, kv_data_ptrs, state_data_ptrs, **kwargs)
+
+    def get_session_id(self) -> str:
+        return self.session_id
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> "AgentKVManager":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # The reference manager's metadata of finished rooms, filled when a
+    # receiver's poll sees Success and consumed by the engine once.
+
+    def pop_bootstrap_token(self, bootstrap_room: int) -> int:
+        """The room's bootstrap token (first output token), or -1."""
+        with self._metadata_lock:
+            return self.bootstrap_token_table.pop(bootstrap_room, -1)
+
+    def pop_prefill_metadata(self, bootstrap_room: int) -> tuple[int, list[int] | None]:
+        """(bootstrap token or -1, spec candidate ids or None) of a room
+        that succeeded."""
+        with self._metadata_lock:
+            return (
+                self.bootstrap_token_table.pop(bootstrap_room, -1),
+                self.spec_candidate_ids_table.pop(bootstrap_room, None),
+            )
+
+    def _store_metadata(self, bootstrap_room: int, token: int, spec_candidate_ids: list[int] | None) -> None:
+        with self._metadata_lock:
+            if token != -1:
+                self.bootstrap_token_table[bootstrap_room] = token
+            if spec_candidate_ids is not None:
+                self.spec_candidate_ids_table[bootstrap_room] = spec_candidate_ids
+
+    # The agent's room calls, for receivers and for engines that want them
+    # directly. Each returns the room's JSON answer (a dict) or raises an
+    # AgentError.
+
+    def open_room(self, bootstrap_addr: str, bootstrap_room: int) -> dict:
+        return self.connection.call("POST", "/v1/rooms", {"bootstrapAddr": bootstrap_addr, "room": bootstrap_room})
+
+    def request_room(self, bootstrap_room: int, body: dict) -> dict:
+        return self.connection.call("POST", f"/v1/rooms/{bootstrap_room}/request", body)
+
+    def get_room(self, bootstrap_room: int) -> dict:
+        return self.connection.call("GET", f"/v1/rooms/{bootstrap_room}")
+
+    def wait_room(self, bootstrap_room: int, seconds: float) -> dict:
+        """The room once it finished, or after seconds at the latest (a long
+        poll: no busy polling)."""
+        if not 0 < seconds <= MAX_WAIT_SECONDS:
+            raise ValueError(f"seconds must be in (0, {MAX_WAIT_SECONDS:g}], got {seconds!r}")
+        wait = urllib.parse.quote(f"{int(seconds * 1000)}ms")
+        return self.connection.call(
+            "GET", f"/v1/rooms/{bootstrap_room}?wait={wait}", timeout=self.connection.timeout + seconds
+        )
+
+    def clear_room(self, bootstrap_room: int) -> None:
+        self.connection.call("DELETE", f"/v1/rooms/{bootstrap_room}")
+
+    def healthz(self) -> dict:
+        return self.connection.call("GET", "/healthz")
+
+    def readyz(self) -> dict:
+        return self.connection.call("GET", "/readyz")

@@ -1,0 +1,58 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package python_test runs the Python adapter's tests (clients/python/tests)
+// with the system python3 as part of `go test ./...` and so of `make
+// test`: they drive the adapter against the real receiver-agent and
+// prefill-peer binaries, built here from this checkout.
+package python_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestPythonAdapter(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 is not on PATH; the adapter's tests need a Python ≥ 3.10 (standard library only): %v", err)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go is not on PATH (needed to build the agent for the adapter's tests): %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+
+	bin := t.TempDir()
+	build := exec.CommandContext(ctx, goTool, "build", "-o", bin+string(filepath.Separator), "./cmd/receiver-agent", "./cmd/prefill-peer", "./cmd/pdtopo")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the agent, the prefill peer and pdtopo: %v\n%s", err, out)
+	}
+
+	run := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-s", "tests", "-t", ".", "-v")
+	run.Env = append(os.Environ(), "PDTOPO_TEST_BIN_DIR="+bin, "PYTHONDONTWRITEBYTECODE=1")
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("python3 -m unittest (in clients/python): %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

@@ -1,0 +1,260 @@
+# Copyright 2026 The pdtopo Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""The adapter against the real receiver agent and prefill peer processes,
+over real sockets, in the reference decode scheduler's calling order."""
+
+from __future__ import annotations
+
+import array
+import tempfile
+import threading
+import time
+import unittest
+from pathlib import Path
+
+from pdtopo_agent import (
+    FAILURE_AGENT_UNAVAILABLE,
+    FAILURE_OTHER_RANK,
+    AgentKVManager,
+    AgentKVReceiver,
+    AgentRefusedError,
+    AgentUnavailableError,
+    KVTransferError,
+    TransferPoll,
+)
+
+from . import procs
+
+GQA_P8_D4 = procs.SAMPLES / "pd_v1alpha1_pdpair_gqa_p8_d4.yaml"  # fragmented: 2 prefill ranks per decode rank
+MLA_P16_D8 = procs.SAMPLES / "pd_v1alpha1_pdpair_mla_p16_d8.yaml"  # one source and one dummy per decode rank
+
+try:
+    import numpy
+except ImportError:  # the adapter never needs it; the tests use it when present
+    numpy = None
+
+
+def int64_array(values):
+    """What the reference engine passes: a numpy int64 array (array.array
+    without numpy)."""
+    if numpy is not None:
+        return numpy.array(values, dtype=numpy.int64)
+    return array.array("q", values)
+
+
+def poll_until(test: unittest.TestCase, receiver: AgentKVReceiver, done, seconds: float = 15) -> int:
+    """Poll once per scheduler loop until done(status)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        status = receiver.poll()
+        if done(status):
+            return status
+        if time.monotonic() > deadline:
+            test.fail(f"room {receiver.bootstrap_room} still {TransferPoll.name_of(status)} after {seconds}s")
+        time.sleep(0.001)
+
+
+def left_bootstrapping(status: int) -> bool:
+    return status != TransferPoll.Bootstrapping
+
+
+class Pod(unittest.TestCase):
+    """One decode pod: an agent serving some engine ranks of a pair, and the
+    pair's prefill played by the peer."""
+
+    manifest = GQA_P8_D4
+    first_rank, rank_count = 0, 4
+    peer_args: tuple[str, ...] = ("--token", "7")
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="pdtopo-e2e-")
+        self.addCleanup(self._tmp.cleanup)
+        self.dir = Path(self._tmp.name)
+        self.plans = procs.plan_file(self.manifest, self.dir)
+        self.kv_ptrs, self.state_ptrs = procs.engine_pointers(*procs.buffer_counts(self.manifest))
+        self.peer = procs.PrefillPeer(self.manifest, self.dir, *self.peer_args)
+        self.addCleanup(self.peer.stop)
+        self.agent = procs.Agent(self.plans, self.dir, self.first_rank, self.rank_count)
+        self.addCleanup(self.agent.stop)
+
+    def manager(self, rank: int) -> AgentKVManager:
+        mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", self.kv_ptrs, self.state_ptrs, socket_dir=str(self.dir))
+        self.addCleanup(mgr.close)
+        return mgr
+
+
+class ReferenceCallingOrder(Pod):
+    def run_rank(self, rank: int, rooms: list[int], prefill_at_once: bool, errors: list) -> None:
+        try:
+            mgr = self.manager(rank)
+            self.assertEqual(mgr.socket_path, str(self.dir / f"rank-{rank}.sock"))
+            for room in rooms:
+                receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, room)
+                if not prefill_at_once:
+                    status = poll_until(self, receiver, left_bootstrapping)
+                    self.assertEqual(status, TransferPoll.Bootstrapped, f"room {room}")
+                receiver.prefill(int64_array([room % 1000, 5, 6]), room % 64, 0, None, None)
+                status = poll_until(self, receiver, TransferPoll.finished)
+                if status != TransferPoll.Success:
+                    receiver.failure_exception()
+                self.assertEqual(mgr.pop_prefill_metadata(room), (7, None))
+                self.assertEqual(mgr.pop_prefill_metadata(room), (-1, None), "metadata is popped once")
+                receiver.clear()
+                with self.assertRaises(AgentRefusedError) as cm:
+                    mgr.get_room(room)
+                self.assertEqual(cm.exception.code, "RoomNotFound")
+                receiver.clear()  # twice is fine
+        except BaseException as exc:  # reported by the main thread
+            errors.append((rank, exc))
+
+    def run_pod(self, prefill_at_once: bool) -> None:
+        per_rank = 5
+        errors: list = []
+        threads = [
+            threading.Thread(
+                target=self.run_rank,
+                args=(rank, [rank * 1000 + i for i in range(per_rank)], prefill_at_once, errors),
+            )
+            for rank in self.agent.ranks
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        # every decode rank's rooms reached both of its prefill ranks, whose
+        # checks of the fragments found nothing wrong
+        counts = self.peer.counts()
+        self.assertEqual(sorted(counts), list(range(8)))
+        for prefill_rank, c in counts.items():
+            self.assertEqual((c["requests"], c["completed"], c["errors"]), (per_rank, per_rank, 0), f"prefill rank {prefill_rank}: {c}")
+
+    def test_poll_until_bootstrapped_then_prefill(self):
+        self.run_pod(prefill_at_once=False)
+
+    @unittest.skipUnless(procs.agent_serves_a_pod(), "this agent predates early requests (202 while Bootstrapping)")
+    def test_prefill_at_once(self):
+        self.run_pod(prefill_at_once=True)
+
+
+class SpecCandidates(Pod):
+    manifest = MLA_P16_D8
+    first_rank, rank_count = 2, 2  # a pod holding engine ranks 2 and 3
+    peer_args = ("--token", "42", "--spec-candidates", "11,12")
+
+    def test_token_and_spec_candidates(self):
+        for rank in self.agent.ranks:
+            mgr = self.manager(rank)
+            receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 500 + rank)
+            poll_until(self, receiver, left_bootstrapping)
+            receiver.prefill(int64_array([1, 2, 3]), 0)
+            self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Success)
+            self.assertEqual((receiver.bootstrap_token, receiver.spec_candidate_ids), (42, [11, 12]))
+            self.assertEqual(mgr.pop_prefill_metadata(500 + rank), (42, [11, 12]))
+            receiver.clear()
+        with self.assertRaises(AgentUnavailableError):
+            self.manager(0)  # rank 0 is another pod's: no socket here
+
+
+class PrefillFails(Pod):
+    rank_count = 1
+    peer_args = ("--behavior", "fail")
+
+    def test_failure_exception_carries_the_agents_reason(self):
+        mgr = self.manager(0)
+        receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 77)
+        poll_until(self, receiver, left_bootstrapping)
+        receiver.prefill([1, 2], 0)
+        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)
+        with self.assertRaises(KVTransferError) as cm:
+            receiver.failure_exception()
+        e = cm.exception
+        self.assertEqual((e.bootstrap_room, e.remote_endpoint, e.failure_code), (77, self.peer.bootstrap_addr, "PrefillReportedFailure"))
+        self.assertIn("prefill", e.failure_reason.lower())
+        self.assertIn(f"remote_endpoint={self.peer.bootstrap_addr}", str(e))
+        self.assertEqual(receiver.poll(), TransferPoll.Failed)
+        with self.assertRaises(AgentRefusedError):
+            mgr.get_room(77)  # failure_exception cleared it
+
+
+class Faults(Pod):
+    rank_count = 1
+
+    def test_bootstrap_server_down(self):
+        mgr = self.manager(0)
+        down = procs.dead_address()
+        receiver = AgentKVReceiver(mgr, down, 5)
+        self.assertEqual(poll_until(self, receiver, left_bootstrapping), TransferPoll.Failed)
+        self.assertEqual(receiver.failure_code, "ParallelInfoUnavailable")
+        with self.assertRaises(KVTransferError) as cm:
+            receiver.failure_exception()
+        self.assertEqual(cm.exception.failure_code, "ParallelInfoUnavailable")
+        self.assertIn(down, cm.exception.failure_reason)
+
+    def test_failed_on_another_rank(self):
+        mgr = self.manager(0)
+        receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 6)
+        self.assertEqual(poll_until(self, receiver, left_bootstrapping), TransferPoll.Bootstrapped)
+        with self.assertRaises(KVTransferError) as cm:
+            receiver.failure_exception()  # the ranks' all-reduced poll said Failed
+        self.assertEqual(cm.exception.failure_code, FAILURE_OTHER_RANK)
+        self.assertEqual(cm.exception.failure_reason, "Failed due to an unknown reason from another rank")
+
+    def test_registration_refused(self):
+        with self.assertRaises(AgentRefusedError) as cm:
+            AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs[:3], socket_dir=str(self.dir))
+        self.assertEqual((cm.exception.http_status, cm.exception.code), (400, "InvalidArgument"))
+        self.assertIn("registers 3 KV", cm.exception.message)
+
+    def test_room_number_in_use(self):
+        mgr = self.manager(0)
+        first = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 8)
+        second = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 8)
+        self.assertEqual(second.poll(), TransferPoll.Failed)
+        with self.assertRaises(KVTransferError) as cm:
+            second.failure_exception()
+        self.assertIn("RoomExists", cm.exception.failure_reason)
+        first.clear()
+
+    def test_bad_prefill_arguments_raise_at_once(self):
+        mgr = self.manager(0)
+        receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 10)
+        poll_until(self, receiver, left_bootstrapping)
+        with self.assertRaisesRegex(TypeError, "kv_indices must hold integers"):
+            receiver.prefill([1.5], 0)
+        with self.assertRaisesRegex(ValueError, "aux_index is required"):
+            receiver.prefill([1], None)
+        with self.assertRaisesRegex(ValueError, "MLA L1.5"):
+            receiver.prefill([1], 0, 0, object())
+        self.assertEqual(receiver.poll(), TransferPoll.Bootstrapped, "nothing was sent")
+        receiver.prefill([-1], 0)  # the agent refuses it: the room fails, with the agent's words
+        self.assertEqual(receiver.poll(), TransferPoll.Failed)
+        with self.assertRaises(KVTransferError) as cm:
+            receiver.failure_exception()
+        self.assertIn("kvIndices[0] is -1", cm.exception.failure_reason)
+
+    def test_agent_goes_away(self):
+        mgr = self.manager(0)
+        receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 9)
+        poll_until(self, receiver, left_bootstrapping)
+        self.agent.stop()
+        self.assertEqual(receiver.poll(), TransferPoll.Failed)  # no exception from poll
+        with self.assertRaises(KVTransferError) as cm:
+            receiver.failure_exception()
+        self.assertEqual(cm.exception.failure_code, FAILURE_AGENT_UNAVAILABLE)
+        self.assertIn("rank-0.sock", cm.exception.failure_reason)
+
+
+if __name__ == "__main__":
+    unittest.main()
