@@ -84,8 +84,8 @@ uninstall: $(KUBECTL_DEP) ## Remove the PDPair CRD (and every PDPair) from the c
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
 .PHONY: deploy
-deploy: manifests $(KUBECTL_DEP) ## Deploy the operator (CRD, RBAC, manager IMG) to the current cluster.
-	$(KUBECTL) kustomize config/default | sed 's|image: ghcr.io/pdtopo/manager:dev$$|image: $(IMG)|' | $(KUBECTL) apply --server-side -f -
+deploy: manifests $(KUBECTL_DEP) ## Deploy the operator (CRD, RBAC, manager IMG, webhook injecting AGENT_IMG) to the current cluster.
+	$(KUBECTL) kustomize config/default | sed -e 's|image: ghcr.io/pdtopo/manager:dev$$|image: $(IMG)|' -e 's|--agent-image=ghcr.io/pdtopo/receiver-agent:dev$$|--agent-image=$(AGENT_IMG)|' | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: $(KUBECTL_DEP) ## Remove everything `make deploy` created.

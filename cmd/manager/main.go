@@ -1,9 +1,11 @@
 // Command manager runs the pdtopo operator: the PDPair controller, which
 // validates prefill/decode layouts and publishes every decode rank's route
-// plan in ConfigMaps.
+// plan in ConfigMaps, and (with --webhook-certs) the admission webhooks, which
+// inject the receiver agent into decode pods.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,9 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
+	"github.com/pdtopo/pdtopo/webhooks"
 )
 
 // options are the manager's flags.
@@ -30,6 +34,8 @@ type options struct {
 	leaderElectionNamespace string
 	concurrency             int
 	kubeconfig              string
+	agentImage              string
+	webhook                 webhookOptions
 	zap                     zap.Options
 }
 
@@ -45,6 +51,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4,
 		"PDPairs reconciled at once; planning is CPU-bound, publishing waits on the API server")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
+	fs.StringVar(&o.agentImage, "agent-image", "ghcr.io/pdtopo/receiver-agent:dev", "receiver-agent image injected into decode pods")
+	o.webhook.bindFlags(fs)
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -52,7 +60,10 @@ func parseFlags(args []string) (options, error) {
 	if o.concurrency < 1 {
 		return o, fmt.Errorf("--max-concurrent-reconciles must be at least 1, got %d", o.concurrency)
 	}
-	return o, nil
+	if o.webhook.certs != webhookCertsNone && o.agentImage == "" {
+		return o, errors.New("--agent-image must name the receiver-agent image when webhooks are served")
+	}
+	return o, o.webhook.validate()
 }
 
 func main() {
@@ -61,7 +72,8 @@ func main() {
 		os.Exit(0)
 	}
 	if err != nil {
-		os.Exit(2) // the flag set has printed the error and the usage
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(2)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
 	if err := run(o); err != nil {
@@ -93,6 +105,7 @@ func run(o options) error {
 		Cache:                   controllers.CacheOptions(),
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
+		WebhookServer:           webhook.NewServer(o.webhook.serverOptions()),
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        o.leaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
@@ -107,6 +120,14 @@ func run(o options) error {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PDPair controller: %w", err)
 	}
+	ctx, fail := context.WithCancelCause(ctrl.SetupSignalHandler())
+	webhooksReady, err := setupWebhooks(mgr, o.webhook, func(mgr ctrl.Manager) error { return registerWebhooks(mgr, o) }, fail)
+	if err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhooks", webhooksReady); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -120,6 +141,18 @@ func run(o options) error {
 	}); err != nil {
 		return err
 	}
-	log.Info("starting manager", "metrics", o.metricsAddr, "probes", o.probeAddr, "leaderElection", o.leaderElect)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	log.Info("starting manager", "metrics", o.metricsAddr, "probes", o.probeAddr, "leaderElection", o.leaderElect, "webhookCerts", o.webhook.certs)
+	if err := mgr.Start(ctx); err != nil {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
+}
+
+// registerWebhooks adds every admission handler to the manager's webhook
+// server; setupWebhooks decides when (once certificates are in place).
+func registerWebhooks(mgr ctrl.Manager, o options) error {
+	return webhooks.RegisterPodInjector(mgr, webhooks.AgentSidecar{Image: o.agentImage})
 }

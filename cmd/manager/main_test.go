@@ -33,3 +33,35 @@ func TestParseFlagsRejectsZeroConcurrency(t *testing.T) {
 		t.Fatalf("error = %v", err)
 	}
 }
+
+func TestWebhookFlags(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.webhook.certs != webhookCertsNone {
+		t.Fatalf("webhook certs default %q: a manager run without flags must not need certificates", o.webhook.certs)
+	}
+	// config/manager/manager.yaml passes these.
+	o, err = parseFlags([]string{"--webhook-certs=rotate", "--webhook-namespace=pdtopo-system", "--agent-image=registry/agent:v1",
+		"--mutating-webhook-configurations=a, b", "--validating-webhook-configurations="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := webhookInfos(o.webhook)
+	if o.agentImage != "registry/agent:v1" || len(infos) != 2 || infos[0].Name != "a" || infos[1].Name != "b" {
+		t.Fatalf("parsed %+v, webhooks %+v", o, infos)
+	}
+	for args, want := range map[string]string{
+		"--webhook-certs=cert-manager": `--webhook-certs must be rotate, files or none, got "cert-manager"`,
+		"--webhook-port=70000":         "--webhook-port must be a TCP port, got 70000",
+	} {
+		if _, err := parseFlags([]string{args}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", args, err, want)
+		}
+	}
+	t.Setenv("POD_NAMESPACE", "")
+	if _, err := parseFlags([]string{"--webhook-certs=files", "--agent-image="}); err == nil || !strings.Contains(err.Error(), "--agent-image") {
+		t.Errorf("an empty --agent-image with webhooks on: error %v", err)
+	}
+}
