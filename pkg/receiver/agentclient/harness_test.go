@@ -42,12 +42,18 @@ type rig struct {
 	accepted *atomic.Int64 // connections the agent accepted
 }
 
-func newRig(t *testing.T, l transferplan.Layout, rank int) *rig {
+func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
 	t.Helper()
 	peer := receivertest.StartPeer(t, l, nil)
 	snap := receivertest.Snapshot(t, l, rank)
 	m, _ := receivertest.StartAgent(t, &snap, rank, nil)
 	r := &rig{peer: peer, snap: snap, rank: rank, socket: agentclient.SocketPath(t.TempDir(), rank), accepted: new(atomic.Int64)}
+	r.serve(t, m)
+	return r
+}
+
+// serve serves m's local API on the rig's socket until the test ends.
+func (r *rig) serve(t testing.TB, m *receiver.Manager) {
 	ln, err := net.Listen("unix", r.socket)
 	if err != nil {
 		t.Fatal(err)
@@ -55,13 +61,12 @@ func newRig(t *testing.T, l transferplan.Layout, rank int) *rig {
 	srv := &http.Server{Handler: localapi.Handler(m, nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(countingListener{ln, r.accepted})
 	t.Cleanup(func() { srv.Close() })
-	return r
 }
 
 func fragmented(t *testing.T) *rig { return newRig(t, receiverfixtures.FragmentedP8D4(), 0) }
 
 // client is a fresh client of the rig's agent.
-func (r *rig) client(t *testing.T) *agentclient.Client {
+func (r *rig) client(t testing.TB) *agentclient.Client {
 	c := agentclient.New(r.socket, agentclient.Options{Timeout: 5 * time.Second})
 	t.Cleanup(c.Close)
 	return c

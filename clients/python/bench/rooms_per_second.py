@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# Copyright 2026 The pdtopo Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""Rooms per second through the Python adapter, one engine thread per rank.
+
+Starts the real prefill peer and receiver agent (built with `go build`, or
+taken from $PDTOPO_TEST_BIN_DIR) for a PDPair sample, then runs, for each
+engine rank of the pod, a loop shaped like the reference decode scheduler:
+keep --inflight rooms open; every iteration poll each receiver once; a
+Bootstrapped room gets its prefill(...), a Successful one its metadata
+popped and clear(). Prints rooms/s, open-to-Success latency and polls per
+room. Run by hand:
+
+    python3 clients/python/bench/rooms_per_second.py --ranks 4 --seconds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from pdtopo_agent import AgentKVManager, AgentKVReceiver, KVTransferError, TransferPoll  # noqa: E402
+from tests import procs  # noqa: E402
+
+
+def engine_rank_loop(socket_dir: str, rank: int, bootstrap_addr: str, ptrs, inflight: int, seconds: float, out) -> None:
+    kv_ptrs, state_ptrs = ptrs
+    mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", kv_ptrs, state_ptrs, socket_dir=socket_dir)
+    next_room = rank << 40
+    open_rooms: dict[int, tuple[AgentKVReceiver, float, bool]] = {}
+    done = failed = polls = 0
+    latencies = []
+    end = time.monotonic() + seconds
+    while True:
+        now = time.monotonic()
+        if now < end:
+            while len(open_rooms) < inflight:
+                open_rooms[next_room] = (AgentKVReceiver(mgr, bootstrap_addr, next_room), now, False)
+                next_room += 1
+        elif not open_rooms:
+            break
+        for room, (rc, opened, requested) in list(open_rooms.items()):
+            status = rc.poll()
+            polls += 1
+            if status == TransferPoll.Bootstrapped and not requested:
+                rc.prefill([room & 0xFFFF, 1, 2, 3], room % 1024, 0, None, None)
+                open_rooms[room] = (rc, opened, True)
+            elif status == TransferPoll.Success:
+                mgr.pop_prefill_metadata(room)
+                rc.clear()
+                del open_rooms[room]
+                done += 1
+                latencies.append(time.monotonic() - opened)
+            elif status == TransferPoll.Failed:
+                try:
+                    rc.failure_exception()
+                except KVTransferError:
+                    failed += 1
+                del open_rooms[room]
+    mgr.close()
+    out.put((done, failed, polls, latencies))
+
+
+def poll_cost(socket_dir: str, bootstrap_addr: str, ptrs, n: int = 3000) -> float:
+    """Microseconds per poll() of a room that stays Bootstrapped (rank 0):
+    no request is sent, so every poll asks the agent."""
+    mgr = AgentKVManager.for_rank(0, "127.0.0.1:17000", ptrs[0], ptrs[1], socket_dir=socket_dir)
+    rc = AgentKVReceiver(mgr, bootstrap_addr, (1 << 50) + 1)
+    start = time.perf_counter()
+    for _ in range(n):
+        rc.poll()
+    took = time.perf_counter() - start
+    rc.clear()
+    mgr.close()
+    return took / n * 1e6
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", default=str(procs.SAMPLES / "pd_v1alpha1_pdpair_gqa_p8_d4.yaml"))
+    ap.add_argument("--ranks", type=int, default=4, help="engine ranks of the pod (threads)")
+    ap.add_argument("--inflight", type=int, default=32, help="rooms each rank keeps open")
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--processes", action="store_true", help="one process per rank instead of one thread")
+    args = ap.parse_args()
+
+    manifest = Path(args.manifest)
+    with tempfile.TemporaryDirectory(prefix="pdtopo-bench-") as tmp:
+        work = Path(tmp)
+        plans = procs.plan_file(manifest, work)
+        ptrs = procs.engine_pointers(*procs.buffer_counts(manifest))
+        peer = procs.PrefillPeer(manifest, work)
+        agent = procs.Agent(plans, work, 0, args.ranks)
+        try:
+            ctx = multiprocessing.get_context("fork")
+            out = ctx.Queue() if args.processes else __import__("queue").Queue()
+            make = ctx.Process if args.processes else threading.Thread
+            workers = [
+                make(target=engine_rank_loop, args=(str(work), r, peer.bootstrap_addr, ptrs, args.inflight, args.seconds, out))
+                for r in agent.ranks
+            ]
+            start = time.monotonic()
+            for w in workers:
+                w.start()
+            results = [out.get(timeout=args.seconds + 120) for _ in workers]
+            elapsed = time.monotonic() - start
+            for w in workers:
+                w.join()
+            poll_us = poll_cost(str(work), peer.bootstrap_addr, ptrs)
+        finally:
+            agent.stop()
+            peer.stop()
+    done = sum(r[0] for r in results)
+    failed = sum(r[1] for r in results)
+    polls = sum(r[2] for r in results)
+    lat = sorted(x for r in results for x in r[3])
+    pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")  # noqa: E731
+    mode = "processes" if args.processes else "threads"
+    print(
+        f"{manifest.name}: {args.ranks} ranks ({mode}), {args.inflight} rooms in flight each: "
+        f"{done / elapsed:,.0f} rooms/s ({done} rooms, {failed} failed, {elapsed:.1f}s), "
+        f"p50 {pct(0.5):.1f} ms, p99 {pct(0.99):.1f} ms, {polls / max(done, 1):.1f} polls/room"
+    )
+    print(f"one poll() of an open room (a round trip over the unix socket): {poll_us:.0f} µs")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agentclient_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+)
+
+// BenchmarkRoomsClient runs whole rooms through the Go client against a
+// real agent (its local API on a unix socket) and the prefill peer, P8→D4
+// fragmented, decode rank 0, BENCH_INFLIGHT rooms in flight (default 32):
+//   - client: Open, Room until it left Bootstrapping, Request, Wait (one
+//     long poll), Clear;
+//   - receiver: the reference calling order through Manager and Receiver,
+//     polling every 100µs as a scheduler loop would.
+func BenchmarkRoomsClient(b *testing.B) {
+	for _, mode := range []string{"client", "receiver"} {
+		b.Run(mode, func(b *testing.B) { benchRooms(b, mode == "receiver") })
+	}
+}
+
+func benchRooms(b *testing.B, reference bool) {
+	inflight := 32
+	if v, err := strconv.Atoi(os.Getenv("BENCH_INFLIGHT")); err == nil && v > 0 {
+		inflight = v
+	}
+	l := receiverfixtures.FragmentedP8D4()
+	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
+	snap := receivertest.Snapshot(b, l, 0)
+	m, _ := receivertest.StartAgent(b, &snap, 0, nil)
+	path := agentclient.SocketPath(b.TempDir(), 0)
+	serveUnix(b, m, path)
+	c := agentclient.New(path, agentclient.Options{MaxIdleConns: inflight})
+	b.Cleanup(c.Close)
+	mgr, err := agentclient.NewManager(context.Background(), c, receivertest.Engine(snap, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(n int, first int64) ([]time.Duration, error) {
+		var (
+			next    atomic.Int64
+			mu      sync.Mutex
+			lat     = make([]time.Duration, 0, n)
+			firstEr error
+			wg      sync.WaitGroup
+		)
+		for range inflight {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+					start := time.Now()
+					var err error
+					if reference {
+						err = referenceRoom(mgr, peer.BootstrapAddr(), first+i)
+					} else {
+						err = clientRoom(c, peer.BootstrapAddr(), first+i)
+					}
+					mu.Lock()
+					if err != nil && firstEr == nil {
+						firstEr = err
+					}
+					lat = append(lat, time.Since(start))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return lat, firstEr
+	}
+	if _, err := run(500, 1<<40); err != nil { // warm: connections, the prefill's addresses
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	lat, err := run(b.N, 0)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "rooms/s")
+	b.ReportMetric(pct(0.5), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(0, "ns/op")
+}
+
+func serveUnix(b *testing.B, m *receiver.Manager, path string) {
+	r := &rig{socket: path, accepted: new(atomic.Int64)}
+	r.serve(b, m)
+}
+
+// clientRoom runs a room through the client's calls.
+func clientRoom(c *agentclient.Client, addr string, room int64) error {
+	ctx := context.Background()
+	got, err := c.Open(ctx, addr, room)
+	for err == nil && got.Status == receiver.Bootstrapping {
+		time.Sleep(100 * time.Microsecond)
+		got, err = c.Room(ctx, room)
+	}
+	if err == nil {
+		_, err = c.Request(ctx, room, agentclient.Request{KVIndices: []int64{1, 2, 3}, AuxIndex: room % 512})
+	}
+	if err == nil {
+		got, err = c.Wait(ctx, room, 30*time.Second)
+	}
+	if err == nil && got.Status != receiver.Success {
+		err = fmt.Errorf("room %d: %v %s: %s", room, got.Status, got.FailureCode, got.FailureMessage)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Clear(ctx, room)
+}
+
+// referenceRoom runs a room in the reference decode's calling order.
+func referenceRoom(mgr *agentclient.Manager, addr string, room int64) error {
+	ctx := context.Background()
+	rc := mgr.NewReceiver(ctx, addr, room)
+	st := rc.Poll(ctx)
+	for ; st == receiver.Bootstrapping; st = rc.Poll(ctx) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	if st == receiver.Bootstrapped {
+		rc.Prefill(ctx, agentclient.Request{KVIndices: []int64{1, 2, 3}, AuxIndex: room % 512})
+		for st = rc.Poll(ctx); !st.Finished(); st = rc.Poll(ctx) {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	if st != receiver.Success {
+		return rc.Failure(ctx)
+	}
+	return rc.Clear(ctx)
+}
+
