@@ -162,4 +162,3 @@ func referenceRoom(mgr *agentclient.Manager, addr string, room int64) error {
 	}
 	return rc.Clear(ctx)
 }
-

@@ -117,5 +117,4 @@ func pollUntil(t *testing.T, rc *agentclient.Receiver, done func(receiver.Transf
 }
 
 func leftBootstrapping(st receiver.TransferPoll) bool { return st != receiver.Bootstrapping }
-func finished(st receiver.TransferPoll) bool         { return st == receiver.Success || st == receiver.Failed }
-
+func finished(st receiver.TransferPoll) bool          { return st == receiver.Success || st == receiver.Failed }
