@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package main
 
 import (
@@ -5,21 +21,42 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
+// MaxRanksPerAgent bounds the engine ranks one agent serves: each rank
+// holds a status socket, a ZMQ context with its I/O thread, a push pool
+// and an engine socket. A decode pod hosts the ranks of one node (8 GPUs
+// today); 64 leaves room without letting a typo start thousands.
+const MaxRanksPerAgent = 64
+
+// maxEngineRank bounds the rank numbers (the plan index's own bound).
+const maxEngineRank = 1 << 16
+
+// maxUnixPath is the longest unix socket path Linux accepts (sun_path
+// is 108 bytes with its terminating NUL).
+const maxUnixPath = 107
+
 // options are the agent's command line.
 type options struct {
-	engineRank    int
-	statusAddr    string
-	advertiseHost string
-	listen        string
+	firstRank, rankCount int
+	engineRank           int
+	socketDir            string
+	listen               string
+	listenSet            bool
+	statusHost           string
+	statusAddr           string
+	advertiseHost        string
+	probeAddr            string
 
 	planFile, planDir  string
 	kubeconfig, pdpair string
-	planPollInterval   time.Duration
+	planResync         time.Duration
 	printPlan          bool
 	logLevel           string
 	httpTimeout        time.Duration
@@ -35,16 +72,21 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("receiver-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.IntVar(&o.engineRank, "engine-rank", -1, "decode engine rank this agent serves (required)")
-	fs.StringVar(&o.statusAddr, "status-addr", "127.0.0.1:0", "IP:PORT the status socket binds (port 0: any free port)")
-	fs.StringVar(&o.advertiseHost, "advertise-host", "", "IP prefill ranks send status to (default: the status-addr IP)")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:8941", "local API address: loopback HOST:PORT or unix:PATH")
+	fs.IntVar(&o.firstRank, "first-rank", -1, "first decode engine rank this agent serves")
+	fs.IntVar(&o.rankCount, "rank-count", 1, fmt.Sprintf("how many consecutive engine ranks from --first-rank this agent serves (1..%d)", MaxRanksPerAgent))
+	fs.IntVar(&o.engineRank, "engine-rank", -1, "single-rank mode: the one engine rank served (= --first-rank R --rank-count 1)")
+	fs.StringVar(&o.socketDir, "socket-dir", "", "directory of the engine sockets: rank R's local API is <socket-dir>/rank-R.sock")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:8941", "single-rank local API address instead of --socket-dir: loopback HOST:PORT or unix:PATH")
+	fs.StringVar(&o.statusHost, "status-host", "", "IP every rank's status socket binds, on a free port each (default 127.0.0.1)")
+	fs.StringVar(&o.statusAddr, "status-addr", "", "single-rank: IP:PORT the status socket binds (port 0: any free port)")
+	fs.StringVar(&o.advertiseHost, "advertise-host", "", "IP prefill ranks send status to (default: the status host)")
+	fs.StringVar(&o.probeAddr, "probe-addr", "", "HOST:PORT for /healthz, /readyz, /metrics and /v1/agent (the pod IP); off when empty")
 	fs.StringVar(&o.planFile, "plan-file", "", "plan set JSON written by `pdtopo plan -o json`")
 	fs.StringVar(&o.planDir, "plan-dir", "", "directory where the PDPair's plan ConfigMaps are projected")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig to read the plans from the API (with --pdpair)")
-	fs.StringVar(&o.pdpair, "pdpair", "", "NAMESPACE/NAME of the PDPair whose plans to read (with --kubeconfig)")
-	fs.DurationVar(&o.planPollInterval, "plan-poll-interval", 5*time.Second, "how often the plan source is checked for updates")
-	fs.BoolVar(&o.printPlan, "print-plan", false, "print this rank's plan JSON and exit")
+	fs.StringVar(&o.pdpair, "pdpair", "", "read the plans from the API: NAMESPACE/NAME of the PDPair (or NAME, in $POD_NAMESPACE)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --pdpair (default: the in-cluster service account)")
+	fs.DurationVar(&o.planResync, "plan-resync", time.Minute, "safety-net re-read of the plan source (changes are watched and apply at once)")
+	fs.BoolVar(&o.printPlan, "print-plan", false, "print the plan JSON of each served rank (one line each) and exit")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", receiver.DefaultHTTPTimeout, "timeout of each call to a bootstrap server")
 	fs.DurationVar(&o.bootstrapTimeout, "bootstrap-timeout", receiver.DefaultBootstrapTimeout, "longest a room may stay Bootstrapping")
@@ -52,34 +94,92 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", receiver.DefaultHeartbeatInterval, "bootstrap server health check interval (at least 2s)")
 	fs.IntVar(&o.heartbeatMisses, "heartbeat-misses", receiver.DefaultHeartbeatMisses, "consecutive failed health checks that drop a prefill")
 	fs.DurationVar(&o.sendTimeout, "send-timeout", receiver.DefaultSendTimeout, "longest a message waits for a prefill rank's full queue")
-	fs.IntVar(&o.maxRooms, "max-rooms", receiver.DefaultMaxRooms, "most rooms open at once")
+	fs.IntVar(&o.maxRooms, "max-rooms", receiver.DefaultMaxRooms, "most rooms open at once, per rank")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.listenSet = set["listen"]
+	if err := o.ranks(set); err != nil {
+		return nil, err
+	}
 	return o, o.validate()
 }
 
-func (o *options) validate() error {
-	if o.engineRank < 0 {
-		return errors.New("--engine-rank is required and must be non-negative")
+// ranks settles the rank range from --engine-rank or --first-rank and
+// --rank-count.
+func (o *options) ranks(set map[string]bool) error {
+	switch {
+	case set["engine-rank"] && (set["first-rank"] || set["rank-count"]):
+		return errors.New("give either --engine-rank (one rank) or --first-rank with --rank-count, not both")
+	case set["engine-rank"]:
+		if o.engineRank < 0 {
+			return fmt.Errorf("--engine-rank is %d; engine ranks are non-negative", o.engineRank)
+		}
+		o.firstRank, o.rankCount = o.engineRank, 1
+	case !set["first-rank"]:
+		return errors.New("give the engine ranks to serve: --first-rank F --rank-count N (or --engine-rank R for one)")
 	}
+	if o.firstRank < 0 {
+		return fmt.Errorf("--first-rank is %d; engine ranks are non-negative", o.firstRank)
+	}
+	if o.rankCount < 1 || o.rankCount > MaxRanksPerAgent {
+		return fmt.Errorf("--rank-count is %d; one agent serves 1 to %d ranks", o.rankCount, MaxRanksPerAgent)
+	}
+	if last := o.firstRank + o.rankCount - 1; last >= maxEngineRank {
+		return fmt.Errorf("--first-rank %d with --rank-count %d ends at engine rank %d; engine ranks are below %d", o.firstRank, o.rankCount, last, maxEngineRank)
+	}
+	return nil
+}
+
+// engineRanks lists the served ranks in order.
+func (o *options) engineRanks() []int {
+	out := make([]int, o.rankCount)
+	for i := range out {
+		out[i] = o.firstRank + i
+	}
+	return out
+}
+
+// socketPath is rank's engine socket under --socket-dir.
+func (o *options) socketPath(rank int) string {
+	return filepath.Join(o.socketDir, "rank-"+strconv.Itoa(rank)+".sock")
+}
+
+// statusAddrFor is where rank's status socket binds.
+func (o *options) statusAddrFor(int) string {
+	if o.statusAddr != "" {
+		return o.statusAddr
+	}
+	host := o.statusHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, "0")
+}
+
+func (o *options) validate() error {
 	sources := 0
-	for _, set := range []bool{o.planFile != "", o.planDir != "", o.kubeconfig != "" || o.pdpair != ""} {
+	for _, set := range []bool{o.planFile != "", o.planDir != "", o.pdpair != ""} {
 		if set {
 			sources++
 		}
 	}
 	if sources != 1 {
-		return errors.New("give exactly one plan source: --plan-file, --plan-dir, or --kubeconfig with --pdpair")
+		return errors.New("give exactly one plan source: --plan-file, --plan-dir, or --pdpair (with --kubeconfig outside a cluster)")
 	}
-	if (o.kubeconfig == "") != (o.pdpair == "") {
-		return errors.New("--kubeconfig and --pdpair go together")
+	if o.kubeconfig != "" && o.pdpair == "" {
+		return errors.New("--kubeconfig is only used with --pdpair")
 	}
-	if o.planPollInterval <= 0 {
-		return errors.New("--plan-poll-interval must be positive")
+	if err := o.validateAddresses(); err != nil {
+		return err
+	}
+	if o.planResync <= 0 {
+		return errors.New("--plan-resync must be positive")
 	}
 	for name, d := range map[string]time.Duration{"--http-timeout": o.httpTimeout, "--bootstrap-timeout": o.bootstrapTimeout, "--waiting-timeout": o.waitingTimeout, "--heartbeat-interval": o.heartbeatInterval, "--send-timeout": o.sendTimeout} {
 		if d <= 0 {
@@ -88,6 +188,31 @@ func (o *options) validate() error {
 	}
 	if o.heartbeatMisses < 1 || o.maxRooms < 1 {
 		return errors.New("--heartbeat-misses and --max-rooms must be at least 1")
+	}
+	return nil
+}
+
+func (o *options) validateAddresses() error {
+	switch {
+	case o.socketDir != "" && o.listenSet:
+		return errors.New("give either --socket-dir (one socket per rank) or --listen (one rank), not both")
+	case o.socketDir == "" && o.rankCount > 1:
+		return fmt.Errorf("--rank-count %d needs --socket-dir: each rank has its own engine socket", o.rankCount)
+	case o.statusAddr != "" && o.statusHost != "":
+		return errors.New("give either --status-host or --status-addr, not both")
+	}
+	if o.statusAddr != "" && o.rankCount > 1 {
+		if _, port, err := net.SplitHostPort(o.statusAddr); err != nil || port != "0" {
+			return fmt.Errorf("--status-addr %q names one port but --rank-count is %d: use --status-host (each rank binds a free port)", o.statusAddr, o.rankCount)
+		}
+	}
+	if o.statusHost != "" && net.ParseIP(o.statusHost) == nil {
+		return fmt.Errorf("--status-host %q is not an IP address", o.statusHost)
+	}
+	if o.socketDir != "" {
+		if p := o.socketPath(o.firstRank + o.rankCount - 1); len(p) > maxUnixPath {
+			return fmt.Errorf("--socket-dir %q makes socket paths of %d bytes (%s); unix sockets allow %d", o.socketDir, len(p), p, maxUnixPath)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,25 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 // Command receiver-agent runs the decode side of the prefill/decode KV
-// handshake for one decode engine rank: it loads the rank's route plan,
-// binds the status socket, and serves the engine a local HTTP/JSON API to
-// open, request, poll and clear rooms (see pkg/receiver and its localapi).
+// handshake for the engine ranks of one decode pod: it loads each rank's
+// route plan, binds a status socket per rank, serves each rank's engine a
+// local HTTP/JSON API on its own unix socket (open, request, poll and
+// clear rooms; see pkg/receiver and its localapi), and answers probes,
+// metrics and /v1/agent on the probe address.
 package main
 
 import (
@@ -11,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -55,84 +74,106 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if loadErr != nil {
 			return fmt.Errorf("%s: %w", src.Describe(), loadErr)
 		}
-		return printPlan(stdout, loaded.Snapshot)
+		return printPlans(stdout, loaded.Plans)
 	}
-	if loadErr != nil {
-		if o.planFile != "" {
-			return fmt.Errorf("%s: %w", src.Describe(), loadErr)
-		}
-		// ConfigMaps may be published after the pod starts: not ready until then
-		log.Warn("no plan yet; retrying", "source", src.Describe(), "error", loadErr)
+	if loadErr != nil && o.planFile != "" {
+		return fmt.Errorf("%s: %w", src.Describe(), loadErr)
 	}
-	return serve(ctx, o, log, src, loaded, loadErr == nil)
+	return serve(ctx, o, log, src, loaded, loadErr)
 }
 
-func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Source, loaded plansource.Loaded, havePlan bool) error {
+func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Source, loaded plansource.Loaded, loadErr error) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var first *receiver.PlanSnapshot
-	if havePlan {
-		first = &loaded.Snapshot
-	}
-	m, err := receiver.New(agentConfig(o, log, receiver.NewMetrics(reg)), first)
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	ranks, err := startRanks(o, log, reg, metrics)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	ln, err := listen(o.listen)
-	if err != nil {
-		return err
+	plans := newPlanState(o.engineRanks(), managers(ranks), reg)
+	if loadErr == nil {
+		if err := plans.apply(loaded.Plans); err != nil {
+			closeRanks(ranks)
+			return fmt.Errorf("%s: %w", src.Describe(), err)
+		}
+	} else {
+		// ConfigMaps may be published after the pod starts: not ready until then
+		log.Warn("no plan yet; waiting for the plan source", "source", src.Describe(), "error", loadErr)
+		loaded = plansource.Loaded{}
 	}
-	srv := &http.Server{
-		Handler:           localapi.Handler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})),
-		ReadHeaderTimeout: 10 * time.Second,
-		Protocols:         localapi.ServerProtocols(),
+	plans.report(loadErr)
+
+	servers := make([]*http.Server, 0, len(ranks)+1)
+	errc := make(chan error, len(ranks)+1)
+	for _, rs := range ranks {
+		servers = append(servers, rs.srv)
+		go func() { errc <- rs.srv.Serve(rs.ln) }()
+		log.Info("engine API listening", "engineRank", rs.rank, "addr", rs.ln.Addr().String(), "statusAddr", rs.m.StatusAddr())
 	}
-	go plansource.Watch(ctx, src, o.planPollInterval, loaded, m.SetPlan, log)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("local API listening", "addr", ln.Addr().String(), "statusAddr", m.StatusAddr())
+	if o.probeAddr != "" {
+		ln, err := net.Listen("tcp", o.probeAddr)
+		if err != nil {
+			closeRanks(ranks)
+			return fmt.Errorf("--probe-addr: %w", err)
+		}
+		probe := &http.Server{Handler: localapi.ProbeHandler(plans, metrics), ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, probe)
+		go func() { errc <- probe.Serve(ln) }()
+		log.Info("probe address listening", "addr", ln.Addr().String())
+	}
+
+	follow, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	f := &plansource.Follower{Source: src, Resync: o.planResync, Apply: plans.apply, Report: plans.report, Failed: plans.failed, Log: log}
+	go f.Run(follow, loaded)
+
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
+	stopFollow()
+	// Fail unfinished rooms first, so engines in a long poll get their answer
+	// before the servers stop; then let the answers drain.
+	closeRanks(ranks)
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for _, s := range servers {
+		if err := s.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
+			serveErr = err
+		}
 	}
-	return nil
-}
-
-func agentConfig(o *options, log *slog.Logger, metrics *receiver.Metrics) receiver.Config {
-	return receiver.Config{
-		EngineRank: o.engineRank, StatusAddr: o.statusAddr, AdvertiseHost: o.advertiseHost,
-		HTTPTimeout: o.httpTimeout, BootstrapTimeout: o.bootstrapTimeout, WaitingTimeout: o.waitingTimeout,
-		HeartbeatInterval: o.heartbeatInterval, HeartbeatMisses: o.heartbeatMisses,
-		SendTimeout: o.sendTimeout, MaxRooms: o.maxRooms, Logger: log, Metrics: metrics,
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		return nil
 	}
+	return serveErr
 }
 
 func planSource(o *options) (plansource.Source, error) {
+	ranks := o.engineRanks()
 	switch {
 	case o.planFile != "":
-		return plansource.File{Path: o.planFile, EngineRank: o.engineRank}, nil
+		return plansource.File{Path: o.planFile, EngineRanks: ranks}, nil
 	case o.planDir != "":
-		return plansource.Dir{Path: o.planDir, EngineRank: o.engineRank}, nil
+		return plansource.Dir{Path: o.planDir, EngineRanks: ranks}, nil
 	default:
-		return plansource.NewAPI(o.kubeconfig, o.pdpair, o.engineRank)
+		return plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
 	}
 }
 
-// printPlan writes the rank's plan as canonical (encoding/json) JSON.
-func printPlan(w io.Writer, snap receiver.PlanSnapshot) error {
-	b, err := json.Marshal(snap.Plan)
-	if err != nil {
-		return err
+// printPlans writes each rank's plan as canonical (encoding/json) JSON,
+// one line per rank in rank order.
+func printPlans(w io.Writer, p plansource.Plans) error {
+	for _, snap := range p.Ranks {
+		b, err := json.Marshal(snap.Plan)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return err
+		}
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	return nil
 }
 
 func newLogger(level string, w io.Writer) (*slog.Logger, error) {

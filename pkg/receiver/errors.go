@@ -10,17 +10,30 @@ import (
 type ErrorCode string
 
 const (
-	CodeInvalidArgument         ErrorCode = "InvalidArgument"
-	CodeEngineNotRegistered     ErrorCode = "EngineNotRegistered"
+	// CodeInvalidArgument: a field of the call is out of range or malformed
+	// (the message names it and the numbers).
+	CodeInvalidArgument ErrorCode = "InvalidArgument"
+	// CodeEngineNotRegistered: a room call came before the engine registered
+	// its session and buffers; after an agent restart, register again.
+	CodeEngineNotRegistered ErrorCode = "EngineNotRegistered"
+	// CodeEngineAlreadyRegistered: the engine registered different values
+	// before; an agent serves one engine for its lifetime.
 	CodeEngineAlreadyRegistered ErrorCode = "EngineAlreadyRegistered"
-	CodeNoPlan                  ErrorCode = "NoPlan"
-	CodeRoomExists              ErrorCode = "RoomExists"
-	CodeRoomNotFound            ErrorCode = "RoomNotFound"
-	CodeRoomNotBootstrapped     ErrorCode = "RoomNotBootstrapped"
-	CodeRoomAlreadyRequested    ErrorCode = "RoomAlreadyRequested"
-	CodeRoomFinished            ErrorCode = "RoomFinished"
-	CodeTooManyRooms            ErrorCode = "TooManyRooms"
-	CodeClosed                  ErrorCode = "Closed"
+	// CodeNoPlanLoaded: no route plan is loaded yet for this engine rank.
+	CodeNoPlanLoaded ErrorCode = "NoPlanLoaded"
+	// CodeRoomExists: the room number is open already.
+	CodeRoomExists ErrorCode = "RoomExists"
+	// CodeRoomNotFound: this agent process holds no such room (cleared, never
+	// opened, or opened before the agent restarted).
+	CodeRoomNotFound ErrorCode = "RoomNotFound"
+	// CodeRoomAlreadyRequested: the room's request was sent (or queued) once.
+	CodeRoomAlreadyRequested ErrorCode = "RoomAlreadyRequested"
+	// CodeRoomFinished: the room already succeeded or failed.
+	CodeRoomFinished ErrorCode = "RoomFinished"
+	// CodeTooManyRooms: the agent holds its maximum of open rooms.
+	CodeTooManyRooms ErrorCode = "TooManyRooms"
+	// CodeAgentShuttingDown: the agent is stopping.
+	CodeAgentShuttingDown ErrorCode = "AgentShuttingDown"
 )
 
 // Error is a refused call: a stable code and a message a person can act on.

@@ -105,14 +105,7 @@ func (m *Manager) StatusAddr() string {
 // SetPlan installs a (new) plan for this rank. Rooms already open keep the
 // plan they were opened with; caches learned for the old plan are dropped.
 func (m *Manager) SetPlan(snap PlanSnapshot) error {
-	rank, err := DecodeTPRank(snap.Layout, m.cfg.EngineRank)
-	if err != nil {
-		return err
-	}
-	if snap.Plan.DecodeTPRank != rank {
-		return fmt.Errorf("the plan is for decode TP rank %d but engine rank %d is decode TP rank %d", snap.Plan.DecodeTPRank, m.cfg.EngineRank, rank)
-	}
-	view, err := newRouteView(snap)
+	view, err := m.checkPlan(snap)
 	if err != nil {
 		return err
 	}
@@ -124,8 +117,32 @@ func (m *Manager) SetPlan(snap PlanSnapshot) error {
 		}
 	}
 	m.routing.Store(&routing{view: view, peers: newPeerTable(view)})
-	m.log.Info("route plan installed", "decodeTPRank", rank, "kind", snap.Plan.PlanKind, "targets", len(snap.Plan.Targets), "idle", len(snap.Plan.IdlePrefillTPRanks), "hash", shortHash(snap.Hash))
+	m.log.Info("route plan installed", "engineRank", m.cfg.EngineRank, "decodeTPRank", snap.Plan.DecodeTPRank, "kind", snap.Plan.PlanKind, "targets", len(snap.Plan.Targets), "idle", len(snap.Plan.IdlePrefillTPRanks), "hash", shortHash(snap.Hash))
 	return nil
+}
+
+// CheckPlan reports whether SetPlan would accept snap now, without
+// installing it: an agent serving several ranks checks every rank's plan
+// before it installs any, so that its ranks never run two plan sets.
+func (m *Manager) CheckPlan(snap PlanSnapshot) error {
+	if _, err := m.checkPlan(snap); err != nil {
+		return err
+	}
+	if eng := m.engine.Load(); eng != nil {
+		return checkEngineBuffers(*eng, snap)
+	}
+	return nil
+}
+
+func (m *Manager) checkPlan(snap PlanSnapshot) (*routeView, error) {
+	rank, err := DecodeTPRank(snap.Layout, m.cfg.EngineRank)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Plan.DecodeTPRank != rank {
+		return nil, fmt.Errorf("the plan is for decode TP rank %d but engine rank %d is decode TP rank %d", snap.Plan.DecodeTPRank, m.cfg.EngineRank, rank)
+	}
+	return newRouteView(snap)
 }
 
 // Plan returns the plan in use, if any.
@@ -166,9 +183,9 @@ func (m *Manager) RegisterEngine(info EngineInfo) error {
 func (m *Manager) Readiness() error {
 	switch {
 	case m.closed.Load():
-		return errorf(CodeClosed, "the agent is shutting down")
+		return errorf(CodeAgentShuttingDown, "the agent is shutting down")
 	case m.routing.Load() == nil:
-		return errorf(CodeNoPlan, "no route plan is loaded for engine rank %d", m.cfg.EngineRank)
+		return errorf(CodeNoPlanLoaded, "no route plan is loaded for engine rank %d", m.cfg.EngineRank)
 	}
 	return nil
 }
@@ -205,12 +222,19 @@ func (m *Manager) startResolver(t *peerTable, pa *peerAddr) {
 // now is monotonic nanoseconds since the Manager started.
 func (m *Manager) now() int64 { return int64(time.Since(m.start)) }
 
-// Close stops the loops and closes every socket. Open rooms stay readable.
+// Close fails every unfinished room (ReasonShutdown: an engine waiting on
+// one learns at once, rather than when its connection drops), then stops
+// the loops and closes every socket. Rooms stay readable.
 func (m *Manager) Close() error {
 	m.closeOnce.Do(func() {
 		m.lifeMu.Lock()
 		m.closed.Store(true)
 		m.lifeMu.Unlock()
+		m.rooms.each(func(s *roomShard, e *roomEntry) {
+			if s.fail(e, ReasonShutdown, fmt.Sprintf("the receiver agent of engine rank %d shut down before room %d finished (it was %s)", m.cfg.EngineRank, e.id, e.state.Status())) {
+				m.metrics.roomFailed(ReasonShutdown)
+			}
+		})
 		close(m.stop)
 		m.cancel()
 		m.wg.Wait()

@@ -67,8 +67,11 @@ func (m *Manager) Open(bootstrapAddr string, room int64) error {
 	return nil
 }
 
-// Request sends a bootstrapped room's request to every rank of its plan.
-// A send that fails fails the room (its reason says which rank).
+// Request sends a room's request to every rank of its plan. A room still
+// Bootstrapping keeps the request and sends it the moment it bootstraps (or
+// fails with the bootstrap's reason), so the engine need not poll between
+// Open and Request. A send that fails fails the room (its reason says which
+// rank).
 func (m *Manager) Request(room int64, req TransferRequest) error {
 	var (
 		e    *roomEntry
@@ -79,25 +82,34 @@ func (m *Manager) Request(room int64, req TransferRequest) error {
 		if perr = requestable(entry); perr == nil {
 			perr = m.checkPayload(entry, req)
 		}
-		if perr == nil {
+		switch {
+		case perr != nil:
+		case entry.state.Status() == Bootstrapping:
+			entry.pending = &req // sent by bootstrapped, under this lock
+		default:
 			s.markRequested(entry, now) // before sending: answers may beat the send's return
 			e = entry
 		}
 	})
 	if !found {
-		return errorf(CodeRoomNotFound, "room %d is not open", room)
+		return m.roomNotFound(room)
 	}
-	if perr != nil {
+	if perr != nil || e == nil {
 		return perr
 	}
+	m.sendRequest(e, &req)
+	return nil
+}
+
+// sendRequest sends a requested room's request to every rank of its plan.
+func (m *Manager) sendRequest(e *roomEntry, req *TransferRequest) {
 	for i := range e.view.sends {
 		t := &e.view.sends[i]
-		if err := m.push.send(e.endpoints[i], m.requestFrames(e, t, &req)); err != nil {
-			m.failRoom(e, ReasonSendFailed, fmt.Sprintf("could not send room %d's request to prefill TP rank %d (dp group %d of %s): %v", room, t.rank, e.group, e.addr, err))
-			return nil
+		if err := m.push.send(e.endpoints[i], m.requestFrames(e, t, req)); err != nil {
+			m.failRoom(e, ReasonSendFailed, fmt.Sprintf("could not send room %d's request to prefill TP rank %d (dp group %d of %s): %v", e.id, t.rank, e.group, e.addr, err))
+			return
 		}
 	}
-	return nil
 }
 
 // requestable says why a room cannot take its request now, if it cannot.
@@ -108,10 +120,8 @@ func requestable(e *roomEntry) error {
 		return errorf(CodeRoomFinished, "room %d already failed: %s", e.id, e.state.Failure().Message)
 	case st == Success:
 		return errorf(CodeRoomFinished, "room %d already succeeded", e.id)
-	case e.state.Requested():
-		return errorf(CodeRoomAlreadyRequested, "room %d's request was already sent", e.id)
-	case st < Bootstrapped:
-		return errorf(CodeRoomNotBootstrapped, "room %d is still %s; send its request once it is Bootstrapped", e.id, st)
+	case e.state.Requested() || e.pending != nil:
+		return errorf(CodeRoomAlreadyRequested, "room %d's request was already sent (or queued until it bootstraps)", e.id)
 	}
 	return nil
 }
@@ -173,7 +183,7 @@ func (m *Manager) Status(room int64) (RoomStatus, error) {
 		}
 	})
 	if !found {
-		return RoomStatus{}, errorf(CodeRoomNotFound, "room %d is not open", room)
+		return RoomStatus{}, m.roomNotFound(room)
 	}
 	return st, nil
 }
@@ -192,7 +202,7 @@ func (m *Manager) Wait(ctx context.Context, room int64) (RoomStatus, error) {
 		}
 	})
 	if !found {
-		return RoomStatus{}, errorf(CodeRoomNotFound, "room %d is not open", room)
+		return RoomStatus{}, m.roomNotFound(room)
 	}
 	if ch != nil { // the sweeper wakes it when a deadline passes
 		select {
@@ -208,7 +218,7 @@ func (m *Manager) Wait(ctx context.Context, room int64) (RoomStatus, error) {
 func (m *Manager) Clear(room int64) error {
 	e := m.rooms.remove(room)
 	if e == nil {
-		return errorf(CodeRoomNotFound, "room %d is not open", room)
+		return m.roomNotFound(room)
 	}
 	if e.unfinished() {
 		m.metrics.roomAbandoned()
@@ -216,15 +226,24 @@ func (m *Manager) Clear(room int64) error {
 	return nil
 }
 
-// bootstrapped moves a waiting room to Bootstrapped in dp group g.
+// bootstrapped moves a waiting room to Bootstrapped in dp group g, and
+// sends the request the engine queued while it was Bootstrapping.
 func (m *Manager) bootstrapped(e *roomEntry, g int, endpoints []string) {
 	now := m.now()
+	var queued *TransferRequest
 	m.rooms.withEntry(e, func(s *roomShard) {
 		if e.state.Status() == Bootstrapping {
 			e.group, e.endpoints = g, endpoints
 			s.markBootstrapped(e, now)
+			if e.pending != nil && s.markRequested(e, now) {
+				queued = e.pending
+			}
+			e.pending = nil
 		}
 	})
+	if queued != nil {
+		m.sendRequest(e, queued)
+	}
 }
 
 // failRoom fails a room that is still open and unfinished.
@@ -247,4 +266,12 @@ func (m *Manager) timeoutMessage(e *roomEntry, l *deadlineList) string {
 		what = fmt.Sprintf("%d of %d prefill ranks reported Success", e.state.Responses(), e.view.required)
 	}
 	return fmt.Sprintf("room %d did not finish within %v in state %s (prefill %s): %s", e.id, time.Duration(l.timeout), e.state.Status(), e.addr, what)
+}
+
+// roomNotFound is the answer for a room this process does not hold: never
+// opened here, cleared, or opened before the agent restarted (rooms do not
+// survive a restart; the engine must treat such a room as failed).
+func (m *Manager) roomNotFound(room int64) error {
+	return errorf(CodeRoomNotFound, "room %d is not open in this agent (running since %s): it was cleared, never opened, or opened before the agent restarted; rooms do not survive a restart, treat it as failed",
+		room, m.start.UTC().Format(time.RFC3339))
 }

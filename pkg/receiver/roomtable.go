@@ -19,6 +19,9 @@ type roomEntry struct {
 	// endpoints are the ZMQ endpoints of view.sends in the room's dp group,
 	// set when it is bootstrapped (shared with the peer cache, read-only).
 	endpoints []string
+	// pending is a request the engine sent while the room was Bootstrapping;
+	// it is sent when the room bootstraps.
+	pending *TransferRequest
 	// done is closed when the room finishes or is cleared; made only when
 	// someone waits, so rooms nobody waits on carry no channel.
 	done chan struct{}

@@ -1,4 +1,4 @@
-package receiver_test
+package receiver
 
 import (
 	"fmt"
@@ -9,52 +9,50 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
-	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 func TestFragmentedP8D4(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0, 1, 2, 3}, nil, nil)
-	s.Peer.Script(42, prefillpeer.Success(1234))
-	s.OpenAndRequest(42)
-	for i := range s.Agents {
-		st := s.WaitFinished(i, 42)
-		if st.Status != receiver.Success || st.BootstrapToken != 1234 {
+	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0, 1, 2, 3}, nil, nil)
+	s.peer.Script(42, prefillpeer.Success(1234))
+	s.openAndRequest(42)
+	for i := range s.agents {
+		st := s.waitFinished(i, 42)
+		if st.Status != Success || st.BootstrapToken != 1234 {
 			t.Fatalf("decode rank %d: %s token %d, want Success with token 1234", i, st.Status, st.BootstrapToken)
 		}
 	}
-	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		if c.Registrations != 1 || c.Requests != 1 || c.Dummies != 0 || c.Errors != 0 {
 			return fmt.Sprintf("%+v, want one registration and one request", c)
 		}
 		return ""
 	})
-	for _, r := range s.Peer.Ranks() { // every prefill rank got exactly its fragments
+	for _, r := range s.peer.Ranks() { // every prefill rank got exactly its fragments
 		req := r.Requests()[0]
-		want := s.Set.Plans[r.TPRank/2].Targets[r.TPRank%2].Fragments
+		want := s.set.Plans[r.TPRank/2].Targets[r.TPRank%2].Fragments
 		if !slices.EqualFunc(req.Fragments, want, func(a, b transferplan.TransferFragment) bool {
 			return a.SrcByteOffset == b.SrcByteOffset && a.DstByteOffset == b.DstByteOffset && a.BufferIndex == b.BufferIndex && a.BytesPerPage == b.BytesPerPage
 		}) {
 			t.Fatalf("prefill rank %d received fragments %+v, want %+v", r.EngineRank, req.Fragments, want)
 		}
-		if !slices.Equal(req.KVIndices, receivertest.Request.KVIndices) || req.AuxIndex != receivertest.Request.AuxIndex {
+		if !slices.Equal(req.KVIndices, testRequest.KVIndices) || req.AuxIndex != testRequest.AuxIndex {
 			t.Fatalf("prefill rank %d received %+v", r.EngineRank, req)
 		}
 	}
 }
 
 func TestIdentityP4D4(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
-	s.Peer.Script(9, prefillpeer.Success(77, 5, 6))
-	s.OpenAndRequest(9)
-	for i := range s.Agents {
-		st := s.WaitFinished(i, 9)
-		if st.Status != receiver.Success || st.BootstrapToken != 77 || !slices.Equal(st.SpecCandidateIDs, []int32{5, 6}) {
+	s := newScenario(t, receiverfixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
+	s.peer.Script(9, prefillpeer.Success(77, 5, 6))
+	s.openAndRequest(9)
+	for i := range s.agents {
+		st := s.waitFinished(i, 9)
+		if st.Status != Success || st.BootstrapToken != 77 || !slices.Equal(st.SpecCandidateIDs, []int32{5, 6}) {
 			t.Fatalf("decode rank %d: %+v, want Success, token 77, candidates [5 6]", i, st)
 		}
 	}
-	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		if c.Requests != 1 || c.Errors != 0 || len(r.Requests()[0].Fragments) != 0 {
 			return fmt.Sprintf("%+v; identity targets get one request without fragments", c)
 		}
@@ -63,15 +61,15 @@ func TestIdentityP4D4(t *testing.T) {
 }
 
 func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.ReplicatedGQAP4D1(), []int{0}, nil, nil)
-	if idle := s.Set.Plans[0].IdlePrefillTPRanks; !slices.Equal(idle, []int{1, 3}) {
+	s := newScenario(t, receiverfixtures.ReplicatedGQAP4D1(), []int{0}, nil, nil)
+	if idle := s.set.Plans[0].IdlePrefillTPRanks; !slices.Equal(idle, []int{1, 3}) {
 		t.Fatalf("fixture: idle ranks %v, want [1 3]", idle)
 	}
-	s.OpenAndRequest(5)
-	if st := s.WaitFinished(0, 5); st.Status != receiver.Success || st.SpecCandidateIDs != nil {
+	s.openAndRequest(5)
+	if st := s.waitFinished(0, 5); st.Status != Success || st.SpecCandidateIDs != nil {
 		t.Fatalf("room 5: %+v; fragmented plans complete without spec candidates", st)
 	}
-	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		idle := r.TPRank == 1 || r.TPRank == 3
 		if c.Registrations != 1 || c.Requests != 1 || c.RoomsCompleted != 1 || (c.Dummies == 1) != idle || c.Errors != 0 {
 			return fmt.Sprintf("(idle %t) %+v; every rank must complete the room", idle, c)
@@ -84,15 +82,15 @@ func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
 }
 
 func TestMLAP8D2SendsDummies(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAP8D2(), []int{0, 1}, nil, nil)
-	s.Peer.Script(11, prefillpeer.Success(3, 9))
-	s.OpenAndRequest(11)
-	for i := range s.Agents {
-		if st := s.WaitFinished(i, 11); st.Status != receiver.Success || !slices.Equal(st.SpecCandidateIDs, []int32{9}) {
+	s := newScenario(t, receiverfixtures.MLAP8D2(), []int{0, 1}, nil, nil)
+	s.peer.Script(11, prefillpeer.Success(3, 9))
+	s.openAndRequest(11)
+	for i := range s.agents {
+		if st := s.waitFinished(i, 11); st.Status != Success || !slices.Equal(st.SpecCandidateIDs, []int32{9}) {
 			t.Fatalf("decode rank %d: %+v", i, st)
 		}
 	}
-	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		real := r.TPRank%4 == 0 // decode rank d pulls from prefill rank 4d; 4d+1..4d+3 get dummies
 		if c.Requests != 1 || c.RoomsCompleted != 1 || (c.Dummies == 0) != real || (c.StatusesSent == 1) != real || c.Errors != 0 {
 			return fmt.Sprintf("(real %t) %+v", real, c)
@@ -102,17 +100,17 @@ func TestMLAP8D2SendsDummies(t *testing.T) {
 }
 
 func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
-	s.Peer.ScriptRank(21, 0, prefillpeer.Success(-1))
-	s.Peer.ScriptRank(21, 1, prefillpeer.Success(55, 1, 2))
-	s.OpenAndRequest(21)
-	for i := range s.Agents {
-		st := s.WaitFinished(i, 21)
-		if st.Status != receiver.Success || st.BootstrapToken != 55 || !slices.Equal(st.SpecCandidateIDs, []int32{1, 2}) {
+	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
+	s.peer.ScriptRank(21, 0, prefillpeer.Success(-1))
+	s.peer.ScriptRank(21, 1, prefillpeer.Success(55, 1, 2))
+	s.openAndRequest(21)
+	for i := range s.agents {
+		st := s.waitFinished(i, 21)
+		if st.Status != Success || st.BootstrapToken != 55 || !slices.Equal(st.SpecCandidateIDs, []int32{1, 2}) {
 			t.Fatalf("decode rank %d: %+v, want the token of the rank that had one", i, st)
 		}
 	}
-	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		if c.Requests != 2 || c.StatusesSent != 2 || c.Dummies != 0 {
 			return fmt.Sprintf("%+v; both decode ranks pull from every prefill rank", c)
 		}
@@ -121,21 +119,21 @@ func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
 }
 
 func TestMLAL15WaitsForAllResponses(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 300 * time.Millisecond })
-	s.Peer.ScriptRank(22, 1, prefillpeer.Silence())
-	s.OpenAndRequest(22)
-	s.ExpectFailure(0, 22, receiver.ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
+	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *Config) { c.WaitingTimeout = 300 * time.Millisecond })
+	s.peer.ScriptRank(22, 1, prefillpeer.Silence())
+	s.openAndRequest(22)
+	s.expectFailure(0, 22, ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
 }
 
 func TestDPAttentionRoutesRoomToItsGroup(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.DPAttention(), []int{0}, nil, nil)
+	s := newScenario(t, receiverfixtures.DPAttention(), []int{0}, nil, nil)
 	for _, room := range []int64{100, 101, 102} {
-		s.OpenAndRequest(room)
-		if st := s.WaitFinished(0, room); st.Status != receiver.Success {
+		s.openAndRequest(room)
+		if st := s.waitFinished(0, room); st.Status != Success {
 			t.Fatalf("room %d: %+v", room, st)
 		}
 	}
-	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		want := map[[2]int]int64{{0, 0}: 2, {1, 0}: 1}[[2]int{r.DPGroup, r.TPRank}] // rooms 100, 102 → group 0; 101 → group 1
 		if c.Requests != want || c.Registrations != min(want, 1) {
 			return fmt.Sprintf("dp group %d TP rank %d: %+v, want %d requests", r.DPGroup, r.TPRank, c, want)

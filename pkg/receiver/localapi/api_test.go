@@ -2,9 +2,12 @@ package localapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -100,9 +103,7 @@ func (p *apiPair) openBody(room int) string {
 
 func TestRoomLifecycleOverHTTP(t *testing.T) {
 	p := newAPIPair(t, nil)
-	// The Success comes late enough that the second request below finds the
-	// room still in flight (an immediate one can finish the room first).
-	p.peer.Script(12, prefillpeer.Success(321).After(time.Second))
+	p.peer.Script(12, prefillpeer.Success(321))
 	p.expectError("POST", "/v1/rooms", p.openBody(12), http.StatusConflict, string(receiver.CodeEngineNotRegistered))
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil) // same values again: fine
@@ -120,7 +121,7 @@ func TestRoomLifecycleOverHTTP(t *testing.T) {
 	p.do("POST", "/v1/rooms/12/request", `{"kvIndices":[1,2,3],"auxIndex":4,"decodePrefixLen":0}`, http.StatusAccepted, &room)
 	p.expectError("POST", "/v1/rooms/12/request", `{"kvIndices":[1],"auxIndex":4}`, http.StatusConflict, string(receiver.CodeRoomAlreadyRequested))
 	p.do("GET", "/v1/rooms/12?wait=5s", "", http.StatusOK, &room)
-	if room.Status != "Success" || room.BootstrapToken != 321 || room.FailureReason != nil || room.SpecCandidateIDs != nil {
+	if room.Status != "Success" || room.BootstrapToken != 321 || room.FailureMessage != nil || room.SpecCandidateIDs != nil {
 		t.Fatalf("room 12: %+v", room)
 	}
 	p.do("DELETE", "/v1/rooms/12", "", http.StatusNoContent, nil)
@@ -138,20 +139,90 @@ func TestFailedRoomReportsItsReason(t *testing.T) {
 	var room RoomBody
 	p.do("POST", "/v1/rooms", p.openBody(3), http.StatusCreated, &room)
 	p.do("GET", "/v1/rooms/3?wait=5s", "", http.StatusOK, &room) // not requested: the waiting timeout still runs
-	if room.Status != "Failed" || room.FailureCode == nil || *room.FailureCode != string(receiver.ReasonWaitingTimeout) || !strings.Contains(*room.FailureReason, "its request was not sent") {
+	if room.Status != "Failed" || room.FailureCode == nil || *room.FailureCode != string(receiver.ReasonWaitingTimeout) || !strings.Contains(*room.FailureMessage, "its request was not sent") {
 		t.Fatalf("room 3: %+v", room)
 	}
 	p.expectError("POST", "/v1/rooms/3/request", `{"kvIndices":[1],"auxIndex":0}`, http.StatusConflict, string(receiver.CodeRoomFinished))
 }
 
-func TestRequestBeforeBootstrapped(t *testing.T) {
-	p := newAPIPair(t, func(c *receiver.Config) { c.HTTPTimeout = 5 * time.Second })
+// gatedBootstrap is a reverse proxy in front of a bootstrap server that
+// holds every call until released, so a room stays Bootstrapping for as
+// long as a test needs.
+type gatedBootstrap struct {
+	addr    string
+	release chan struct{}
+	held    chan struct{} // one value per call that reached the gate
+}
+
+func newGatedBootstrap(t *testing.T, target string) *gatedBootstrap {
+	g := &gatedBootstrap{release: make(chan struct{}), held: make(chan struct{}, 64)}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: target})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case g.held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-g.release:
+		case <-r.Context().Done():
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	g.addr = strings.TrimPrefix(srv.URL, "http://")
+	return g
+}
+
+// A request sent while the room is Bootstrapping is accepted (202) and sent
+// the moment the room bootstraps: the engine does not poll in between.
+func TestRequestWhileBootstrappingIsSentOnBootstrap(t *testing.T) {
+	p := newAPIPair(t, nil)
+	p.peer.Script(5, prefillpeer.Success(55))
+	gate := newGatedBootstrap(t, p.peer.BootstrapAddr())
+	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
+	var room RoomBody
+	p.do("POST", "/v1/rooms", `{"bootstrapAddr":"`+gate.addr+`","room":5}`, http.StatusCreated, &room)
+	<-gate.held // the agent is asking the bootstrap server: the room cannot have bootstrapped
+	p.do("POST", "/v1/rooms/5/request", `{"kvIndices":[1,2],"auxIndex":0}`, http.StatusAccepted, &room)
+	if room.Status != "Bootstrapping" {
+		t.Fatalf("the request's answer: %+v, want the room still Bootstrapping", room)
+	}
+	p.expectError("POST", "/v1/rooms/5/request", `{"kvIndices":[1],"auxIndex":0}`, http.StatusConflict, string(receiver.CodeRoomAlreadyRequested))
+	close(gate.release)
+	p.do("GET", "/v1/rooms/5?wait=10s", "", http.StatusOK, &room)
+	if room.Status != "Success" || room.BootstrapToken != 55 {
+		t.Fatalf("room 5: %+v, want Success with token 55", room)
+	}
+	var seen []string
+	for _, rank := range p.peer.Ranks() {
+		for _, q := range rank.Requests() {
+			if q.Room == 5 && !q.Dummy {
+				seen = append(seen, fmt.Sprint(q.KVIndices))
+			}
+		}
+	}
+	if len(seen) == 0 || seen[0] != "[1 2]" {
+		t.Fatalf("prefill ranks saw room 5's pages %v, want [1 2]", seen)
+	}
+}
+
+// A queued request whose room then fails to bootstrap fails with the
+// bootstrap's reason.
+func TestRequestWhileBootstrappingFailsWithTheBootstrapReason(t *testing.T) {
+	p := newAPIPair(t, func(c *receiver.Config) { c.HTTPTimeout = 300 * time.Millisecond })
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
 	p.peer.SetBootstrapFault(prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.FaultHang})
 	p.do("POST", "/v1/rooms", p.openBody(5), http.StatusCreated, nil)
-	msg := p.expectError("POST", "/v1/rooms/5/request", `{"kvIndices":[1],"auxIndex":0}`, http.StatusConflict, string(receiver.CodeRoomNotBootstrapped))
-	if !strings.Contains(msg, "Bootstrapping") {
-		t.Fatalf("message %q does not say where the room stands", msg)
+	var room RoomBody
+	p.do("POST", "/v1/rooms/5/request", `{"kvIndices":[1],"auxIndex":0}`, http.StatusAccepted, &room)
+	if room.Status != "Bootstrapping" {
+		t.Fatalf("the request's answer: %+v", room)
+	}
+	p.do("GET", "/v1/rooms/5?wait=10s", "", http.StatusOK, &room)
+	if room.Status != "Failed" || room.FailureCode == nil || *room.FailureCode != string(receiver.ReasonParallelInfoUnavailable) ||
+		!strings.Contains(*room.FailureMessage, p.peer.BootstrapAddr()) {
+		t.Fatalf("room 5: %+v, want Failed with %s naming %s", room, receiver.ReasonParallelInfoUnavailable, p.peer.BootstrapAddr())
 	}
 }
 
@@ -165,21 +236,21 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 		status             int
 		code               string
 	}{
-		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1"`, 400, CodeBadBody},
-		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":1,"extra":2}`, 400, CodeBadBody},
-		{"POST", "/v1/rooms", `{"room":1}`, 400, CodeBadBody},
-		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":-1}`, 400, CodeBadBody},
-		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":"7"}`, 400, CodeBadBody},
-		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":1} {}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1"`, 400, CodeBadRequestBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":1,"extra":2}`, 400, CodeBadRequestBody},
+		{"POST", "/v1/rooms", `{"room":1}`, 400, CodeBadRequestBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":-1}`, 400, CodeBadRequestBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":"7"}`, 400, CodeBadRequestBody},
+		{"POST", "/v1/rooms", `{"bootstrapAddr":"x:1","room":1} {}`, 400, CodeBadRequestBody},
 		{"POST", "/v1/rooms", `{"bootstrapAddr":"no-port","room":2}`, 400, string(receiver.CodeInvalidArgument)},
-		{"POST", "/v1/rooms/1/request", `{"auxIndex":1}`, 400, CodeBadBody},
+		{"POST", "/v1/rooms/1/request", `{"auxIndex":1}`, 400, CodeBadRequestBody},
 		{"POST", "/v1/rooms/1/request", `{"kvIndices":[1],"auxIndex":-1}`, 400, string(receiver.CodeInvalidArgument)},
-		{"POST", "/v1/rooms/x/request", `{"kvIndices":[1],"auxIndex":1}`, 400, CodeBadBody},
-		{"GET", "/v1/rooms/99999999999999999999", "", 400, CodeBadBody},
-		{"GET", "/v1/rooms/1?wait=forever", "", 400, CodeBadBody},
+		{"POST", "/v1/rooms/x/request", `{"kvIndices":[1],"auxIndex":1}`, 400, CodeBadRequestBody},
+		{"GET", "/v1/rooms/99999999999999999999", "", 400, CodeBadRequestBody},
+		{"GET", "/v1/rooms/1?wait=forever", "", 400, CodeBadRequestBody},
 		{"PATCH", "/v1/rooms/1", "", 405, CodeMethodNotAllowed},
 		{"GET", "/v1/engine", "", 405, CodeMethodNotAllowed},
-		{"GET", "/v2/rooms", "", 404, CodeNotFound},
+		{"GET", "/v2/rooms", "", 404, CodeNoSuchEndpoint},
 		{"PUT", "/v1/engine", `{"sessionId":"not a session","kvDataPtrs":[1]}`, 409, string(receiver.CodeEngineAlreadyRegistered)},
 	}
 	for _, c := range cases {
@@ -191,7 +262,7 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 
 func TestEngineValidation(t *testing.T) {
 	p := newAPIPair(t, nil)
-	p.expectError("PUT", "/v1/engine", `{"kvDataPtrs":[1,2,3,4]}`, 400, CodeBadBody)
+	p.expectError("PUT", "/v1/engine", `{"kvDataPtrs":[1,2,3,4]}`, 400, CodeBadRequestBody)
 	p.expectError("PUT", "/v1/engine", `{"sessionId":"nohostport","kvDataPtrs":[1,2,3,4]}`, 400, string(receiver.CodeInvalidArgument))
 	msg := p.expectError("PUT", "/v1/engine", `{"sessionId":"127.0.0.1:5","kvDataPtrs":[1,2]}`, 400, string(receiver.CodeInvalidArgument))
 	if !strings.Contains(msg, "2 KV and 0 state buffers but the plan") || !strings.Contains(msg, "4 KV") {

@@ -44,9 +44,11 @@ type RoomBody struct {
 	Status           string  `json:"status"`
 	BootstrapToken   int64   `json:"bootstrapToken"`
 	SpecCandidateIDs []int32 `json:"specCandidateIds"`
-	// FailureReason is the human sentence; FailureCode its stable code.
-	FailureReason *string `json:"failureReason"`
-	FailureCode   *string `json:"failureCode"`
+	// FailureCode is the stable code of a failed room (a
+	// receiver.FailureReason); FailureMessage the sentence naming the
+	// address, ranks and numbers involved. Both are null unless Failed.
+	FailureCode    *string `json:"failureCode"`
+	FailureMessage *string `json:"failureMessage"`
 }
 
 // bodyError is a body the API cannot use; it becomes a 400 (or 413).
@@ -178,7 +180,7 @@ func roomBody(st receiver.RoomStatus) RoomBody {
 	b := RoomBody{Room: st.Room, Status: st.Status.String(), BootstrapToken: st.BootstrapToken, SpecCandidateIDs: st.SpecCandidateIDs}
 	if st.Failure != nil {
 		msg, code := st.Failure.Message, string(st.Failure.Reason)
-		b.FailureReason, b.FailureCode = &msg, &code
+		b.FailureMessage, b.FailureCode = &msg, &code
 	}
 	return b
 }

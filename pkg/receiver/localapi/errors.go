@@ -22,11 +22,11 @@ type ErrorDetail struct {
 
 // Codes of errors found before the Manager is reached.
 const (
-	CodeBadBody          = "BadRequestBody"
+	CodeBadRequestBody   = "BadRequestBody"
 	CodeBodyTooLarge     = "BodyTooLarge"
-	CodeNotFound         = "NotFound"
+	CodeNoSuchEndpoint   = "NoSuchEndpoint"
 	CodeMethodNotAllowed = "MethodNotAllowed"
-	CodeInternal         = "Internal"
+	CodeInternalError    = "InternalError"
 )
 
 // statusOf maps a Manager error code to its HTTP status.
@@ -34,14 +34,13 @@ var statusOf = map[receiver.ErrorCode]int{
 	receiver.CodeInvalidArgument:         http.StatusBadRequest,
 	receiver.CodeEngineNotRegistered:     http.StatusConflict,
 	receiver.CodeEngineAlreadyRegistered: http.StatusConflict,
-	receiver.CodeNoPlan:                  http.StatusServiceUnavailable,
+	receiver.CodeNoPlanLoaded:            http.StatusServiceUnavailable,
 	receiver.CodeRoomExists:              http.StatusConflict,
 	receiver.CodeRoomNotFound:            http.StatusNotFound,
-	receiver.CodeRoomNotBootstrapped:     http.StatusConflict,
 	receiver.CodeRoomAlreadyRequested:    http.StatusConflict,
 	receiver.CodeRoomFinished:            http.StatusConflict,
 	receiver.CodeTooManyRooms:            http.StatusServiceUnavailable,
-	receiver.CodeClosed:                  http.StatusServiceUnavailable,
+	receiver.CodeAgentShuttingDown:       http.StatusServiceUnavailable,
 }
 
 func writeError(w http.ResponseWriter, err error) {
@@ -51,7 +50,7 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &be) && be.tooLarge:
 		writeJSONError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, be.msg)
 	case errors.As(err, &be):
-		writeJSONError(w, http.StatusBadRequest, CodeBadBody, be.msg)
+		writeJSONError(w, http.StatusBadRequest, CodeBadRequestBody, be.msg)
 	case errors.As(err, &re):
 		status, ok := statusOf[re.Code]
 		if !ok {
@@ -59,7 +58,7 @@ func writeError(w http.ResponseWriter, err error) {
 		}
 		writeJSONError(w, status, string(re.Code), re.Message)
 	default:
-		writeJSONError(w, http.StatusInternalServerError, CodeInternal, err.Error())
+		writeJSONError(w, http.StatusInternalServerError, CodeInternalError, err.Error())
 	}
 }
 
@@ -72,7 +71,7 @@ var jsonContentType = []string{"application/json"}
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil { // only plain values are written
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"Internal","message":"encoding the answer failed"}}`)
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"InternalError","message":"encoding the answer failed"}}`)
 	}
 	writeRaw(w, status, append(b, '\n'))
 }

@@ -45,14 +45,13 @@ func appendRoom(b []byte, st receiver.RoomStatus) []byte {
 		b = append(b, ']')
 	}
 	if st.Failure == nil {
-		b = append(b, `,"failureReason":null,"failureCode":null`...)
+		b = append(b, `,"failureCode":null,"failureMessage":null`...)
 	} else {
-		reason, _ := json.Marshal(st.Failure.Message)
-		b = append(b, `,"failureReason":`...)
-		b = append(b, reason...)
 		b = append(b, `,"failureCode":"`...)
 		b = append(b, st.Failure.Reason...) // an identifier: no escaping needed
-		b = append(b, '"')
+		b = append(b, `","failureMessage":`...)
+		msg, _ := json.Marshal(st.Failure.Message)
+		b = append(b, msg...)
 	}
 	return append(b, '}', '\n')
 }

@@ -39,7 +39,7 @@ func Handler(agent Agent, metrics http.Handler) http.Handler {
 		mux.Handle("/metrics", metrics)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSONError(w, http.StatusNotFound, CodeNotFound, "no such endpoint: "+r.URL.Path)
+		writeJSONError(w, http.StatusNotFound, CodeNoSuchEndpoint, "no such endpoint: "+r.URL.Path)
 	})
 	return mux
 }
@@ -159,11 +159,7 @@ func healthz(w http.ResponseWriter, _ *http.Request) {
 // is loaded, before the engine beside it registered.
 func (a *api) readyz(w http.ResponseWriter, _ *http.Request) {
 	if err := a.agent.Readiness(); err != nil {
-		var code string
-		if re, ok := err.(*receiver.Error); ok {
-			code = string(re.Code)
-		}
-		writeJSONError(w, http.StatusServiceUnavailable, code, err.Error())
+		writeJSONError(w, http.StatusServiceUnavailable, errorCode(err), err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "engineRegistered": a.agent.EngineRegistered()})

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package plansource
 
 import (
@@ -5,44 +21,95 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	listerscorev1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
+
+// NamespaceEnv names the environment variable a PDPair given without a
+// namespace is looked up in (set from the downward API in decode pods).
+const NamespaceEnv = "POD_NAMESPACE"
 
 // API reads a PDPair's plan ConfigMaps through the Kubernetes API: the
 // index by its name, then the shards it names. The index records every
 // rank's SHA-256, so a shard updated between the reads fails the load
-// rather than pairing a plan with another layout; the next poll retries.
+// rather than pairing a plan with another layout; the next change retries.
+//
+// Before Notify, every read is a GET. Notify starts an informer on the
+// pair's ConfigMaps (selected by the pd.pdtopo.dev/pdpair label) and reads
+// are served from its cache from then on: the agent learns of a new plan
+// when the API server tells it, not by polling.
 type API struct {
-	Client     kubernetes.Interface
-	Namespace  string
-	PDPair     string
-	EngineRank int
+	Client      kubernetes.Interface
+	Namespace   string
+	PDPair      string
+	EngineRanks []int
+
+	lister atomic.Pointer[listerscorev1.ConfigMapNamespaceLister]
 }
 
-// NewAPI builds an API source from a kubeconfig path and NAMESPACE/NAME.
-func NewAPI(kubeconfig, pdpair string, engineRank int) (*API, error) {
-	ns, name, ok := strings.Cut(pdpair, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("--pdpair %q is not NAMESPACE/NAME", pdpair)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+// NewAPI builds an API source for the PDPair "NAMESPACE/NAME" (or "NAME",
+// the namespace then read from POD_NAMESPACE). Without a kubeconfig path it
+// uses the pod's in-cluster service account.
+func NewAPI(kubeconfig, pdpair string, engineRanks []int) (*API, error) {
+	ns, name, err := ParsePDPair(pdpair, os.Getenv(NamespaceEnv))
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+		return nil, err
+	}
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	cfg.UserAgent = "pdtopo-receiver-agent"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &API{Client: cs, Namespace: ns, PDPair: name, EngineRank: engineRank}, nil
+	return &API{Client: cs, Namespace: ns, PDPair: name, EngineRanks: engineRanks}, nil
+}
+
+// ParsePDPair splits "NAMESPACE/NAME", or takes "NAME" in defaultNamespace.
+func ParsePDPair(pdpair, defaultNamespace string) (namespace, name string, err error) {
+	ns, name, hasSlash := strings.Cut(pdpair, "/")
+	if !hasSlash {
+		ns, name = defaultNamespace, pdpair
+		if ns == "" && name != "" {
+			return "", "", fmt.Errorf("--pdpair %q has no namespace and %s is not set: give NAMESPACE/NAME", pdpair, NamespaceEnv)
+		}
+	}
+	if ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("--pdpair %q is not NAMESPACE/NAME (or NAME with %s set)", pdpair, NamespaceEnv)
+	}
+	return ns, name, nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig and not in a cluster: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
 }
 
 func (a *API) Describe() string { return fmt.Sprintf("PDPair %s/%s plans", a.Namespace, a.PDPair) }
@@ -59,46 +126,92 @@ func (a *API) Version(ctx context.Context) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-func (a *API) Load(ctx context.Context) (receiver.PlanSnapshot, error) {
+func (a *API) Load(ctx context.Context) (Plans, error) {
+	if err := checkRanks(a.EngineRanks); err != nil {
+		return Plans{}, err
+	}
 	index, err := a.get(ctx, planstore.IndexConfigMapName(a.PDPair))
 	if err != nil {
-		return receiver.PlanSnapshot{}, err
+		return Plans{}, err
 	}
 	objects := []planstore.Object{object(index)}
 	idx, err := planstore.LoadIndex(objects)
 	if err != nil {
-		return receiver.PlanSnapshot{}, err
+		return Plans{}, err
 	}
 	for _, sh := range idx.Shards {
-		if !a.holdsRank(idx, sh) {
-			continue // only this rank's shard is read
+		if !a.holdsRanks(idx, sh) {
+			continue // only the shards of this pod's ranks are read
 		}
 		cm, err := a.get(ctx, sh.ConfigMap)
 		if err != nil {
-			return receiver.PlanSnapshot{}, err
+			return Plans{}, err
 		}
 		objects = append(objects, object(cm))
 	}
-	plan, layout, hash, err := planstore.LoadEngineRank(objects, a.EngineRank)
+	got, err := planstore.LoadEngineRanks(objects, a.EngineRanks)
 	if err != nil {
-		return receiver.PlanSnapshot{}, err
+		return Plans{}, err
 	}
-	return receiver.PlanSnapshot{Layout: layout, Plan: plan, Hash: hash}, nil
+	return Plans{PDPair: got.PDPair, Hash: got.PlanHash, Ranks: snapshots(got.Layout, got.PlanHash, got.Plans)}, nil
 }
 
-// holdsRank reports whether shard sh holds this engine rank's plan (or the
-// rank is invalid, and the loader must say so).
-func (a *API) holdsRank(idx *planstore.Index, sh planstore.Shard) bool {
+// holdsRanks reports whether shard sh holds one of the engine ranks' plans
+// (or a rank is invalid, and the loader must say so).
+func (a *API) holdsRanks(idx *planstore.Index, sh planstore.Shard) bool {
 	d := idx.Layout.Decode
-	if a.EngineRank < 0 || a.EngineRank >= d.TPSize || d.TPPerDP() < 1 {
-		return true
+	for _, er := range a.EngineRanks {
+		if er >= d.TPSize || d.TPPerDP() < 1 {
+			return true
+		}
+		if r := er % d.TPPerDP(); r >= sh.FirstRank && r <= sh.LastRank {
+			return true
+		}
 	}
-	r := a.EngineRank % d.TPPerDP()
-	return r >= sh.FirstRank && r <= sh.LastRank
+	return false
+}
+
+// informerResync re-delivers the cached objects now and then; it costs no
+// API call (the informer's watch keeps the cache current).
+const informerResync = 10 * time.Minute
+
+// Notify starts an informer on the pair's plan ConfigMaps and waits for
+// its first list; changed is called on every add, update and delete.
+func (a *API) Notify(ctx context.Context, changed func()) error {
+	selector := labels.SelectorFromSet(labels.Set{pdv1.LabelPDPair: a.PDPair}).String()
+	factory := informers.NewSharedInformerFactoryWithOptions(a.Client, informerResync,
+		informers.WithNamespace(a.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	inf := factory.Core().V1().ConfigMaps()
+	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { changed() },
+		UpdateFunc: func(any, any) { changed() },
+		DeleteFunc: func(any) { changed() },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("watching %s: the %v cache did not sync", a.Describe(), typ)
+		}
+	}
+	lister := inf.Lister().ConfigMaps(a.Namespace)
+	a.lister.Store(&lister)
+	changed()
+	return nil
 }
 
 func (a *API) get(ctx context.Context, name string) (*corev1.ConfigMap, error) {
-	cm, err := a.Client.CoreV1().ConfigMaps(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+	var (
+		cm  *corev1.ConfigMap
+		err error
+	)
+	if l := a.lister.Load(); l != nil {
+		cm, err = (*l).Get(name)
+	} else {
+		cm, err = a.Client.CoreV1().ConfigMaps(a.Namespace).Get(ctx, name, metav1.GetOptions{})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", a.Namespace, name, err)
 	}

@@ -1,3 +1,19 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package plansource
 
 import (
@@ -9,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -20,8 +37,8 @@ const maxPlanFile = 256 << 20
 
 // File is a plan set written by `pdtopo plan -o json`.
 type File struct {
-	Path       string
-	EngineRank int
+	Path        string
+	EngineRanks []int
 }
 
 func (f File) Describe() string { return "plan file " + f.Path }
@@ -36,20 +53,34 @@ func (f File) Version(context.Context) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-func (f File) Load(context.Context) (receiver.PlanSnapshot, error) {
+func (f File) Load(context.Context) (Plans, error) {
+	if err := checkRanks(f.EngineRanks); err != nil {
+		return Plans{}, err
+	}
 	raw, err := readCapped(f.Path)
 	if err != nil {
-		return receiver.PlanSnapshot{}, err
+		return Plans{}, err
 	}
 	set, err := DecodePlanSet(raw)
 	if err != nil {
-		return receiver.PlanSnapshot{}, fmt.Errorf("%s: %w", f.Path, err)
+		return Plans{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	snap, err := receiver.SnapshotFor(set, f.EngineRank)
-	if err != nil {
-		return receiver.PlanSnapshot{}, fmt.Errorf("%s: %w", f.Path, err)
+	out := Plans{Hash: set.Hash(), Ranks: make([]receiver.PlanSnapshot, 0, len(f.EngineRanks))}
+	for _, r := range f.EngineRanks {
+		snap, err := receiver.SnapshotFor(set, r)
+		if err != nil {
+			return Plans{}, fmt.Errorf("%s: %w", f.Path, err)
+		}
+		out.Ranks = append(out.Ranks, snap)
 	}
-	return snap, nil
+	return out, nil
+}
+
+// Notify watches the file's directory: editors and deploy tools replace a
+// file by renaming another over it, which a watch on the file would miss.
+func (f File) Notify(ctx context.Context, changed func()) error {
+	name := filepath.Base(f.Path)
+	return watchDir(ctx, filepath.Dir(f.Path), func(base string) bool { return base == name }, changed)
 }
 
 // DecodePlanSet reads a plan set strictly: unknown fields are refused, so a

@@ -1,10 +1,25 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package plansource
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,14 +32,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-func dpDecode() transferplan.Layout { // decode DP 2: engine rank 5 is decode TP rank 1
+func dpDecode() transferplan.Layout { // decode DP 2: engine ranks 5, 6 are decode TP ranks 1, 2
 	l := receiverfixtures.FragmentedP8D4()
 	l.Decode = transferplan.Parallelism{TPSize: 8, DPSize: 2}
 	return l
@@ -35,12 +51,12 @@ func TestFileSource(t *testing.T) {
 	raw, _ := json.Marshal(set)
 	path := filepath.Join(t.TempDir(), "plans.json")
 	os.WriteFile(path, raw, 0o644)
-	snap, err := File{Path: path, EngineRank: 5}.Load(context.Background())
+	plans, err := File{Path: path, EngineRanks: []int{5, 6}}.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Plan.DecodeTPRank != 1 || snap.Hash != set.Hash() {
-		t.Fatalf("engine rank 5 got decode TP rank %d, hash %s", snap.Plan.DecodeTPRank, snap.Hash)
+	if len(plans.Ranks) != 2 || plans.Ranks[0].Plan.DecodeTPRank != 1 || plans.Ranks[1].Plan.DecodeTPRank != 2 || plans.Hash != set.Hash() || plans.Ranks[1].Hash != set.Hash() {
+		t.Fatalf("engine ranks 5, 6 got %+v", plans)
 	}
 	for name, body := range map[string]string{
 		"not JSON":     "nope",
@@ -49,19 +65,43 @@ func TestFileSource(t *testing.T) {
 		"incompatible": strings.Replace(string(raw), `"compatible":true`, `"compatible":false`, 1),
 	} {
 		os.WriteFile(path, []byte(body), 0o644)
-		if _, err := (File{Path: path, EngineRank: 0}).Load(context.Background()); err == nil {
+		if _, err := (File{Path: path, EngineRanks: []int{0}}).Load(context.Background()); err == nil {
 			t.Errorf("%s: loaded", name)
 		}
 	}
 	os.WriteFile(path, raw, 0o644)
-	if _, err := (File{Path: path, EngineRank: 8}).Load(context.Background()); err == nil || !strings.Contains(err.Error(), "outside the decode fleet of 8") {
-		t.Errorf("engine rank 8 of 8: %v", err)
+	if _, err := (File{Path: path, EngineRanks: []int{7, 8}}).Load(context.Background()); err == nil || !strings.Contains(err.Error(), "engine rank 8 is outside the decode fleet of 8") {
+		t.Errorf("engine ranks 7, 8 of 8: %v", err)
 	}
 }
 
-// TestAPISourceReadsOnlyItsShard publishes plans to the real kube-apiserver
-// and reads them back the way --kubeconfig and --pdpair do.
-func TestAPISourceReadsOnlyItsShard(t *testing.T) {
+// Every rank of a pod is read from one publication; a rank past the fleet
+// refuses the whole load, naming the pod's range.
+func TestDirSourceLoadsEveryRankOfThePod(t *testing.T) {
+	dir := t.TempDir()
+	objects, hash := receivertest.Publish(t, "pair", dpDecode())
+	receivertest.ProjectPlans(t, dir, 1, receivertest.Reshard(t, objects, 4))
+	plans, err := Dir{Path: dir, EngineRanks: []int{4, 5, 6, 7}}.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, r := range plans.Ranks {
+		got = append(got, r.Plan.DecodeTPRank)
+	}
+	if plans.PDPair != "pair" || plans.Hash != hash || len(got) != 4 || got[0] != 0 || got[3] != 3 {
+		t.Fatalf("engine ranks 4..7 (decode DP 2 of TP 4): pdpair %q, hash %s, decode TP ranks %v", plans.PDPair, plans.Hash, got)
+	}
+	_, err = Dir{Path: dir, EngineRanks: []int{6, 7, 8}}.Load(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "engine rank 8 is outside the decode fleet of 8 ranks") || !strings.Contains(err.Error(), "engine ranks 6..8") {
+		t.Fatalf("engine ranks 6..8 of 8: %v", err)
+	}
+}
+
+// TestAPISourceFollowsConfigMaps publishes plans to the real kube-apiserver
+// and reads them back as --pdpair does: by GET before the informer runs,
+// from the informer's cache after, which also says when they change.
+func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	env, err := testenv.Start()
 	if errors.Is(err, testenv.ErrSkip) {
 		t.Skip(err)
@@ -82,97 +122,202 @@ func TestAPISourceReadsOnlyItsShard(t *testing.T) {
 	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-
-	set := receiverfixtures.MustPlan(dpDecode())
-	objects, err := planstore.Encode("pair", set)
+	t.Setenv(NamespaceEnv, "llm")
+	src, err := NewAPI(kubeconfigPath, "pair", []int{5}) // the namespace from POD_NAMESPACE
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := NewAPI(kubeconfigPath, "llm/pair", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cms := src.Client.CoreV1().ConfigMaps("llm")
 	if _, err := src.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "llm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range objects {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: "llm"}, Data: o.Data, BinaryData: o.BinaryData}
-		if _, err := src.Client.CoreV1().ConfigMaps("llm").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	publish := func(objects []planstore.Object) {
+		t.Helper()
+		for _, o := range objects {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: "llm", Labels: map[string]string{pdv1.LabelPDPair: "pair"}}, Data: o.Data, BinaryData: o.BinaryData}
+			if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	first, firstHash := receivertest.Publish(t, "pair", dpDecode())
+	publish(first)
+
+	loaded, err := Load(ctx, src) // by GET
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Plans.Ranks[0].Plan.DecodeTPRank != 1 || loaded.Plans.Hash != firstHash || loaded.Plans.PDPair != "pair" || loaded.Version == "" {
+		t.Fatalf("loaded %+v", loaded)
+	}
+
+	changes := make(chan struct{}, 100)
+	if err := src.Notify(ctx, func() { changes <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	drain := func() {
+		for len(changes) > 0 {
+			<-changes
+		}
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for !ok() {
+			select {
+			case <-changes:
+			case <-deadline:
+				t.Fatalf("the informer never showed %s", what)
+			}
+		}
+	}
+	drain()
+	second := receiverfixtures.MHA(8, 8, receiverfixtures.Buffers(2, 128, 128, 128)) // engine rank 5 becomes decode TP rank 5
+	secondObjects, secondHash := receivertest.Publish(t, "pair", second)
+	publish(receivertest.Reshard(t, secondObjects, 3)) // a shard count the first publication did not have
+	waitFor("the second publication", func() bool {
+		p, err := Load(ctx, src)
+		return err == nil && p.Plans.Hash == secondHash && p.Plans.Ranks[0].Plan.DecodeTPRank == 5
+	})
+
+	drain()
+	for _, o := range secondObjects {
+		if err := cms.Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	loaded, err := Load(ctx, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if loaded.Snapshot.Plan.DecodeTPRank != 1 || loaded.Snapshot.Hash != set.Hash() || loaded.Version == "" {
-		t.Fatalf("loaded %+v", loaded)
-	}
-	missing, err := NewAPI(kubeconfigPath, "llm/other", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := missing.Load(ctx); err == nil || !strings.Contains(err.Error(), "llm/other-plans") {
-		t.Fatalf("missing PDPair: %v", err)
-	}
+	waitFor("the deletion", func() bool {
+		_, err := src.Version(ctx)
+		return err != nil && strings.Contains(err.Error(), "llm/pair-plans")
+	})
 }
 
-func TestNewAPIChecksPDPairName(t *testing.T) {
-	for _, bad := range []string{"name", "/name", "ns/", "a/b/c"} {
-		if _, err := NewAPI("/nonexistent", bad, 0); err == nil || !strings.Contains(err.Error(), "NAMESPACE/NAME") {
+func TestParsePDPair(t *testing.T) {
+	for _, c := range []struct{ in, env, ns, name string }{
+		{"llm/pair", "", "llm", "pair"},
+		{"llm/pair", "other", "llm", "pair"},
+		{"pair", "llm", "llm", "pair"},
+	} {
+		ns, name, err := ParsePDPair(c.in, c.env)
+		if err != nil || ns != c.ns || name != c.name {
+			t.Errorf("%q with POD_NAMESPACE=%q: %q %q %v", c.in, c.env, ns, name, err)
+		}
+	}
+	for _, bad := range []string{"", "/name", "ns/", "a/b/c"} {
+		if _, _, err := ParsePDPair(bad, "llm"); err == nil || !strings.Contains(err.Error(), "NAMESPACE/NAME") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
+	if _, _, err := ParsePDPair("pair", ""); err == nil || !strings.Contains(err.Error(), NamespaceEnv+" is not set") {
+		t.Errorf("a bare name without POD_NAMESPACE: %v", err)
+	}
 }
 
-// TestWatchAppliesNewPlans follows a plan file through updates, a broken
-// version (kept out) and an update back.
-func TestWatchAppliesNewPlans(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "plans.json")
-	write := func(l transferplan.Layout) string {
-		set := receiverfixtures.MustPlan(l)
-		raw, _ := json.Marshal(set)
-		os.WriteFile(path, raw, 0o644)
-		return set.Hash()
+// Outside a cluster and without a kubeconfig the API source says so.
+func TestNewAPIWithoutKubeconfigOutsideACluster(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	if _, err := NewAPI("", "llm/pair", []int{0}); err == nil || !strings.Contains(err.Error(), "not in a cluster") {
+		t.Fatalf("no kubeconfig, no cluster: %v", err)
 	}
-	first := write(receiverfixtures.FragmentedP8D4())
-	src := File{Path: path, EngineRank: 0}
+}
+
+// recorder collects what a Follower applies and reports.
+type recorder struct {
+	mu      sync.Mutex
+	applied []string
+	report  string
+	refuse  string // a hash Apply refuses
+	failed  map[string]int
+}
+
+func (r *recorder) apply(p Plans) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.Hash == r.refuse {
+		return errors.New("refused on purpose")
+	}
+	r.applied = append(r.applied, p.Hash)
+	return nil
+}
+
+func (r *recorder) reportErr(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.report = ""
+	if err != nil {
+		r.report = err.Error()
+	}
+}
+
+func (r *recorder) fail(stage string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed[stage]++
+}
+
+// waitFor polls until the recorder shows applied (in order) and a report
+// containing report ("" for none).
+func (r *recorder) waitFor(t *testing.T, applied []string, report string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		got, rep := strings.Join(r.applied, ","), r.report
+		r.mu.Unlock()
+		if got == strings.Join(applied, ",") && (report == "" && rep == "" || report != "" && strings.Contains(rep, report)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("applied %s and report %q; want %v and a report containing %q", got, rep, applied, report)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestFollowerWatchesAProjectedDir follows a kubelet-style projected
+// directory through an update that changes the shard count, a deletion of
+// every plan ConfigMap (the last good plan kept, the error reported), the
+// plans coming back, and a refused plan. The resync interval is an hour:
+// only the file-system watch can make it pass.
+func TestFollowerWatchesAProjectedDir(t *testing.T) {
+	dir := t.TempDir()
+	first, firstHash := receivertest.Publish(t, "pair", receiverfixtures.FragmentedP8D4())
+	receivertest.ProjectPlans(t, dir, 1, first)
+	src := Dir{Path: dir, EngineRanks: []int{0, 1}}
 	loaded, err := Load(context.Background(), src)
-	if err != nil || loaded.Snapshot.Hash != first {
+	if err != nil || loaded.Plans.Hash != firstHash {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var applied []string
+	rec := &recorder{failed: map[string]int{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go Watch(ctx, src, 5*time.Millisecond, loaded, func(s receiver.PlanSnapshot) error {
-		mu.Lock()
-		defer mu.Unlock()
-		applied = append(applied, s.Hash)
-		return nil
-	}, slog.New(slog.DiscardHandler))
-	waitFor := func(want []string) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			mu.Lock()
-			got := fmt.Sprint(applied)
-			mu.Unlock()
-			if got == fmt.Sprint(want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("applied %s, want %v", got, want)
-			}
-			time.Sleep(time.Millisecond)
-		}
+	f := &Follower{Source: src, Resync: time.Hour, Apply: rec.apply, Report: rec.reportErr, Failed: rec.fail, Log: slog.New(slog.DiscardHandler)}
+	go f.Run(ctx, loaded)
+
+	second, secondHash := receivertest.Publish(t, "pair", receiverfixtures.Identity())
+	receivertest.ProjectPlans(t, dir, 2, receivertest.Reshard(t, second, 4))
+	rec.waitFor(t, []string{secondHash}, "")
+
+	receivertest.ProjectPlans(t, dir, 3, nil) // every plan ConfigMap deleted
+	rec.waitFor(t, []string{secondHash}, "no index.json")
+	if rec.failed["read"] == 0 {
+		t.Fatal("the failed read was not counted")
 	}
-	second := write(receiverfixtures.Identity())
-	waitFor([]string{second})
-	os.WriteFile(path, []byte("{broken"), 0o644)
-	time.Sleep(30 * time.Millisecond) // several polls of a broken file: nothing applied
-	waitFor([]string{second})
-	write(receiverfixtures.FragmentedP8D4())
-	waitFor([]string{second, first})
+
+	receivertest.ProjectPlans(t, dir, 4, second) // back, in one shard: same plans
+	rec.waitFor(t, []string{secondHash}, "")
+
+	rec.mu.Lock()
+	rec.refuse = firstHash
+	rec.mu.Unlock()
+	receivertest.ProjectPlans(t, dir, 5, first)
+	rec.waitFor(t, []string{secondHash}, "refused on purpose")
+	if rec.failed["refused"] != 1 {
+		t.Fatalf("refusals counted %d times, want 1", rec.failed["refused"])
+	}
 }

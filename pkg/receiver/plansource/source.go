@@ -1,75 +1,95 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package plansource
 
 import (
 	"context"
-	"log/slog"
-	"time"
+	"fmt"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// Source loads this engine rank's plan. Version is cheap and changes when
-// the content may have changed; Load does the work.
+// Source loads the plans of the engine ranks an agent serves. Version is
+// cheap and changes when the content may have changed; Load does the work.
 type Source interface {
 	// Describe names the source in logs and errors.
 	Describe() string
 	Version(ctx context.Context) (string, error)
-	Load(ctx context.Context) (receiver.PlanSnapshot, error)
+	Load(ctx context.Context) (Plans, error)
 }
 
-// Loaded is a plan and the source version it was read at.
+// Notifier is a Source that can tell when it may have changed, so the
+// agent follows updates by watching rather than by polling.
+type Notifier interface {
+	// Notify starts watching until ctx ends and calls changed (from any
+	// goroutine, possibly more often than the content changes) whenever
+	// the plans may have changed. It returns once the watch is in place.
+	Notify(ctx context.Context, changed func()) error
+}
+
+// Plans are the engine ranks' plans from one publication.
+type Plans struct {
+	// PDPair is the pair they were published for ("" for a plan file).
+	PDPair string
+	// Hash is the plan set's hash (the PDPair's status.plan.hash).
+	Hash string
+	// Ranks[i] is the plan of the source's i-th engine rank.
+	Ranks []receiver.PlanSnapshot
+}
+
+// Loaded is the plans and the source version they were read at.
 type Loaded struct {
-	Snapshot receiver.PlanSnapshot
-	Version  string
+	Plans   Plans
+	Version string
 }
 
-// Load reads the version, then the plan. Reading the version first means
-// an update racing with the load is seen as a newer version by Watch.
+// Load reads the version, then the plans. Reading the version first means
+// an update racing with the load is seen as a newer version later.
 func Load(ctx context.Context, src Source) (Loaded, error) {
 	v, err := src.Version(ctx)
 	if err != nil {
 		return Loaded{}, err
 	}
-	snap, err := src.Load(ctx)
+	p, err := src.Load(ctx)
 	if err != nil {
 		return Loaded{}, err
 	}
-	return Loaded{Snapshot: snap, Version: v}, nil
+	return Loaded{Plans: p, Version: v}, nil
 }
 
-// Watch polls src every interval. When its version differs from last's
-// (a zero last means nothing is loaded yet) it loads the plan and, if its
-// hash differs, calls apply. A source that cannot be read, or a plan that
-// does not load or is refused, keeps the plan in use and is retried on the
-// next tick (a refused plan only once its content changes). It returns when ctx ends.
-func Watch(ctx context.Context, src Source, interval time.Duration, last Loaded, apply func(receiver.PlanSnapshot) error, log *slog.Logger) {
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if v, err := src.Version(ctx); err != nil || v == last.Version {
-			if err != nil {
-				log.Warn("plan source unreadable; keeping the plan in use", "source", src.Describe(), "error", err)
-			}
-			continue
-		}
-		next, err := Load(ctx, src)
-		if err != nil {
-			log.Warn("plans do not load; keeping the plan in use", "source", src.Describe(), "error", err)
-			continue
-		}
-		if next.Snapshot.Hash != last.Snapshot.Hash || last.Version == "" {
-			if err := apply(next.Snapshot); err != nil {
-				log.Error("new plan refused; keeping the plan in use", "source", src.Describe(), "hash", next.Snapshot.Hash, "error", err)
-				last.Version = next.Version // the same content would be refused again
-				continue
-			}
-			log.Info("route plan loaded", "source", src.Describe(), "hash", next.Snapshot.Hash)
-		}
-		last = next
+// snapshots pairs each engine rank with its plan from one plan set.
+func snapshots(layout transferplan.LayoutRecord, hash string, plans []transferplan.RoutePlan) []receiver.PlanSnapshot {
+	out := make([]receiver.PlanSnapshot, len(plans))
+	for i := range plans {
+		out[i] = receiver.PlanSnapshot{Layout: layout, Plan: plans[i], Hash: hash}
 	}
+	return out
+}
+
+// checkRanks refuses an empty or negative rank list before any reading.
+func checkRanks(engineRanks []int) error {
+	if len(engineRanks) == 0 {
+		return fmt.Errorf("no engine ranks to load plans for")
+	}
+	for _, r := range engineRanks {
+		if r < 0 {
+			return fmt.Errorf("engine rank %d is negative", r)
+		}
+	}
+	return nil
 }

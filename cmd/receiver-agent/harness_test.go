@@ -1,0 +1,289 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// agentMainEnv makes the test binary run the agent's main instead of the
+// tests, so that fault tests can kill a real agent process and start
+// another on the same sockets.
+const agentMainEnv = "PDTOPO_TEST_RUN_RECEIVER_AGENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(agentMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// logLines collects the agent's JSON log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []map[string]any
+	buf   bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		line, err := l.buf.ReadBytes('\n')
+		if err != nil {
+			l.buf.Write(line) // an unfinished line: keep it for the next write
+			return len(p), nil
+		}
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil {
+			l.lines = append(l.lines, rec)
+		}
+	}
+}
+
+// find returns the first log record with msg, waiting for it.
+func (l *logLines) find(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		for _, rec := range l.lines {
+			if rec["msg"] == msg {
+				l.mu.Unlock()
+				return rec
+			}
+		}
+		l.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never logged %q", msg)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// agent is a running agent: its engine sockets (by rank), its probe URL
+// (if --probe-addr was given) and its log.
+type agent struct {
+	socketDir string
+	probe     string
+	log       *logLines
+	// stop ends the agent (in-process: cancel; process: SIGTERM) and
+	// waits for it.
+	stop func()
+}
+
+// unixClient talks HTTP over the unix socket at path.
+func unixClient(path string) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+}
+
+// rank is the engine API of one rank.
+func (a *agent) rank(r int) *http.Client {
+	return unixClient(filepath.Join(a.socketDir, fmt.Sprintf("rank-%d.sock", r)))
+}
+
+// startAgent runs the agent's main loop in this process until the test
+// ends, serving ranks on sockets in a fresh --socket-dir and probes on a
+// free loopback port; it waits until every rank answers.
+func startAgent(t *testing.T, firstRank, rankCount int, args ...string) *agent {
+	t.Helper()
+	a := &agent{socketDir: t.TempDir(), log: &logLines{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	all := append([]string{fmt.Sprintf("--first-rank=%d", firstRank), fmt.Sprintf("--rank-count=%d", rankCount),
+		"--socket-dir", a.socketDir, "--probe-addr", "127.0.0.1:0", "--log-level", "info"}, args...)
+	go func() { done <- run(ctx, all, io.Discard, a.log) }()
+	var once sync.Once
+	a.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("agent: %v", err)
+			}
+		})
+	}
+	t.Cleanup(a.stop)
+	a.probe = "http://" + a.log.find(t, "probe address listening")["addr"].(string)
+	for r := firstRank; r < firstRank+rankCount; r++ {
+		waitAnswers(t, a.rank(r))
+	}
+	return a
+}
+
+// startAgentProcess runs the agent as a child process (this test binary
+// re-executed as the agent) with a given --socket-dir; kill it with
+// SIGKILL to simulate a crash.
+func startAgentProcess(t *testing.T, socketDir string, firstRank, rankCount int, args ...string) (*agent, *exec.Cmd) {
+	t.Helper()
+	a := &agent{socketDir: socketDir, log: &logLines{}}
+	all := append([]string{fmt.Sprintf("--first-rank=%d", firstRank), fmt.Sprintf("--rank-count=%d", rankCount),
+		"--socket-dir", socketDir, "--probe-addr", "127.0.0.1:0"}, args...)
+	cmd := exec.Command(os.Args[0], all...)
+	cmd.Env = append(os.Environ(), agentMainEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			a.log.Write(append(sc.Bytes(), '\n'))
+		}
+	}()
+	var once sync.Once
+	a.stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			<-copied
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(a.stop)
+	a.probe = "http://" + a.log.find(t, "probe address listening")["addr"].(string)
+	for r := firstRank; r < firstRank+rankCount; r++ {
+		waitAnswers(t, a.rank(r))
+	}
+	return a, cmd
+}
+
+func waitAnswers(t *testing.T, c *http.Client) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := c.Get("http://agent/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never answered: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// call sends a request and decodes the JSON answer, failing unless the
+// status is want.
+func call(t *testing.T, c *http.Client, method, url, body string, want int) map[string]any {
+	t.Helper()
+	out, _ := callRaw(t, c, method, url, body, want)
+	return out
+}
+
+func callRaw(t *testing.T, c *http.Client, method, url, body string, want int) (map[string]any, string) {
+	t.Helper()
+	if !strings.HasPrefix(url, "http") {
+		url = "http://agent" + url
+	}
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, raw, want)
+	}
+	out := map[string]any{}
+	json.Unmarshal(raw, &out)
+	return out, string(raw)
+}
+
+// engineBody registers an engine matching the layout's decode buffers.
+func engineBody(t *testing.T, l transferplan.Layout, rank int) string {
+	info := receivertest.Engine(receivertest.Snapshot(t, l, rank), rank)
+	b, _ := json.Marshal(map[string]any{"sessionId": info.SessionID, "kvDataPtrs": info.KVDataPtrs, "stateDataPtrs": info.StateDataPtrs})
+	return string(b)
+}
+
+// roomThroughAPI runs one room the way an engine does: open, request at
+// once (the agent queues it while the room bootstraps), long poll.
+func roomThroughAPI(t *testing.T, c *http.Client, bootstrap string, room int) map[string]any {
+	t.Helper()
+	call(t, c, "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":%d}`, bootstrap, room), 201)
+	call(t, c, "POST", fmt.Sprintf("/v1/rooms/%d/request", room), `{"kvIndices":[1,2],"auxIndex":0,"decodePrefixLen":0}`, 202)
+	got := call(t, c, "GET", fmt.Sprintf("/v1/rooms/%d?wait=10s", room), "", 200)
+	call(t, c, "DELETE", fmt.Sprintf("/v1/rooms/%d", room), "", 204)
+	return got
+}
+
+// agentInfo reads GET /v1/agent from the probe address.
+func (a *agent) info(t *testing.T) map[string]any {
+	t.Helper()
+	return call(t, http.DefaultClient, "GET", a.probe+"/v1/agent", "", 200)
+}
+
+// waitInfo polls /v1/agent until ok accepts it.
+func (a *agent) waitInfo(t *testing.T, what string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info := a.info(t)
+		if ok(info) {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/v1/agent never showed %s: %v", what, info)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// metric returns the value of the sample whose line starts with series.
+func (a *agent) metric(t *testing.T, series string) string {
+	t.Helper()
+	_, text := callRaw(t, http.DefaultClient, "GET", a.probe+"/metrics", "", 200)
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
+func startPeer(t *testing.T, l transferplan.Layout) *prefillpeer.Peer {
+	return receivertest.StartPeer(t, l, nil)
+}

@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
+	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
+)
+
+// planState is the plan every served rank runs, and what the agent knows
+// about its source: /v1/agent, /readyz and the plan metrics read it.
+type planState struct {
+	ranks    []int
+	managers []*receiver.Manager
+
+	mu       sync.Mutex
+	hash     string
+	pdpair   string
+	loadedAt time.Time
+	err      string
+
+	sourceOK prometheus.Gauge
+	failures *prometheus.CounterVec
+	loaded   prometheus.Gauge
+}
+
+func newPlanState(ranks []int, managers []*receiver.Manager, reg prometheus.Registerer) *planState {
+	s := &planState{
+		ranks: ranks, managers: managers,
+		sourceOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pdtopo_receiver_plan_source_current",
+			Help: "1 when the agent runs the plan source's current content; 0 when the source is unreadable, deleted or refused and the last good plan is kept.",
+		}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pdtopo_receiver_plan_load_failures_total",
+			Help: "Reads of the plan source that did not yield the plan in use, by stage (read: unreadable or not loadable; refused: the ranks refused it).",
+		}, []string{"stage"}),
+		loaded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "pdtopo_receiver_plan_loaded_timestamp_seconds",
+			Help: "When the plan in use was installed (Unix seconds); 0 before any.",
+		}),
+	}
+	s.failures.WithLabelValues("read")
+	s.failures.WithLabelValues("refused")
+	reg.MustRegister(s.sourceOK, s.failures, s.loaded)
+	return s
+}
+
+// apply installs plans on every rank, or on none: each rank checks its
+// plan first, so the ranks of a pod never run two plan sets.
+func (s *planState) apply(p plansource.Plans) error {
+	if len(p.Ranks) != len(s.managers) {
+		return fmt.Errorf("the plan source returned %d plans for %d ranks", len(p.Ranks), len(s.managers))
+	}
+	var errs []error
+	for i, m := range s.managers {
+		if err := m.CheckPlan(p.Ranks[i]); err != nil {
+			errs = append(errs, fmt.Errorf("engine rank %d: %w", s.ranks[i], err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for i, m := range s.managers {
+		if err := m.SetPlan(p.Ranks[i]); err != nil { // only if the engine registered meanwhile
+			errs = append(errs, fmt.Errorf("engine rank %d: %w", s.ranks[i], err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	now := time.Now()
+	s.mu.Lock()
+	s.hash, s.pdpair, s.loadedAt = p.Hash, p.PDPair, now
+	s.mu.Unlock()
+	s.loaded.Set(float64(now.UnixNano()) / 1e9)
+	return nil
+}
+
+// report records whether the source's current content is what runs.
+func (s *planState) report(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+		s.sourceOK.Set(0)
+	} else {
+		s.sourceOK.Set(1)
+	}
+	s.mu.Lock()
+	s.err = msg
+	s.mu.Unlock()
+}
+
+func (s *planState) failed(stage string) { s.failures.WithLabelValues(stage).Inc() }
+
+// Readiness is nil once every rank has a plan and none is shutting down.
+// A broken source does not make the agent unready: it keeps serving its
+// last good plan, which is the best the pod can do.
+func (s *planState) Readiness() error {
+	for _, m := range s.managers {
+		if err := m.Readiness(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *planState) Info() localapi.AgentInfo {
+	s.mu.Lock()
+	info := localapi.AgentInfo{PlanHash: s.hash, PDPair: s.pdpair, Ranks: s.ranks, PlanError: s.err}
+	if !s.loadedAt.IsZero() {
+		info.PlanLoadedAt = s.loadedAt.UTC().Format(time.RFC3339)
+	}
+	s.mu.Unlock()
+	info.Ready = s.Readiness() == nil
+	return info
+}

@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package planstore
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// EngineRanks are the plans of the engine ranks one decode pod hosts, read
+// from one snapshot of one publication: every rank of the pod runs the same
+// plan set, never a mix of two.
+type EngineRanks struct {
+	// PDPair is the pair the plans were published for.
+	PDPair   string
+	Layout   transferplan.LayoutRecord
+	PlanHash string
+	// Plans[i] is the plan of the i-th engine rank asked for.
+	Plans []transferplan.RoutePlan
+}
+
+// LoadEngineRanksFromDir loads several engine ranks' plans from a projected
+// directory, resolving the kubelet's "..data" link once for all of them.
+func LoadEngineRanksFromDir(dir string, engineRanks []int) (EngineRanks, error) {
+	src, err := newDirSource(dir)
+	if err != nil {
+		return EngineRanks{}, fmt.Errorf("planstore: reading plan directory %s: %w", dir, err)
+	}
+	return loadEngineRanks(src, engineRanks)
+}
+
+// LoadEngineRanks is LoadEngineRanksFromDir for objects read through the API.
+func LoadEngineRanks(objects []Object, engineRanks []int) (EngineRanks, error) {
+	return loadEngineRanks(newObjectSource(objects), engineRanks)
+}
+
+func loadEngineRanks(src source, engineRanks []int) (EngineRanks, error) {
+	idx, err := readIndex(src)
+	if err != nil {
+		return EngineRanks{}, err
+	}
+	out := EngineRanks{PDPair: idx.PDPair, Layout: idx.Layout, PlanHash: idx.PlanHash, Plans: make([]transferplan.RoutePlan, 0, len(engineRanks))}
+	d := idx.Layout.Decode
+	for _, engineRank := range engineRanks {
+		if engineRank < 0 || engineRank >= d.TPSize {
+			return out, formatErrorf(ReasonRankOutOfRange,
+				"engine rank %d is outside the decode fleet of %d ranks that the plans of %q were made for (the pod hosts engine ranks %d..%d)",
+				engineRank, d.TPSize, idx.PDPair, engineRanks[0], engineRanks[len(engineRanks)-1])
+		}
+		rank := engineRank % d.TPPerDP()
+		shard, entry, ok := idx.find(rank)
+		if !ok { // check() guarantees every rank below DecodeTPSize is published
+			return out, formatErrorf(ReasonRankOutOfRange, "decode TP rank %d is not published for %q", rank, idx.PDPair)
+		}
+		plan, _, err := readRank(src, shard, entry)
+		if err != nil {
+			return out, err
+		}
+		out.Plans = append(out.Plans, plan)
+	}
+	return out, nil
+}
