@@ -183,6 +183,8 @@ func (s *scenario) counter(i int, name string, labels ...string) float64 {
 		return testutil.ToFloat64(m.failures.WithLabelValues(labels...))
 	case "success":
 		return testutil.ToFloat64(m.success)
+	case "applied":
+		return testutil.ToFloat64(m.statusAccepted)
 	case "heartbeatMisses":
 		return testutil.ToFloat64(m.heartbeatMisses)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -118,11 +119,38 @@ func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
 	})
 }
 
+// One of the two L1.5 targets answering does not complete the room: it waits
+// for the other (no clock involved), and completes on its answer.
 func TestMLAL15WaitsForAllResponses(t *testing.T) {
-	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *Config) { c.WaitingTimeout = 300 * time.Millisecond })
+	// both decode ranks: an L1.5 prefill rank answers once all of them asked
+	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
 	s.peer.ScriptRank(22, 1, prefillpeer.Silence())
 	s.openAndRequest(22)
-	s.expectFailure(0, 22, ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
+	s.waitCounter(0, 1, "applied") // prefill rank 0's Success arrived and counted
+	if st, _ := s.agents[0].Status(22); st.Status != Bootstrapped {
+		t.Fatalf("room 22 after 1 of 2 responses: %+v, want still Bootstrapped", st)
+	}
+	if err := prefillpeer.SendStatus("tcp://"+s.agents[0].StatusAddr(), kvwire.Status{Room: 22, State: kvwire.Success, PrefillTPRank: 1, BootstrapToken: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.waitFinished(0, 22); st.Status != Success {
+		t.Fatalf("room 22 after both responses: %+v", st)
+	}
+}
+
+// A room that times out with one of two responses says so. The timeout only
+// starts the failure once prefill rank 0's Success was counted: the clock
+// is long (a loaded machine delivers a loopback message in far less) and
+// the test checks the order instead of assuming it.
+func TestMLAL15TimeoutCountsTheResponses(t *testing.T) {
+	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *Config) { c.WaitingTimeout = 3 * time.Second })
+	s.peer.ScriptRank(23, 1, prefillpeer.Silence())
+	s.openAndRequest(23)
+	s.waitCounter(0, 1, "applied")
+	if st, _ := s.agents[0].Status(23); st.Status.Finished() {
+		t.Fatalf("room 23 finished before prefill rank 0's Success was counted: %+v (the machine is slower than 3 s per loopback message?)", st)
+	}
+	s.expectFailure(0, 23, ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
 }
 
 func TestDPAttentionRoutesRoomToItsGroup(t *testing.T) {
