@@ -105,6 +105,21 @@ docker-push: ## Push both images.
 	$(CONTAINER_TOOL) push $(IMG)
 	$(CONTAINER_TOOL) push $(AGENT_IMG)
 
+##@ kubectl plugin
+
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: plugin-dist
+plugin-dist: ## Build kubectl-pdtopo archives for PLUGIN_PLATFORMS into dist/ and the krew manifest dist/pdtopo.yaml (VERSION=vX.Y.Z).
+	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "plugin-dist: set VERSION to a release tag, e.g. make plugin-dist VERSION=v0.1.0"; exit 2; }
+	rm -rf dist/plugin && mkdir -p dist/plugin
+	for p in $(PLUGIN_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; d=dist/plugin/$$os-$$arch; mkdir -p $$d; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(GO_LDFLAGS) -o $$d/kubectl-pdtopo ./cmd/pdtopo && \
+	  cp LICENSE $$d/ && tar -C $$d -czf dist/kubectl-pdtopo_$${os}_$${arch}.tar.gz kubectl-pdtopo LICENSE || exit 1; \
+	done
+	$(GO) run ./hack/krew-manifest --version $(VERSION) --dist dist > dist/pdtopo.yaml
+
 .PHONY: help
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9\/.$$()-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

@@ -1,15 +1,36 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package main
 
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -22,60 +43,96 @@ type incompatibleResult struct {
 	Message    string `json:"message"`
 }
 
-func runPlan(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("pdtopo plan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("f", "", "PDPair manifest (YAML or JSON); - reads standard input")
-	output := fs.String("o", "table", "output format: table, json or yaml")
-	name := fs.String("name", "", "the PDPair to plan when the manifest holds several")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+// planOutputs are the formats of `plan -o`.
+var planOutputs = []string{"table", "json", "yaml"}
+
+type planOptions struct {
+	kube    *genericclioptions.ConfigFlags
+	streams genericclioptions.IOStreams
+	file    string
+	output  string
+	name    string
+}
+
+func newPlanCommand(kube *genericclioptions.ConfigFlags, streams genericclioptions.IOStreams) *cobra.Command {
+	o := &planOptions{kube: kube, streams: streams}
+	cmd := &cobra.Command{
+		Use:   "plan (-f FILE|DIR|- [--name NAME] | NAME)",
+		Short: "Validate a PDPair and print every decode TP rank's route plan",
+		Long: `Validate a PDPair and print every decode TP rank's route plan.
+
+With -f, the PDPair is read from a manifest (a file, every *.yaml, *.yml and
+*.json file of a directory, or standard input) and planned offline. With NAME,
+the PDPair is read from the cluster: its conditions, then its plans as the
+operator published them (or as planned from its spec when they are not
+published, which the output says).
+
+Exit status: 0 compatible, 2 unreadable, missing or invalid PDPair, 3
+incompatible layout, 4 the cluster could not be read.`,
+		Example: `  pdtopo plan -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml
+  pdtopo plan -f config/samples --name llama3-70b-gqa-p8-d4 -o json
+  kubectl pdtopo plan llama3-70b-gqa-p8-d4 -n llm`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
-	if *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "pdtopo plan: -f FILE|- is required and no other arguments are taken")
-		return exitUsage
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "PDPair manifest: a YAML or JSON file, a directory of them, or - for standard input")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", "))
+	cmd.Flags().StringVar(&o.name, "name", "", "with -f: the PDPair to plan when the manifest holds several")
+	return cmd
+}
+
+func (o *planOptions) run(cmd *cobra.Command, args []string) error {
+	if !contains(planOutputs, o.output) {
+		return usageErrorf("-o must be one of %s, got %q", strings.Join(planOutputs, ", "), o.output)
 	}
-	if *output != "table" && *output != "json" && *output != "yaml" {
-		fmt.Fprintf(stderr, "pdtopo plan: -o must be table, json or yaml, got %q\n", *output)
-		return exitUsage
+	switch {
+	case o.file != "" && len(args) > 0:
+		return usageErrorf("give -f FILE|DIR|- or a PDPair NAME, not both")
+	case o.file == "" && len(args) == 0:
+		return usageErrorf("-f FILE|DIR|- or a PDPair NAME is required")
+	case len(args) > 0 && o.name != "":
+		return usageErrorf("--name picks a PDPair from a manifest (-f); in the cluster give the NAME alone")
+	case len(args) > 0:
+		return o.runCluster(cmd, args[0])
 	}
-	pairName, layout, err := readLayout(*file, *name, stdin)
+	pairName, layout, err := readLayout(o.file, o.name, o.streams.In)
 	if err != nil {
-		fmt.Fprintf(stderr, "pdtopo plan: %v\n", err)
-		return exitUsage
+		return usageErrorf("%v", err)
 	}
 	set, err := transferplan.Plan(layout)
+	return o.emit(pairName, o.file, layout, set, err)
+}
+
+// emit prints a planning outcome: the plans, or the incompatible verdict
+// (exit 3). source names where the PDPair came from, for invalid layouts.
+func (o *planOptions) emit(pairName, source string, layout transferplan.Layout, set *transferplan.PlanSet, planErr error) error {
 	var le *transferplan.LayoutError
 	switch {
-	case err == nil:
-	case transferplan.IsInvalidLayout(err):
-		fmt.Fprintf(stderr, "pdtopo plan: %s: invalid PDPair: %s\n", *file, err.(*transferplan.LayoutError).Message)
-		return exitUsage
-	case errors.As(err, &le):
-		return printIncompatible(stdout, stderr, *output, le)
+	case planErr == nil:
+	case transferplan.IsInvalidLayout(planErr):
+		errors.As(planErr, &le)
+		return usageErrorf("%s: invalid PDPair: %s", source, le.Message)
+	case errors.As(planErr, &le):
+		if err := printIncompatible(o.streams.Out, o.output, le); err != nil {
+			return usageErrorf("writing output: %v", err)
+		}
+		return errIncompatible
 	default:
-		fmt.Fprintf(stderr, "pdtopo plan: %v\n", err)
-		return exitUsage
+		return usageErrorf("%v", planErr)
 	}
-	if err := printPlans(stdout, *output, pairName, layout, set); err != nil {
-		fmt.Fprintf(stderr, "pdtopo plan: writing output: %v\n", err)
-		return exitUsage
+	if err := printPlans(o.streams.Out, o.output, pairName, layout, set); err != nil {
+		return usageErrorf("writing output: %v", err)
 	}
-	return exitOK
+	return nil
 }
 
 // readLayout reads the manifest and converts its spec to planner input.
 func readLayout(file, name string, stdin io.Reader) (string, transferplan.Layout, error) {
-	in := stdin
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return "", transferplan.Layout{}, err
-		}
-		defer f.Close()
-		in = f
+	pairs, err := readPairs(file, stdin)
+	if err != nil {
+		return "", transferplan.Layout{}, err
 	}
-	pair, err := manifest.ReadPDPair(in, name)
+	pair, err := manifest.Pick(pairs, name)
 	if err != nil {
 		return "", transferplan.Layout{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -87,20 +144,73 @@ func readLayout(file, name string, stdin io.Reader) (string, transferplan.Layout
 	return pair.Name, layout, nil
 }
 
-func printIncompatible(stdout, stderr io.Writer, output string, le *transferplan.LayoutError) int {
-	res := incompatibleResult{Compatible: false, Reason: string(le.Reason), Message: le.Message}
-	var err error
-	switch output {
-	case "table":
-		_, err = fmt.Fprintf(stdout, "INCOMPATIBLE  %s\n  %s\n", le.Reason, le.Message)
-	default:
-		err = writeStructured(stdout, output, res)
+// readPairs reads every PDPair of a file, of standard input ("-") or of the
+// manifests in a directory (not recursive; kustomization files and files
+// holding only comments are skipped).
+func readPairs(file string, stdin io.Reader) ([]pdv1.PDPair, error) {
+	if file == "-" {
+		pairs, err := manifest.ReadPDPairs(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		return pairs, nil
 	}
+	info, err := os.Stat(file)
 	if err != nil {
-		fmt.Fprintf(stderr, "pdtopo plan: writing output: %v\n", err)
-		return exitUsage
+		return nil, err
 	}
-	return exitIncompatible
+	if !info.IsDir() {
+		return readPairsFile(file)
+	}
+	entries, err := os.ReadDir(file)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		base := strings.TrimSuffix(strings.ToLower(e.Name()), ext)
+		if e.Type().IsRegular() && (ext == ".yaml" || ext == ".yml" || ext == ".json") && base != "kustomization" {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var pairs []pdv1.PDPair
+	for _, n := range names {
+		got, err := readPairsFile(filepath.Join(file, n))
+		if errors.Is(err, manifest.ErrNoPDPair) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, got...)
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("%s: no PDPair in its %d manifest file(s)", file, len(names))
+	}
+	return pairs, nil
+}
+
+func readPairsFile(path string) ([]pdv1.PDPair, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pairs, err := manifest.ReadPDPairs(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pairs, nil
+}
+
+func printIncompatible(w io.Writer, output string, le *transferplan.LayoutError) error {
+	if output == "table" {
+		_, err := fmt.Fprintf(w, "INCOMPATIBLE  %s\n  %s\n", le.Reason, le.Message)
+		return err
+	}
+	return writeStructured(w, output, incompatibleResult{Compatible: false, Reason: string(le.Reason), Message: le.Message})
 }
 
 func printPlans(w io.Writer, output, name string, layout transferplan.Layout, set *transferplan.PlanSet) error {
@@ -125,4 +235,13 @@ func writeStructured(w io.Writer, output string, v any) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

@@ -51,10 +51,15 @@ func ReadPDPairs(r io.Reader) ([]pdv1.PDPair, error) {
 		pairs = append(pairs, pair)
 	}
 	if len(pairs) == 0 {
-		return nil, errors.New("manifest holds no PDPair")
+		return nil, ErrNoPDPair
 	}
 	return pairs, nil
 }
+
+// ErrNoPDPair is ReadPDPairs' error for input that holds no document at all
+// (only comments or whitespace), so that callers reading a directory can skip
+// such files.
+var ErrNoPDPair = errors.New("manifest holds no PDPair")
 
 // ReadPDPair decodes the one PDPair in r; when r holds several, name picks one.
 func ReadPDPair(r io.Reader, name string) (*pdv1.PDPair, error) {
@@ -62,6 +67,12 @@ func ReadPDPair(r io.Reader, name string) (*pdv1.PDPair, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Pick(pairs, name)
+}
+
+// Pick returns the one pair of pairs, or the one named name when there are
+// several; the error lists the names to choose from.
+func Pick(pairs []pdv1.PDPair, name string) (*pdv1.PDPair, error) {
 	var names []string
 	for i := range pairs {
 		if name == "" && len(pairs) == 1 || pairs[i].Name == name && name != "" {

@@ -18,57 +18,19 @@ package receivertest
 
 import (
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
-// WaitTimeout bounds every wait of this package: long enough for a loaded
-// 2-core machine, short enough that a hang fails the test instead of the
-// test binary's timeout.
-const WaitTimeout = 10 * time.Second
-
-// Request is a transfer request every layout of the fixtures accepts.
-var Request = receiver.TransferRequest{KVIndices: []int64{3, 4, 5}, AuxIndex: 7}
-
-// WaitStatus polls room on m until cond holds, failing the test after
-// WaitTimeout.
-func WaitStatus(tb testing.TB, m *receiver.Manager, room int64, cond func(receiver.TransferPoll) bool) receiver.RoomStatus {
-	tb.Helper()
-	deadline := time.Now().Add(WaitTimeout)
-	for {
-		st, err := m.Status(room)
-		if err != nil {
-			tb.Fatalf("status of room %d: %v", room, err)
-		}
-		if cond(st.Status) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("room %d still %s after %v", room, st.Status, WaitTimeout)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// OpenAndRequest opens room on m against bootstrapAddr and sends req once
-// the room is bootstrapped.
-func OpenAndRequest(tb testing.TB, m *receiver.Manager, bootstrapAddr string, room int64, req receiver.TransferRequest) {
-	tb.Helper()
-	if err := m.Open(bootstrapAddr, room); err != nil {
-		tb.Fatalf("open room %d: %v", room, err)
-	}
-	st := WaitStatus(tb, m, room, func(p receiver.TransferPoll) bool { return p >= receiver.Bootstrapped || p == receiver.Failed })
-	if st.Status == receiver.Failed {
-		tb.Fatalf("room %d failed while bootstrapping: %v", room, st.Failure)
-	}
-	if err := m.Request(room, req); err != nil {
-		tb.Fatalf("request room %d: %v", room, err)
-	}
-}
+// The agent's metrics the tests read.
+const (
+	MetricRoomsFinished   = "pdtopo_receiver_rooms_total"
+	MetricRoomFailures    = "pdtopo_receiver_room_failures_total"
+	MetricStatusApplied   = "pdtopo_receiver_status_messages_total"
+	MetricStatusRejected  = "pdtopo_receiver_status_messages_rejected_total"
+	MetricHeartbeatMisses = "pdtopo_receiver_heartbeat_misses_total"
+)
 
 // Counter is the sum of the series of counter (or gauge) name in reg whose
 // labels include every name/value pair of labels: with no labels, the total
@@ -110,21 +72,4 @@ func hasLabels(have []*dto.LabelPair, want []string) bool {
 		}
 	}
 	return true
-}
-
-// WaitCounter waits until Counter reaches want (messages cross sockets
-// asynchronously), failing the test after WaitTimeout.
-func WaitCounter(tb testing.TB, reg *prometheus.Registry, want float64, name string, labels ...string) {
-	tb.Helper()
-	deadline := time.Now().Add(WaitTimeout)
-	for {
-		got := Counter(tb, reg, name, labels...)
-		if got >= want {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s%v is %v after %v, want %v", name, labels, got, WaitTimeout, want)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

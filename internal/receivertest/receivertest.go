@@ -1,7 +1,24 @@
-// Package receivertest starts real receiver agents against a real prefill
-// peer on loopback, for the tests and benchmarks of the packages built on
-// pkg/receiver (its own tests have their own harness, as it cannot import
-// this package).
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package receivertest is the one test harness of the receiver agent: it
+// starts real agents (pkg/receiver) against a real prefill peer
+// (internal/prefillpeer) on loopback, drives rooms and reads metrics. The
+// receiver's own scenario and fault tests use it as external tests
+// (package receiver_test), as do the local API's and the command's.
 package receivertest
 
 import (
@@ -12,27 +29,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// PeerConfig is the prefill instance a layout describes.
-func PeerConfig(l transferplan.Layout) prefillpeer.Config {
-	r := l.Record()
-	return prefillpeer.Config{
-		WorldSize: l.Prefill.TPSize, DPSize: l.Prefill.DPSize, EnableMLAL15Cache: l.MLAL15Cache,
-		Buffers: kvwire.BufferLens{
-			KVItemLens: r.PrefillKVItemLens, KVUnitLens: r.PrefillKVUnitLens,
-			StateItemLens: r.PrefillStateItemLens, StateUnitLens: r.PrefillStateUnitLens,
-		},
-	}
-}
-
 // StartPeer starts a prefill peer for l, closed when the test ends.
 func StartPeer(tb testing.TB, l transferplan.Layout, mut func(*prefillpeer.Config)) *prefillpeer.Peer {
 	tb.Helper()
-	pc := PeerConfig(l)
+	pc := prefillpeer.ConfigFor(l)
 	if mut != nil {
 		mut(&pc)
 	}
@@ -89,4 +93,23 @@ func Engine(snap receiver.PlanSnapshot, engineRank int) receiver.EngineInfo {
 		info.StateDataPtrs = append(info.StateDataPtrs, uint64(0x7e0000000000+i<<20))
 	}
 	return info
+}
+
+// Request is a transfer request every layout of the fixtures accepts.
+var Request = receiver.TransferRequest{KVIndices: []int64{3, 4, 5}, AuxIndex: 7}
+
+// OpenAndRequest opens room on m against bootstrapAddr and sends req once
+// the room is bootstrapped.
+func OpenAndRequest(tb testing.TB, m *receiver.Manager, bootstrapAddr string, room int64, req receiver.TransferRequest) {
+	tb.Helper()
+	if err := m.Open(bootstrapAddr, room); err != nil {
+		tb.Fatalf("open room %d: %v", room, err)
+	}
+	st := WaitStatus(tb, m, room, bootstrappedOrFailed)
+	if st.Status == receiver.Failed {
+		tb.Fatalf("room %d failed while bootstrapping: %v", room, st.Failure)
+	}
+	if err := m.Request(room, req); err != nil {
+		tb.Fatalf("request room %d: %v", room, err)
+	}
 }

@@ -1,4 +1,4 @@
-package receiver
+package receiver_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
 // benchInFlight is how many rooms the benchmark keeps open at once, as an
@@ -22,26 +24,13 @@ var benchInFlight = envInt("BENCH_INFLIGHT", 128)
 
 // benchScenario is the P8→D4 fragmented pair with decode rank 0's agent
 // (two prefill targets per room), the peer keeping no per-request records.
-func benchScenario(b *testing.B) (*Manager, string) {
+func benchScenario(b *testing.B) (*receiver.Manager, string) {
 	b.Helper()
 	l := receiverfixtures.FragmentedP8D4()
-	snap, err := SnapshotFor(receiverfixtures.MustPlan(l), 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pc := peerConfig(l)
-	pc.KeepRequests = -1
-	peer, err := prefillpeer.Start(pc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { peer.Close() })
-	m, err := New(Config{StatusAddr: "127.0.0.1:0", WaitingTimeout: 30 * time.Second}, &snap)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { m.Close() })
-	if err := m.RegisterEngine(testEngine(snap, 0)); err != nil {
+	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
+	snap := receivertest.Snapshot(b, l, 0)
+	m, _ := receivertest.StartAgent(b, &snap, 0, func(c *receiver.Config) { c.Metrics = nil })
+	if err := m.RegisterEngine(receivertest.Engine(snap, 0)); err != nil {
 		b.Fatal(err)
 	}
 	return m, peer.BootstrapAddr()
@@ -100,8 +89,8 @@ func (d *roomDriver) report(b *testing.B, elapsed time.Duration) {
 }
 
 // directRoom is one whole room through the Manager's Go API.
-func directRoom(m *Manager, addr string) func(int64) (time.Duration, error) {
-	req := TransferRequest{KVIndices: []int64{1, 2, 3, 4, 5, 6, 7, 8}, AuxIndex: 1}
+func directRoom(m *receiver.Manager, addr string) func(int64) (time.Duration, error) {
+	req := receiver.TransferRequest{KVIndices: []int64{1, 2, 3, 4, 5, 6, 7, 8}, AuxIndex: 1}
 	return func(id int64) (time.Duration, error) {
 		start := time.Now()
 		if err := m.Open(addr, id); err != nil {
@@ -115,7 +104,7 @@ func directRoom(m *Manager, addr string) func(int64) (time.Duration, error) {
 		}
 		st, err := m.Wait(context.Background(), id)
 		lat := time.Since(start)
-		if err == nil && st.Status != Success {
+		if err == nil && st.Status != receiver.Success {
 			err = st.Failure
 		}
 		if cerr := m.Clear(id); err == nil {
@@ -127,13 +116,13 @@ func directRoom(m *Manager, addr string) func(int64) (time.Duration, error) {
 
 // waitBootstrapped covers the first rooms, which wait for the bootstrap
 // server; later ones are bootstrapped when Open returns.
-func waitBootstrapped(m *Manager, id int64) error {
+func waitBootstrapped(m *receiver.Manager, id int64) error {
 	for {
 		st, err := m.Status(id)
-		if err != nil || st.Status >= Bootstrapped {
+		if err != nil || st.Status >= receiver.Bootstrapped {
 			return err
 		}
-		if st.Status == Failed {
+		if st.Status == receiver.Failed {
 			return st.Failure
 		}
 		time.Sleep(100 * time.Microsecond)
@@ -142,7 +131,7 @@ func waitBootstrapped(m *Manager, id int64) error {
 
 // BenchmarkRoomsDirect: whole rooms through pkg/receiver against the peer.
 func BenchmarkRoomsDirect(b *testing.B) {
-	defer debug.SetGCPercent(UseAgentGCPercent())
+	defer debug.SetGCPercent(receiver.UseAgentGCPercent())
 	m, addr := benchScenario(b)
 	warm := &roomDriver{}
 	warm.run(2000, directRoom(m, addr)) // connections, registration, caches
@@ -157,7 +146,7 @@ func BenchmarkRoomsDirect(b *testing.B) {
 // BenchmarkRoomsMemory reports heap in use after 10k and after 1M rooms:
 // cleared rooms must leave nothing behind.
 func BenchmarkRoomsMemory(b *testing.B) {
-	defer debug.SetGCPercent(UseAgentGCPercent())
+	defer debug.SetGCPercent(receiver.UseAgentGCPercent())
 	m, addr := benchScenario(b)
 	d := &roomDriver{}
 	heap := func() float64 {

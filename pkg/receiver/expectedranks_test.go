@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -30,12 +29,6 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-)
-
-const (
-	rejectedMetric = "pdtopo_receiver_status_messages_rejected_total"
-	appliedMetric  = "pdtopo_receiver_status_messages_total"
-	roomsMetric    = "pdtopo_receiver_rooms_total"
 )
 
 // A room completes or fails only on the word of the prefill ranks its plan
@@ -93,7 +86,7 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 					t.Fatal(err)
 				}
 				receivertest.OpenAndRequest(t, m, peer.BootstrapAddr(), c.room, receivertest.Request)
-				ep := "tcp://" + m.StatusAddr()
+				ep := receivertest.StatusEndpoint(t, m)
 
 				forged := kvwire.Status{Room: c.room, State: state, PrefillTPRank: c.sender, BootstrapToken: 99}
 				if err := prefillpeer.SendStatus(ep, forged); err != nil {
@@ -101,8 +94,8 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				}
 				// wait for the message to be handled, counted one way or the other
 				waitHandled(t, reg, 1)
-				if n := receivertest.Counter(t, reg, rejectedMetric, "reason", c.reason); n != 1 {
-					t.Fatalf("%s{reason=%s} = %v, want 1 (applied: %v)", rejectedMetric, c.reason, n, receivertest.Counter(t, reg, appliedMetric))
+				if n := receivertest.Counter(t, reg, receivertest.MetricStatusRejected, "reason", c.reason); n != 1 {
+					t.Fatalf("%s{reason=%s} = %v, want 1 (applied: %v)", receivertest.MetricStatusRejected, c.reason, n, receivertest.Counter(t, reg, receivertest.MetricStatusApplied))
 				}
 				st, err := m.Status(c.room)
 				if err != nil {
@@ -111,7 +104,7 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				if st.Status != receiver.Bootstrapped || st.BootstrapToken != -1 || st.Failure != nil {
 					t.Fatalf("after %s from prefill TP rank %d: %+v, want the room unchanged (Bootstrapped, no token)", state, c.sender, st)
 				}
-				for _, metric := range []string{appliedMetric, roomsMetric} {
+				for _, metric := range []string{receivertest.MetricStatusApplied, receivertest.MetricRoomsFinished} {
 					if n := receivertest.Counter(t, reg, metric); n != 0 {
 						t.Fatalf("%s = %v; the message must not count", metric, n)
 					}
@@ -128,11 +121,11 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				if st.Status != receiver.Success || st.BootstrapToken != 7 {
 					t.Fatalf("after the real targets %v answered: %+v, want Success with their token 7", real, st)
 				}
-				if n := receivertest.Counter(t, reg, appliedMetric); n != float64(len(real)) {
-					t.Fatalf("%s = %v, want %d (the real targets only)", appliedMetric, n, len(real))
+				if n := receivertest.Counter(t, reg, receivertest.MetricStatusApplied); n != float64(len(real)) {
+					t.Fatalf("%s = %v, want %d (the real targets only)", receivertest.MetricStatusApplied, n, len(real))
 				}
-				if n := receivertest.Counter(t, reg, rejectedMetric, "reason", c.reason); n != 1 {
-					t.Fatalf("%s{reason=%s} = %v, want 1", rejectedMetric, c.reason, n)
+				if n := receivertest.Counter(t, reg, receivertest.MetricStatusRejected, "reason", c.reason); n != 1 {
+					t.Fatalf("%s{reason=%s} = %v, want 1", receivertest.MetricStatusRejected, c.reason, n)
 				}
 			})
 		}
@@ -142,13 +135,12 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 // waitHandled waits until n status messages were applied or rejected.
 func waitHandled(t *testing.T, reg *prometheus.Registry, n float64) {
 	t.Helper()
-	deadline := time.Now().Add(receivertest.WaitTimeout)
-	for receivertest.Counter(t, reg, rejectedMetric)+receivertest.Counter(t, reg, appliedMetric) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %v status messages handled after %v", n, receivertest.WaitTimeout)
+	receivertest.Eventually(t, func() string {
+		if got := receivertest.Counter(t, reg, receivertest.MetricStatusRejected) + receivertest.Counter(t, reg, receivertest.MetricStatusApplied); got < n {
+			return fmt.Sprintf("%v of %v status messages handled after %v", got, n, receivertest.WaitTimeout)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // targetIs checks that rank is a target of p with the given dummy flag.

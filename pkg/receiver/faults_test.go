@@ -1,4 +1,4 @@
-package receiver
+package receiver_test
 
 import (
 	"testing"
@@ -6,29 +6,23 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
-
-// openOnly opens room on agent 0 (the request is never sent).
-func (s *scenario) openOnly(room int64) {
-	s.t.Helper()
-	if err := s.agents[0].Open(s.peer.BootstrapAddr(), room); err != nil {
-		s.t.Fatalf("open room %d: %v", room, err)
-	}
-}
 
 func TestBootstrapFaultsFailOnlyThatRoom(t *testing.T) {
 	cases := []struct {
 		name   string
 		fault  prefillpeer.BootstrapFault
-		reason FailureReason
+		reason receiver.FailureReason
 		parts  []string
 	}{
-		{"parallel info 500", prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.Fault500}, ReasonParallelInfoUnavailable, []string{"parallel info", "status 500"}},
-		{"parallel info hangs", prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.FaultHang}, ReasonParallelInfoUnavailable, []string{"no answer within 300ms"}},
-		{"parallel info garbage", prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.FaultGarbage}, ReasonParallelInfoUnavailable, []string{"parallel info", string(kvwire.ReasonMalformedJSON)}},
-		{"rank address 500", prefillpeer.BootstrapFault{RankAddress: prefillpeer.Fault500}, ReasonTargetInfoUnavailable, []string{"prefill TP rank 0 in dp group 0", "status 500"}},
-		{"rank address garbage", prefillpeer.BootstrapFault{RankAddress: prefillpeer.FaultGarbage}, ReasonTargetInfoUnavailable, []string{"prefill TP rank 0", string(kvwire.ReasonMalformedJSON)}},
+		{"parallel info 500", prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.Fault500}, receiver.ReasonParallelInfoUnavailable, []string{"parallel info", "status 500"}},
+		{"parallel info hangs", prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.FaultHang}, receiver.ReasonParallelInfoUnavailable, []string{"no answer within 300ms"}},
+		{"parallel info garbage", prefillpeer.BootstrapFault{ParallelInfo: prefillpeer.FaultGarbage}, receiver.ReasonParallelInfoUnavailable, []string{"parallel info", string(kvwire.ReasonMalformedJSON)}},
+		{"rank address 500", prefillpeer.BootstrapFault{RankAddress: prefillpeer.Fault500}, receiver.ReasonTargetInfoUnavailable, []string{"prefill TP rank 0 in dp group 0", "status 500"}},
+		{"rank address garbage", prefillpeer.BootstrapFault{RankAddress: prefillpeer.FaultGarbage}, receiver.ReasonTargetInfoUnavailable, []string{"prefill TP rank 0", string(kvwire.ReasonMalformedJSON)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,17 +30,17 @@ func TestBootstrapFaultsFailOnlyThatRoom(t *testing.T) {
 			if c.fault.ParallelInfo == prefillpeer.FaultHang {
 				timeout = 300 * time.Millisecond
 			}
-			s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(cfg *Config) { cfg.HTTPTimeout = timeout })
-			s.peer.SetBootstrapFault(c.fault)
-			s.openOnly(1)
-			s.expectFailure(0, 1, c.reason, append(c.parts, s.peer.BootstrapAddr())...)
-			if s.counter(0, "failures", string(c.reason)) != 1 {
+			s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(cfg *receiver.Config) { cfg.HTTPTimeout = timeout })
+			s.Peer.SetBootstrapFault(c.fault)
+			s.Open(0, 1)
+			s.ExpectFailure(0, 1, c.reason, append(c.parts, s.Peer.BootstrapAddr())...)
+			if s.Counter(0, receivertest.MetricRoomFailures, "reason", string(c.reason)) != 1 {
 				t.Fatalf("failure not counted")
 			}
 			// the failure was not cached: once the server recovers, rooms work
-			s.peer.SetBootstrapFault(prefillpeer.BootstrapFault{})
-			s.openAndRequest(2)
-			if st := s.waitFinished(0, 2); st.Status != Success {
+			s.Peer.SetBootstrapFault(prefillpeer.BootstrapFault{})
+			s.OpenAndRequest(2)
+			if st := s.WaitFinished(0, 2); st.Status != receiver.Success {
 				t.Fatalf("room after recovery: %+v", st)
 			}
 		})
@@ -54,77 +48,77 @@ func TestBootstrapFaultsFailOnlyThatRoom(t *testing.T) {
 }
 
 func TestBootstrapTimeoutBoundsTheWholeBootstrap(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *Config) {
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
 		c.HTTPTimeout = 5 * time.Second
 		c.BootstrapTimeout = 300 * time.Millisecond
 	})
-	s.peer.SetBootstrapFault(prefillpeer.BootstrapFault{RankAddress: prefillpeer.FaultHang})
-	s.openOnly(3)
-	s.expectFailure(0, 3, ReasonBootstrapTimeout, "did not finish bootstrapping", "within 300ms")
+	s.Peer.SetBootstrapFault(prefillpeer.BootstrapFault{RankAddress: prefillpeer.FaultHang})
+	s.Open(0, 3)
+	s.ExpectFailure(0, 3, receiver.ReasonBootstrapTimeout, "did not finish bootstrapping", "within 300ms")
 }
 
 func TestPrefillReportsFailed(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{1}, nil, nil)
-	s.peer.ScriptRank(8, 3, prefillpeer.Failure())
-	s.peer.ScriptRank(8, 2, prefillpeer.Success(1).After(100*time.Millisecond))
-	s.openAndRequest(8)
-	s.expectFailure(0, 8, ReasonPrefillFailed, "prefill TP rank 3 reported Failed")
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{1}, nil, nil)
+	s.Peer.ScriptRank(8, 3, prefillpeer.Failure())
+	s.Peer.ScriptRank(8, 2, prefillpeer.Success(1).After(100*time.Millisecond))
+	s.OpenAndRequest(8)
+	s.ExpectFailure(0, 8, receiver.ReasonPrefillFailed, "prefill TP rank 3 reported Failed")
 	// the other target's later Success must not revive the room
-	s.waitCounter(0, 1, "rejected", RejectFinished)
-	if st, _ := s.agents[0].Status(8); st.Status != Failed {
+	s.WaitCounter(0, 1, receivertest.MetricStatusRejected, "reason", receiver.RejectFinished)
+	if st, _ := s.Agents[0].Status(8); st.Status != receiver.Failed {
 		t.Fatalf("room revived: %+v", st)
 	}
 }
 
 func TestSilentPrefillTimesOut(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *Config) { c.WaitingTimeout = 300 * time.Millisecond })
-	s.peer.Script(4, prefillpeer.Silence())
-	s.openAndRequest(4)
-	s.expectFailure(0, 4, ReasonWaitingTimeout, "did not finish within 300ms", "state Bootstrapped", "0 of 2 prefill ranks reported Success")
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 300 * time.Millisecond })
+	s.Peer.Script(4, prefillpeer.Silence())
+	s.OpenAndRequest(4)
+	s.ExpectFailure(0, 4, receiver.ReasonWaitingTimeout, "did not finish within 300ms", "state Bootstrapped", "0 of 2 prefill ranks reported Success")
 }
 
 func TestBootstrappedRoomWithoutRequestTimesOut(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *Config) { c.WaitingTimeout = 200 * time.Millisecond })
-	s.openOnly(6)
-	s.expectFailure(0, 6, ReasonWaitingTimeout, "its request was not sent")
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 200 * time.Millisecond })
+	s.Open(0, 6)
+	s.ExpectFailure(0, 6, receiver.ReasonWaitingTimeout, "its request was not sent")
 }
 
 func TestSweeperFailsUnpolledRooms(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *Config) { c.WaitingTimeout = 100 * time.Millisecond })
-	s.peer.Script(5, prefillpeer.Silence())
-	s.openAndRequest(5)
-	s.waitCounter(0, 1, "failures", string(ReasonWaitingTimeout)) // nobody polls: the sweeper must act
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 100 * time.Millisecond })
+	s.Peer.Script(5, prefillpeer.Silence())
+	s.OpenAndRequest(5)
+	s.WaitCounter(0, 1, receivertest.MetricRoomFailures, "reason", string(receiver.ReasonWaitingTimeout)) // nobody polls: the sweeper must act
 }
 
 func TestPrefillDyingMidRoomFailsItsRooms(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *Config) {
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
 		c.HeartbeatFloor = 10 * time.Millisecond
 		c.HeartbeatInterval = 100 * time.Millisecond
 		c.HTTPTimeout = time.Second // a live server answers; a dead one refuses at once
 	})
-	s.openAndRequest(30) // a room that completes before the death
-	s.waitFinished(0, 30)
-	s.peer.Script(31, prefillpeer.Death())
-	s.openAndRequest(31)
-	s.expectFailure(0, 31, ReasonLostConnection, "lost connection with prefill at "+s.peer.BootstrapAddr(), "2 consecutive heartbeats failed")
-	if st, _ := s.agents[0].Status(30); st.Status != Success {
+	s.OpenAndRequest(30) // a room that completes before the death
+	s.WaitFinished(0, 30)
+	s.Peer.Script(31, prefillpeer.Death())
+	s.OpenAndRequest(31)
+	s.ExpectFailure(0, 31, receiver.ReasonLostConnection, "lost connection with prefill at "+s.Peer.BootstrapAddr(), "2 consecutive heartbeats failed")
+	if st, _ := s.Agents[0].Status(30); st.Status != receiver.Success {
 		t.Fatalf("a finished room was failed by the lost connection: %+v", st)
 	}
-	if s.counter(0, "heartbeatMisses") < 2 {
+	if s.Counter(0, receivertest.MetricHeartbeatMisses) < 2 {
 		t.Fatalf("heartbeat misses not counted")
 	}
 	// the caches were dropped: a new room asks the (dead) bootstrap server again
-	if err := s.agents[0].Open(s.peer.BootstrapAddr(), 32); err != nil {
+	if err := s.Agents[0].Open(s.Peer.BootstrapAddr(), 32); err != nil {
 		t.Fatal(err)
 	}
-	s.expectFailure(0, 32, ReasonParallelInfoUnavailable, s.peer.BootstrapAddr())
+	s.ExpectFailure(0, 32, receiver.ReasonParallelInfoUnavailable, s.Peer.BootstrapAddr())
 }
 
 func TestForgedAndMalformedStatusesAreIgnoredAndCounted(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *Config) { c.WaitingTimeout = 2 * time.Second })
-	s.peer.Script(40, prefillpeer.Silence())
-	s.openAndRequest(40)
-	ep := "tcp://" + s.agents[0].StatusAddr()
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 2 * time.Second })
+	s.Peer.Script(40, prefillpeer.Silence())
+	s.OpenAndRequest(40)
+	ep := receivertest.StatusEndpoint(t, s.Agents[0])
 	forge := func(frames [][]byte) {
 		if err := prefillpeer.SendFrames(ep, frames); err != nil {
 			t.Fatal(err)
@@ -143,17 +137,17 @@ func TestForgedAndMalformedStatusesAreIgnoredAndCounted(t *testing.T) {
 	forge(status(40, kvwire.Success, 0))                    // the expected rank: counted
 	forge(status(40, kvwire.Success, 0))                    // the same rank again: a duplicate
 	for reason, want := range map[string]float64{
-		RejectUnexpectedRank: 2, RejectUnknownRoom: 1, RejectDuplicate: 1,
+		receiver.RejectUnexpectedRank: 2, receiver.RejectUnknownRoom: 1, receiver.RejectDuplicate: 1,
 		string(kvwire.ReasonFrameCount): 1, string(kvwire.ReasonNotAnInteger): 1, string(kvwire.ReasonUnknownStatus): 1,
 	} {
-		s.waitCounter(0, want, "rejected", reason)
+		s.WaitCounter(0, want, receivertest.MetricStatusRejected, "reason", reason)
 	}
-	st, _ := s.agents[0].Status(40)
-	if st.Status != Bootstrapped || st.BootstrapToken != 99 {
+	st, _ := s.Agents[0].Status(40)
+	if st.Status != receiver.Bootstrapped || st.BootstrapToken != 99 {
 		t.Fatalf("room 40: %+v; one of two responses counted, token kept, nothing else changed", st)
 	}
 	forge(status(40, kvwire.Success, 1))
-	if st := s.waitFinished(0, 40); st.Status != Success {
+	if st := s.WaitFinished(0, 40); st.Status != receiver.Success {
 		t.Fatalf("room 40 after both expected ranks: %+v", st)
 	}
 }
@@ -176,15 +170,15 @@ func TestLayoutMismatchRefusesTheAddress(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, c.mut, nil)
+			s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, c.mut, nil)
 			for room := int64(1); room <= 3; room++ {
-				s.openOnly(room)
-				s.expectFailure(0, room, ReasonLayoutMismatch, append(c.parts, "prefill at "+s.peer.BootstrapAddr())...)
+				s.Open(0, room)
+				s.ExpectFailure(0, room, receiver.ReasonLayoutMismatch, append(c.parts, "prefill at "+s.Peer.BootstrapAddr())...)
 			}
-			if n := s.peer.BootstrapCounts().ParallelInfo; n != 1 {
+			if n := s.Peer.BootstrapCounts().ParallelInfo; n != 1 {
 				t.Fatalf("parallel info asked %d times; a refusal is cached", n)
 			}
-			for _, r := range s.peer.Ranks() {
+			for _, r := range s.Peer.Ranks() {
 				if c := r.Counts(); c.Registrations != 0 || c.Requests != 0 {
 					t.Fatalf("prefill rank %d was contacted despite the mismatch: %+v", r.EngineRank, c)
 				}

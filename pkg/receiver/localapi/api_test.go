@@ -103,7 +103,9 @@ func (p *apiPair) openBody(room int) string {
 
 func TestRoomLifecycleOverHTTP(t *testing.T) {
 	p := newAPIPair(t, nil)
-	p.peer.Script(12, prefillpeer.Success(321))
+	// The Success comes late enough that the second request below finds the
+	// room still in flight (an immediate one can finish the room first).
+	p.peer.Script(12, prefillpeer.Success(321).After(time.Second))
 	p.expectError("POST", "/v1/rooms", p.openBody(12), http.StatusConflict, string(receiver.CodeEngineNotRegistered))
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil) // same values again: fine

@@ -1,0 +1,283 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+const (
+	gqaSample          = "pd_v1alpha1_pdpair_gqa_p8_d4.yaml"
+	mlaSample          = "pd_v1alpha1_pdpair_mla_p16_d8.yaml"
+	incompatibleSample = "pd_v1alpha1_pdpair_incompatible_fp8_prefill.yaml"
+)
+
+// samplePlans plans a sample offline with the planner, as the expectation.
+func samplePlans(t *testing.T, file string) *transferplan.PlanSet {
+	t.Helper()
+	f, err := os.Open("../../config/samples/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pair, err := manifest.ReadPDPair(f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout, err := pairlayout.FromSpec(pair.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := transferplan.Plan(layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+func TestClusterPlanShowsConditionsThenPublishedPlans(t *testing.T) {
+	tc := liveCluster(t)
+	const gqaName = "gqa-plan"
+	tc.applySample(t, nsA, gqaSample, gqaName)
+	pair := tc.waitSettled(t, nsA, gqaName)
+	if pair.Status.Plan == nil {
+		t.Fatalf("operator published no plans: %+v", pair.Status)
+	}
+
+	code, out, errOut := tc.cli(t, "plan", gqaName, "--context", "live")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("PDPair %s/%s: generation %d, observed %d\n", nsA, gqaName, pair.Generation, pair.Generation),
+		"CONDITION", "MESSAGE\n",
+		fmt.Sprintf("Plans: published in ConfigMap(s) %s, plan hash %s\n", strings.Join(pair.Status.Plan.ConfigMaps, ", "), pair.Status.Plan.Hash[:12]),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, c := range pair.Status.Conditions {
+		row := regexp.MustCompile(`(?m)^` + c.Type + `\s+` + string(c.Status) + `\s+` + c.Reason + `\s`)
+		if !row.MatchString(out) {
+			t.Errorf("no row for condition %s=%s (%s):\n%s", c.Type, c.Status, c.Reason, out)
+		}
+	}
+	// Then exactly the table `plan -f` prints offline for the same spec.
+	code, offline, _ := pdtopo(t, "", "plan", "-f", "../../config/samples/"+gqaSample)
+	offline = strings.Replace(offline, "PDPair llama3-70b-gqa-p8-d4:", "PDPair "+gqaName+":", 1) // renamed in the cluster
+	if code != exitOK || !strings.HasSuffix(out, "\n\n"+offline) {
+		t.Errorf("cluster output does not end with the offline table (exit %d):\n%s\n--- offline:\n%s", code, out, offline)
+	}
+
+	// -o json: the plan set read back from the ConfigMaps, equal to the planner's.
+	code, out, errOut = tc.cli(t, "plan", gqaName, "--context", "live", "-o", "json")
+	var got transferplan.PlanSet
+	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil {
+		t.Fatalf("-o json: exit %d, %q %s", code, out, errOut)
+	}
+	if !reflect.DeepEqual(&got, samplePlans(t, gqaSample)) {
+		t.Errorf("published plan set differs from the planner's")
+	}
+	if errOut != "" {
+		t.Errorf("published plans need no note, got %q", errOut)
+	}
+}
+
+func TestClusterNamespaceAndContextFlags(t *testing.T) {
+	tc := liveCluster(t)
+	const gqaName, mlaName = "gqa-flags", "mla-flags"
+	tc.applySample(t, nsA, gqaSample, gqaName)
+	tc.applySample(t, nsB, mlaSample, mlaName)
+	tc.waitSettled(t, nsA, gqaName)
+	tc.waitSettled(t, nsB, mlaName)
+
+	// The kubeconfig's current context points where nothing listens.
+	code, _, errOut := tc.cli(t, "status")
+	if code != exitCluster || !strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("current context (dead): exit %d %q, want %d naming the address", code, errOut, exitCluster)
+	}
+	cases := []struct {
+		args        []string
+		has, hasNot string
+	}{
+		{[]string{"--context", "live"}, gqaName, mlaName},
+		{[]string{"--context", "live", "-n", nsB}, mlaName, gqaName},
+		{[]string{"--context", "live-b"}, mlaName, gqaName},
+		{[]string{"--context=live", "--namespace=" + nsB}, mlaName, gqaName},
+	}
+	for _, c := range cases {
+		code, out, errOut := tc.cli(t, append([]string{"status"}, c.args...)...)
+		if code != exitOK || !strings.Contains(out, c.has) || strings.Contains(out, c.hasNot) {
+			t.Errorf("status %v: exit %d, want %s and not %s:\n%s%s", c.args, code, c.has, c.hasNot, out, errOut)
+		}
+	}
+	code, out, _ := tc.cli(t, "status", "--context", "live", "-A")
+	if code != exitOK || !regexp.MustCompile(`(?m)^`+nsA+`\s+`+gqaName+`\s`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^`+nsB+`\s+`+mlaName+`\s`).MatchString(out) {
+		t.Errorf("status -A: exit %d\n%s", code, out)
+	}
+
+	// A pair of another namespace is not found until -n names it.
+	code, _, errOut = tc.cli(t, "plan", mlaName, "--context", "live")
+	if want := fmt.Sprintf(`PDPair %q not found in namespace %q of context "live"`, mlaName, nsA); code != exitUsage || !strings.Contains(errOut, want) {
+		t.Errorf("plan in the wrong namespace: exit %d %q, want %d %q", code, errOut, exitUsage, want)
+	}
+	if code, out, errOut := tc.cli(t, "plan", mlaName, "--context", "live", "-n", nsB); code != exitOK || !strings.Contains(out, "plan mla") {
+		t.Errorf("plan -n %s: exit %d %s%s", nsB, code, out, errOut)
+	}
+}
+
+func TestClusterMissingPair(t *testing.T) {
+	tc := liveCluster(t)
+	for _, args := range [][]string{
+		{"plan", "no-such-pair", "--context", "live"},
+		{"routes", "no-such-pair", "--rank", "0", "--context", "live"},
+	} {
+		code, out, errOut := tc.cli(t, args...)
+		want := fmt.Sprintf(`pdtopo %s: PDPair "no-such-pair" not found in namespace %q of context "live"`, args[0], nsA)
+		if code != exitUsage || !strings.Contains(errOut, want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and %q", args, code, out, errOut, exitUsage, want)
+		}
+	}
+	if code, _, errOut := tc.cli(t, "status", "--context", "no-such-context"); code != exitUsage || !strings.Contains(errOut, "no-such-context") {
+		t.Errorf("unknown context: exit %d %q", code, errOut)
+	}
+}
+
+func TestClusterRoutesPublishedAndFromSpec(t *testing.T) {
+	tc := liveCluster(t)
+	const gqaName = "gqa-routes"
+	tc.applySample(t, nsA, gqaSample, gqaName)
+	tc.waitSettled(t, nsA, gqaName)
+	tc.applySample(t, nsNoOperator, gqaSample, gqaName)
+	want := samplePlans(t, gqaSample).Plans[3]
+
+	for _, ns := range []string{nsA, nsNoOperator} {
+		code, out, errOut := tc.cli(t, "routes", gqaName, "--rank", "3", "--context", "live", "-n", ns, "-o", "json")
+		var got transferplan.RoutePlan
+		if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("routes -n %s -o json: exit %d, plan differs from the planner's rank 3\n%s%s", ns, code, out, errOut)
+		}
+		published := ns == nsA
+		if note := strings.Contains(errOut, "planned here from the spec"); note == published {
+			t.Errorf("routes -n %s -o json: stderr note %q (published %v)", ns, errOut, published)
+		}
+	}
+
+	code, out, _ := tc.cli(t, "routes", gqaName, "--rank", "3", "--context", "live")
+	for _, line := range []string{
+		"PDPair team-a/" + gqaName + ": decode TP rank 3 of 4, plan fragmented",
+		"Plans: published in ConfigMap(s) ",
+		"A room completes when 2 prefill rank(s) report success",
+		"Total: 81920 byte(s) per page from 2 source(s)",
+	} {
+		if code != exitOK || !strings.Contains(out, line) {
+			t.Errorf("routes (published) lacks %q (exit %d):\n%s", line, code, out)
+		}
+	}
+	// Every fragment of rank 3 appears, as its buffer range and byte ranges.
+	for _, tgt := range want.Targets {
+		f := tgt.Fragments[0]
+		row := regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+source\s+%d\s+%d\s+0–79\s+target_k\s+\[%d,%d\) of %d → \[%d,%d\) of %d$`,
+			tgt.PrefillTPRank, tgt.RequiredDstInfoNum, 160*f.BytesPerPage,
+			f.SrcByteOffset, f.SrcByteOffset+f.BytesPerPage, f.SrcPageStrideBytes, f.DstByteOffset, f.DstByteOffset+f.BytesPerPage, f.DstPageStrideBytes))
+		if !row.MatchString(out) {
+			t.Errorf("no row %s in\n%s", row, out)
+		}
+	}
+
+	code, out, _ = tc.cli(t, "routes", gqaName, "--rank", "3", "--context", "live", "-n", nsNoOperator)
+	if code != exitOK || !strings.Contains(out, "Plans: planned here from the spec: the PDPair has no status (is the operator running?)") {
+		t.Errorf("routes without operator: exit %d\n%s", code, out)
+	}
+	code, _, errOut := tc.cli(t, "routes", gqaName, "--rank", "4", "--context", "live")
+	if code != exitUsage || !strings.Contains(errOut, "--rank 4 is out of range") || !strings.Contains(errOut, "decode TP ranks 0..3") {
+		t.Errorf("rank out of range: exit %d %q", code, errOut)
+	}
+}
+
+func TestClusterMLADummiesInRoutes(t *testing.T) {
+	tc := liveCluster(t)
+	const mlaName = "mla-routes"
+	tc.applySample(t, nsB, mlaSample, mlaName)
+	tc.waitSettled(t, nsB, mlaName)
+	code, out, errOut := tc.cli(t, "routes", mlaName, "--rank", "2", "--context", "live-b")
+	want := samplePlans(t, mlaSample).Plans[2]
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	for _, tgt := range want.Targets {
+		role := "source"
+		if tgt.IsDummy {
+			role = "dummy"
+		}
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+%s\s`, tgt.PrefillTPRank, role)).MatchString(out) {
+			t.Errorf("target %d not shown as %s:\n%s", tgt.PrefillTPRank, role, out)
+		}
+	}
+	dummies := len(want.Targets) - want.RealTargetCount()
+	if dummies == 0 || !strings.Contains(out, fmt.Sprintf("%d dummy target(s)", dummies)) {
+		t.Errorf("want %d dummies reported:\n%s", dummies, out)
+	}
+}
+
+func TestClusterIncompatiblePair(t *testing.T) {
+	tc := liveCluster(t)
+	const incompatibleName = "incompatible"
+	tc.applySample(t, nsA, incompatibleSample, incompatibleName)
+	pair := tc.waitSettled(t, nsA, incompatibleName)
+	var reason string
+	for _, c := range pair.Status.Conditions {
+		if c.Type == "LayoutCompatible" {
+			reason = c.Reason
+		}
+	}
+	code, out, _ := tc.cli(t, "plan", incompatibleName, "--context", "live")
+	if code != exitIncompatible || reason == "" ||
+		!regexp.MustCompile(`(?m)^LayoutCompatible\s+False\s+`+reason+`\s`).MatchString(out) ||
+		!strings.Contains(out, "INCOMPATIBLE  "+reason) {
+		t.Errorf("plan of an incompatible pair: exit %d, reason %q\n%s", code, reason, out)
+	}
+	code, out, _ = tc.cli(t, "status", "--context", "live")
+	if code != exitOK || !regexp.MustCompile(incompatibleName+`\s+TP8 DP1\s+TP4 DP1\s+-\s+False \(`+reason+`\)\s+-\s+False`).MatchString(out) {
+		t.Errorf("status row of the incompatible pair:\n%s", out)
+	}
+}
+
+func TestClusterStatusColumns(t *testing.T) {
+	tc := liveCluster(t)
+	const gqaName = "gqa-status"
+	tc.applySample(t, nsB, gqaSample, gqaName)
+	pair := tc.waitSettled(t, nsB, gqaName)
+	sum := samplePlans(t, gqaSample).Summarize()
+	code, out, _ := tc.cli(t, "status", "--context", "live-b")
+	row := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s+TP8 DP1\s+TP4 DP1\s+%s\s+True\s+%d\s+True\s+True`, gqaName, sum.Kind, sum.Fragments))
+	if code != exitOK || !row.MatchString(out) || pair.Status.Plan.FragmentCount != int64(sum.Fragments) {
+		t.Errorf("status: exit %d, want row %s\n%s", code, row, out)
+	}
+}

@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// pairPlans is a cluster PDPair's plans and where they came from.
+type pairPlans struct {
+	layout transferplan.Layout
+	// set is nil when the layout is incompatible; incompatible then says why.
+	set          *transferplan.PlanSet
+	incompatible *transferplan.LayoutError
+	// published: set was read (and verified) from the pair's ConfigMaps;
+	// otherwise it was planned here from the spec, and origin says why.
+	published bool
+	origin    string
+}
+
+// resolvePlans prefers the plans the operator published for the pair's
+// current generation, read back through pkg/planstore and verified against
+// the hash in the pair's status, because they are what the decode agents
+// load. When there are none it plans from the spec with the same planner and
+// says so.
+func resolvePlans(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*pairPlans, error) {
+	layout, err := pairlayout.FromSpec(pair.Spec)
+	var le *transferplan.LayoutError
+	if transferplan.IsInvalidLayout(err) && errors.As(err, &le) {
+		return nil, usageErrorf("PDPair %q: invalid spec: %s", pair.Name, le.Message)
+	}
+	pp := &pairPlans{layout: layout}
+	set, why, err := loadPublished(ctx, c, pair)
+	if err != nil {
+		return nil, err
+	}
+	if set != nil {
+		pp.set, pp.published = set, true
+		pp.origin = fmt.Sprintf("published in ConfigMap(s) %s, plan hash %s", strings.Join(pair.Status.Plan.ConfigMaps, ", "), shortHash(pair.Status.Plan.Hash))
+		return pp, nil
+	}
+	pp.origin = "planned here from the spec: " + why
+	pp.set, err = transferplan.Plan(layout)
+	switch {
+	case err == nil:
+	case errors.As(err, &le):
+		pp.incompatible = le
+	default:
+		return nil, usageErrorf("PDPair %q: %v", pair.Name, err)
+	}
+	return pp, nil
+}
+
+// loadPublished returns the verified published plan set of the pair's current
+// generation, or nil and the reason there is none to read. Only failures to
+// talk to the API server are errors.
+func loadPublished(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*transferplan.PlanSet, string, error) {
+	st := pair.Status
+	published := meta.FindStatusCondition(st.Conditions, string(pdv1.PDPairPlansPublished))
+	switch {
+	case st.ObservedGeneration == 0 && len(st.Conditions) == 0:
+		return nil, "the PDPair has no status (is the operator running?)", nil
+	case st.ObservedGeneration != pair.Generation:
+		return nil, fmt.Sprintf("the operator has observed generation %d, the spec is at generation %d", st.ObservedGeneration, pair.Generation), nil
+	case published == nil || published.Status != "True" || st.Plan == nil || len(st.Plan.ConfigMaps) == 0:
+		if published != nil {
+			return nil, fmt.Sprintf("not published (%s=%s, %s: %s)", published.Type, published.Status, published.Reason, published.Message), nil
+		}
+		return nil, "not published", nil
+	}
+	objects := make([]planstore.Object, 0, len(st.Plan.ConfigMaps))
+	for _, name := range st.Plan.ConfigMaps {
+		cm, err := c.configMap(ctx, pair.Namespace, name)
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Sprintf("published ConfigMap %s is missing", name), nil
+			}
+			return nil, "", clusterErrorf("reading ConfigMap %s/%s: %v", pair.Namespace, name, err)
+		}
+		objects = append(objects, planstore.Object{Name: cm.Name, Data: cm.Data, BinaryData: cm.BinaryData})
+	}
+	// LoadPlanSet checks every rank against the index and the index's plan
+	// hash; the index's hash must then be the one the status announces.
+	set, err := planstore.LoadPlanSet(objects)
+	if err != nil {
+		return nil, fmt.Sprintf("the published plans are unreadable: %v", err), nil
+	}
+	idx, err := planstore.LoadIndex(objects)
+	if err != nil {
+		return nil, fmt.Sprintf("the published plan index is unreadable: %v", err), nil
+	}
+	if idx.PlanHash != st.Plan.Hash {
+		return nil, fmt.Sprintf("the published plans have hash %s but the status records %s", shortHash(idx.PlanHash), shortHash(st.Plan.Hash)), nil
+	}
+	return set, "", nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

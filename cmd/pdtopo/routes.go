@@ -1,0 +1,274 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/pdtopo/pdtopo/internal/topograph"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+var routesOutputs = []string{"table", "json", "yaml"}
+
+type routesOptions struct {
+	kube    *genericclioptions.ConfigFlags
+	streams genericclioptions.IOStreams
+	file    string
+	name    string
+	output  string
+	rank    int
+}
+
+func newRoutesCommand(kube *genericclioptions.ConfigFlags, streams genericclioptions.IOStreams) *cobra.Command {
+	o := &routesOptions{kube: kube, streams: streams}
+	cmd := &cobra.Command{
+		Use:   "routes (NAME | -f FILE|DIR|- [--name NAME]) --rank N",
+		Short: "Show what one decode TP rank pulls, from which prefill ranks, which bytes, and its dummies",
+		Long: `Show one decode TP rank's route plan: the prefill TP ranks it pulls from, the
+byte ranges of every buffer each one fills (per page), the prefill ranks it
+only sends dummy messages to, and how many answers complete a room.
+
+With NAME the plan is the one the operator published for the PDPair (read from
+its ConfigMaps and verified), or, when none is published, planned here from the
+spec, which the output says. With -f the PDPair is read from a manifest.`,
+		Example: `  kubectl pdtopo routes llama3-70b-gqa-p8-d4 --rank 3
+  pdtopo routes -f config/samples/pd_v1alpha1_pdpair_mla_p16_d8.yaml --rank 0 -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
+	}
+	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "PDPair manifest instead of a cluster PDPair: a file, a directory or - for standard input")
+	cmd.Flags().StringVar(&o.name, "name", "", "with -f: the PDPair to use when the manifest holds several")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(routesOutputs, ", ")+" (json and yaml print the rank's RoutePlan)")
+	cmd.Flags().IntVar(&o.rank, "rank", -1, "decode TP rank (within a DP group: 0 .. decode tensorParallelSize/dataParallelSize - 1)")
+	return cmd
+}
+
+func (o *routesOptions) run(cmd *cobra.Command, args []string) error {
+	if !contains(routesOutputs, o.output) {
+		return usageErrorf("-o must be one of %s, got %q", strings.Join(routesOutputs, ", "), o.output)
+	}
+	if !cmd.Flags().Changed("rank") {
+		return usageErrorf("--rank N is required")
+	}
+	pairName, pp, err := o.load(cmd, args)
+	if err != nil {
+		return err
+	}
+	if pp.incompatible != nil {
+		if err := printIncompatible(o.streams.Out, o.output, pp.incompatible); err != nil {
+			return usageErrorf("writing output: %v", err)
+		}
+		return errIncompatible
+	}
+	n := len(pp.set.Plans)
+	if o.rank < 0 || o.rank >= n {
+		return usageErrorf("--rank %d is out of range: PDPair %q has decode TP ranks 0..%d (decode TP %d / DP %d)",
+			o.rank, pairName, n-1, pp.layout.Decode.TPSize, pp.layout.Decode.DPSize)
+	}
+	plan := pp.set.Plans[o.rank]
+	if o.output != "table" {
+		if !pp.published && pp.origin != "" {
+			fmt.Fprintf(o.streams.ErrOut, "%s: note: %s\n", cmd.CommandPath(), pp.origin)
+		}
+		if err := writeStructured(o.streams.Out, o.output, plan); err != nil {
+			return usageErrorf("writing output: %v", err)
+		}
+		return nil
+	}
+	if err := writeRoutes(o.streams.Out, pairName, pp, plan); err != nil {
+		return usageErrorf("writing output: %v", err)
+	}
+	return nil
+}
+
+// load reads the pair from the cluster (NAME) or a manifest (-f) and plans it.
+func (o *routesOptions) load(cmd *cobra.Command, args []string) (string, *pairPlans, error) {
+	switch {
+	case o.file != "" && len(args) > 0:
+		return "", nil, usageErrorf("give -f FILE|DIR|- or a PDPair NAME, not both")
+	case o.file == "" && len(args) == 0:
+		return "", nil, usageErrorf("a PDPair NAME (or -f FILE|DIR|-) is required")
+	case len(args) > 0 && o.name != "":
+		return "", nil, usageErrorf("--name picks a PDPair from a manifest (-f); in the cluster give the NAME alone")
+	case o.file != "":
+		return planFromManifest(o.file, o.name, o.streams.In)
+	}
+	c, err := connect(o.kube)
+	if err != nil {
+		return "", nil, err
+	}
+	pair, err := c.getPair(cmd.Context(), args[0])
+	if err != nil {
+		return "", nil, err
+	}
+	pp, err := resolvePlans(cmd.Context(), c, pair)
+	if err != nil {
+		return "", nil, err
+	}
+	return pair.Namespace + "/" + pair.Name, pp, nil
+}
+
+// planFromManifest plans a manifest's PDPair as pairPlans (origin empty).
+func planFromManifest(file, name string, stdin io.Reader) (string, *pairPlans, error) {
+	pairName, layout, err := readLayout(file, name, stdin)
+	if err != nil {
+		return "", nil, usageErrorf("%v", err)
+	}
+	pp := &pairPlans{layout: layout}
+	set, err := transferplan.Plan(layout)
+	var le *transferplan.LayoutError
+	switch {
+	case err == nil:
+		pp.set = set
+	case transferplan.IsInvalidLayout(err) && errors.As(err, &le):
+		return "", nil, usageErrorf("%s: invalid PDPair: %s", file, le.Message)
+	case errors.As(err, &le):
+		pp.incompatible = le
+	default:
+		return "", nil, usageErrorf("%v", err)
+	}
+	return pairName, pp, nil
+}
+
+// writeRoutes prints one decode rank's plan for people.
+func writeRoutes(w io.Writer, pairName string, pp *pairPlans, plan transferplan.RoutePlan) error {
+	var b strings.Builder
+	l := pp.layout
+	fmt.Fprintf(&b, "PDPair %s: decode TP rank %d of %d, plan %s (prefill TP %d DP %d → decode TP %d DP %d)\n",
+		orDash(pairName), plan.DecodeTPRank, len(pp.set.Plans), plan.PlanKind, l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
+	if pp.origin != "" {
+		fmt.Fprintf(&b, "Plans: %s\n", pp.origin)
+	}
+	fmt.Fprintf(&b, "A room completes when %d prefill rank(s) report success; remote spec candidates: %s.\n\n",
+		plan.RequiredPrefillResponseNum, yesNo(plan.SupportsRemoteSpecCandidates))
+
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PREFILL\tROLE\tDST-INFO\tBYTES/PAGE\tBUFFERS\tKIND\tSOURCE BYTES → DEST BYTES (per page)")
+	var total int64
+	for _, t := range plan.Targets {
+		mv := topograph.TargetMovement(plan, t, pp.set.Layout)
+		total += mv.BytesPerPage
+		head := fmt.Sprintf("%d\t%s\t%d\t%s", t.PrefillTPRank, targetRole(plan, t), t.RequiredDstInfoNum, bytesCell(mv, t))
+		for i, line := range routeLines(t) {
+			if i > 0 {
+				head = "\t\t\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", head, line)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nTotal: %d byte(s) per page from %d source(s); %d dummy target(s) get registration and empty requests and send no status.\n",
+		total, plan.RealTargetCount(), len(plan.Targets)-plan.RealTargetCount())
+	if len(plan.IdlePrefillTPRanks) > 0 {
+		fmt.Fprintf(&b, "Idle prefill ranks %s: no decode rank pulls from them, so this rank sends each a dummy registration and dummy requests so their rooms complete.\n",
+			joinInts(plan.IdlePrefillTPRanks))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func bytesCell(mv topograph.Movement, t transferplan.PlanTarget) string {
+	if t.IsDummy {
+		return "-"
+	}
+	return fmt.Sprint(mv.BytesPerPage)
+}
+
+// routeLines lists a target's fragments folded by (kind, byte ranges): one
+// line per shape with the buffer indices it covers, as index ranges.
+func routeLines(t transferplan.PlanTarget) []string {
+	if t.IsDummy {
+		return []string{"-\t-\tnothing: dummy registration and empty requests"}
+	}
+	if len(t.Fragments) == 0 {
+		return []string{"all\tall\twhole items"}
+	}
+	type shape struct {
+		kind                                    transferplan.BufferKind
+		srcOff, dstOff, n, srcStride, dstStride int64
+	}
+	byShape := map[shape][]int{}
+	var order []shape
+	for _, f := range t.Fragments {
+		s := shape{f.BufferKind, f.SrcByteOffset, f.DstByteOffset, f.BytesPerPage, f.SrcPageStrideBytes, f.DstPageStrideBytes}
+		if _, ok := byShape[s]; !ok {
+			order = append(order, s)
+		}
+		byShape[s] = append(byShape[s], f.BufferIndex)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return minInt(byShape[order[i]]) < minInt(byShape[order[j]]) })
+	lines := make([]string, 0, len(order))
+	for _, s := range order {
+		lines = append(lines, fmt.Sprintf("%s\t%s\t[%d,%d) of %d → [%d,%d) of %d", indexRanges(byShape[s]), s.kind,
+			s.srcOff, s.srcOff+s.n, s.srcStride, s.dstOff, s.dstOff+s.n, s.dstStride))
+	}
+	return lines
+}
+
+// indexRanges writes sorted indices as "0–79" runs, e.g. "0–3,8,10–11".
+func indexRanges(idx []int) string {
+	s := append([]int(nil), idx...)
+	sort.Ints(s)
+	var parts []string
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprint(s[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", s[i], s[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func minInt(xs []int) int {
+	m := xs[0]
+	for _, x := range xs[1:] {
+		m = min(m, x)
+	}
+	return m
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,143 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+type statusOptions struct {
+	kube          *genericclioptions.ConfigFlags
+	streams       genericclioptions.IOStreams
+	allNamespaces bool
+}
+
+func newStatusCommand(kube *genericclioptions.ConfigFlags, streams genericclioptions.IOStreams) *cobra.Command {
+	o := &statusOptions{kube: kube, streams: streams}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "List every PDPair with its plan kind, compatibility and fragments",
+		Long: `List every PDPair of the namespace (or of all namespaces with -A): the prefill
+and decode layouts, the plan kind, whether the layouts are compatible (or the
+reason they are not), the fragment count of the published plans, whether the
+plans are published and the pair is ready.`,
+		Example: `  kubectl pdtopo status -n llm
+  kubectl pdtopo status -A`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the PDPairs of every namespace")
+	return cmd
+}
+
+func (o *statusOptions) run(cmd *cobra.Command) error {
+	c, err := connect(o.kube)
+	if err != nil {
+		return err
+	}
+	pairs, err := c.listPairs(cmd.Context(), o.allNamespaces)
+	if err != nil {
+		return err
+	}
+	if len(pairs) == 0 {
+		where := c.where
+		if o.allNamespaces {
+			where = "any namespace"
+		}
+		fmt.Fprintf(o.streams.ErrOut, "No PDPairs in %s.\n", where)
+		return nil
+	}
+	if err := writeStatus(o.streams.Out, pairs, o.allNamespaces); err != nil {
+		return usageErrorf("writing output: %v", err)
+	}
+	return nil
+}
+
+// writeStatus prints one row per pair, in the order the API server lists them
+// (by namespace, then name).
+func writeStatus(w io.Writer, pairs []pdv1.PDPair, withNamespace bool) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	head := "NAME\tPREFILL\tDECODE\tPLAN\tCOMPATIBLE\tFRAGMENTS\tPUBLISHED\tREADY"
+	if withNamespace {
+		head = "NAMESPACE\t" + head
+	}
+	fmt.Fprintln(tw, head)
+	for i := range pairs {
+		p := &pairs[i]
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.Name, fleet(p.Spec.Prefill), fleet(p.Spec.Decode),
+			planKind(p), conditionCell(p, pdv1.PDPairLayoutCompatible), fragments(p),
+			conditionCell(p, pdv1.PDPairPlansPublished), conditionCell(p, pdv1.PDPairReady))
+		if withNamespace {
+			row = p.Namespace + "\t" + row
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fleet is "TP8 DP1".
+func fleet(f pdv1.FleetLayout) string {
+	dp := int32(1)
+	if f.DataParallelSize != nil {
+		dp = *f.DataParallelSize
+	}
+	return fmt.Sprintf("TP%d DP%d", f.TensorParallelSize, dp)
+}
+
+func planKind(p *pdv1.PDPair) string {
+	if p.Status.Plan == nil {
+		return "-"
+	}
+	return p.Status.Plan.Kind
+}
+
+func fragments(p *pdv1.PDPair) string {
+	if p.Status.Plan == nil {
+		return "-"
+	}
+	return fmt.Sprint(p.Status.Plan.FragmentCount)
+}
+
+// conditionCell is "True", "False (Reason)", or "Unknown" when the condition
+// is absent or describes an older generation.
+func conditionCell(p *pdv1.PDPair, t pdv1.PDPairConditionType) string {
+	c := meta.FindStatusCondition(p.Status.Conditions, string(t))
+	switch {
+	case c == nil:
+		return "Unknown"
+	case c.ObservedGeneration != 0 && c.ObservedGeneration != p.Generation:
+		return fmt.Sprintf("%s (generation %d)", c.Status, c.ObservedGeneration)
+	case c.Status == "True":
+		return "True"
+	default:
+		return fmt.Sprintf("%s (%s)", c.Status, c.Reason)
+	}
+}
