@@ -2,8 +2,12 @@ package controllers
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -22,9 +26,8 @@ func TestReconcilesPerObject(t *testing.T) {
 	create(t, incompatible)
 	waitObserved(t, compatible)
 	waitObserved(t, incompatible)
-	time.Sleep(2 * time.Second) // anything a write would trigger has arrived by now
 	for _, p := range []*pdv1.PDPair{compatible, incompatible} {
-		if n := reconciles.of(client.ObjectKeyFromObject(p)); n != 1 {
+		if n := settledReconciles(t, p); n != 1 {
 			t.Errorf("%s was reconciled %d times after creation, want 1", p.Name, n)
 		}
 	}
@@ -33,10 +36,64 @@ func TestReconcilesPerObject(t *testing.T) {
 		p.Spec.KVBuffers[0].Count, p.Spec.KVBuffers[1].Count = 81, 81
 	})
 	waitObserved(t, got)
-	time.Sleep(2 * time.Second)
-	if n := reconciles.of(client.ObjectKeyFromObject(compatible)); n != 2 {
+	if n := settledReconciles(t, compatible); n != 2 {
 		t.Errorf("%s was reconciled %d times after one spec change, want 2", compatible.Name, n)
 	}
+}
+
+// quietWindow is how long no reconcile of an object must run, once every
+// event that could trigger one has reached the manager's informers, before
+// its count is taken as final. An informer hands a stored event to the
+// controller's handler at once and the queue starts a first-time item
+// without delay: milliseconds, some tens on a loaded 2-core machine. Two
+// seconds is a wide margin, and a reconcile loop shows within it.
+const quietWindow = 2 * time.Second
+
+// settledReconciles waits until nothing can still trigger a reconcile of p
+// and returns how many it had. First the manager's cache must hold p and
+// each of its plan ConfigMaps at the resourceVersion the API server holds:
+// then the watch events of every write the reconciles made have arrived.
+// Then no reconcile of p may run for quietWindow.
+func settledReconciles(t *testing.T, p *pdv1.PDPair) int {
+	t.Helper()
+	ctx := context.Background()
+	key := client.ObjectKeyFromObject(p)
+	eventually(t, settle, "the manager's cache holds what the API server holds for "+p.Name, func() error {
+		var server, cached pdv1.PDPair
+		if err := k8s.Get(ctx, key, &server); err != nil {
+			return err
+		}
+		if err := managerCache.Get(ctx, key, &cached); err != nil || cached.ResourceVersion != server.ResourceVersion {
+			return errorf("PDPair at resourceVersion %s in the cache, %s on the server (%v)", cached.ResourceVersion, server.ResourceVersion, err)
+		}
+		var onServer, inCache corev1.ConfigMapList
+		sel := client.MatchingLabels{pdv1.LabelPDPair: p.Name}
+		if err := k8s.List(ctx, &onServer, client.InNamespace(p.Namespace), sel); err != nil {
+			return err
+		}
+		if err := managerCache.List(ctx, &inCache, client.InNamespace(p.Namespace), sel); err != nil {
+			return err
+		}
+		versions := func(l corev1.ConfigMapList) string {
+			var out []string
+			for _, cm := range l.Items {
+				out = append(out, cm.Name+"@"+cm.ResourceVersion)
+			}
+			slices.Sort(out)
+			return strings.Join(out, " ")
+		}
+		if a, b := versions(onServer), versions(inCache); a != b {
+			return errorf("ConfigMaps %s on the server, %s in the cache", a, b)
+		}
+		return nil
+	})
+	eventually(t, settle, "no reconcile of "+p.Name+" for "+quietWindow.String(), func() error {
+		if idle := reconciles.idleFor(key); idle < quietWindow {
+			return errorf("idle for %v", idle)
+		}
+		return nil
+	})
+	return reconciles.of(key)
 }
 
 // The manager's metrics endpoint carries the gauge of PDPairs by

@@ -7,11 +7,13 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -30,7 +32,10 @@ var (
 	// skipReason is set when the control plane is deliberately absent.
 	skipReason string
 	// reconciles counts Reconcile calls per PDPair.
-	reconciles = &reconcileCounter{counts: map[types.NamespacedName]int{}}
+	reconciles = &reconcileCounter{counts: map[types.NamespacedName]int{}, running: map[types.NamespacedName]int{}, ended: map[types.NamespacedName]time.Time{}}
+	// managerCache is the manager's informer cache: what its event handlers
+	// have been told.
+	managerCache cache.Cache
 )
 
 func TestMain(m *testing.M) {
@@ -84,6 +89,7 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
+	managerCache = mgr.GetCache()
 	r := NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = 2
 	reconciles.inner = r
@@ -108,18 +114,38 @@ func zapLevel() zapcore.Level {
 	return zapcore.ErrorLevel
 }
 
-// reconcileCounter counts calls per object before passing them on.
+// reconcileCounter counts calls per object before passing them on, and
+// knows which are running and when the last one ended.
 type reconcileCounter struct {
-	inner  reconcile.Reconciler
-	mu     sync.Mutex
-	counts map[types.NamespacedName]int
+	inner   reconcile.Reconciler
+	mu      sync.Mutex
+	counts  map[types.NamespacedName]int
+	running map[types.NamespacedName]int
+	ended   map[types.NamespacedName]time.Time
 }
 
 func (c *reconcileCounter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	c.mu.Lock()
 	c.counts[req.NamespacedName]++
+	c.running[req.NamespacedName]++
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running[req.NamespacedName]--
+		c.ended[req.NamespacedName] = time.Now()
+		c.mu.Unlock()
+	}()
 	return c.inner.Reconcile(ctx, req)
+}
+
+// idleFor is how long no reconcile of key has been running (0 while one is).
+func (c *reconcileCounter) idleFor(key types.NamespacedName) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[key] > 0 {
+		return 0
+	}
+	return time.Since(c.ended[key])
 }
 
 func (c *reconcileCounter) of(key types.NamespacedName) int {

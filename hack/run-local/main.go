@@ -1,6 +1,7 @@
 // Command run-local is `make run`: pdtopo's embedded local control plane. It
 // starts etcd and kube-apiserver from bin/, installs the PDPair CRD, runs
-// bin/manager against them, applies config/samples, writes
+// bin/manager against them (its admission webhooks on a local CA), applies
+// config/samples, creates a labelled sample decode pod, writes
 // bin/local.kubeconfig, and shows a live table of PDPairs until Ctrl-C, which
 // stops everything it started.
 //
@@ -31,6 +32,9 @@ func main() {
 	flags.StringVar(&o.KubeconfigPath, "kubeconfig", o.KubeconfigPath, "where to write the admin kubeconfig")
 	flags.StringVar(&o.LogDir, "logs", o.LogDir, "directory for the manager, kube-apiserver and etcd logs")
 	flags.StringVar(&o.ManagerPath, "manager", o.ManagerPath, "manager binary to run; empty runs none")
+	flags.StringVar(&o.WebhookDir, "webhooks", o.WebhookDir, "directory of the generated webhook configurations")
+	flags.StringVar(&o.DecodePodFile, "decode-pod", o.DecodePodFile, "labelled decode pod to create once its PDPair is Ready")
+	flags.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "receiver-agent image the webhook injects into decode pods")
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "usage: run-local [flags] [-- manager flags]\n\n"+
 			"Manager flags follow the defaults (--leader-elect=false and loopback metrics and probe\n"+

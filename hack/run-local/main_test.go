@@ -42,6 +42,8 @@ func TestCtrlCStopsEverything(t *testing.T) {
 		"--bin", bin,
 		"--crds", filepath.Join(repoRoot, "config", "crd", "bases"),
 		"--samples", filepath.Join(repoRoot, "config", "samples"),
+		"--webhooks", filepath.Join(repoRoot, "config", "webhook"),
+		"--decode-pod", filepath.Join(repoRoot, "config", "samples", "decode", "pod.yaml"),
 		"--kubeconfig", kubeconfig,
 		"--logs", filepath.Join(tmp, "logs"),
 		"--manager", buildManager(t, tmp))

@@ -41,6 +41,15 @@ type Options struct {
 	// --health-probe-bind-address leaves Start unable to wait for readiness.
 	// The kubeconfig is always passed as KUBECONFIG.
 	ManagerExtraArgs []string
+	// WebhookDir holds the generated webhook configurations (config/webhook);
+	// with a manager, they are installed pointing at it (see localWebhooks).
+	WebhookDir string
+	// AgentImage is the manager's --agent-image (nothing pulls it locally).
+	AgentImage string
+	// DecodePodFile is the labelled decode pod created once its PDPair is
+	// Ready, to show injection (config/samples/decode/pod.yaml); only with a
+	// manager and samples.
+	DecodePodFile string
 	// StartTimeout bounds each control-plane process's start and the
 	// manager's readiness (default $KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or
 	// 60s; a cold kube-apiserver on 2 busy cores takes 5-20s).
@@ -61,6 +70,9 @@ func Defaults() Options {
 		KubeconfigPath: filepath.Join("bin", "local.kubeconfig"),
 		LogDir:         filepath.Join("bin", "local-logs"),
 		ManagerPath:    filepath.Join("bin", "manager"),
+		WebhookDir:     filepath.Join("config", "webhook"),
+		AgentImage:     "ghcr.io/pdtopo/receiver-agent:dev",
+		DecodePodFile:  filepath.Join("config", "samples", "decode", "pod.yaml"),
 	}
 }
 
@@ -77,6 +89,11 @@ func (o Options) withDefaults() Options {
 	fill(&o.CRDDir, d.CRDDir)
 	fill(&o.KubeconfigPath, d.KubeconfigPath)
 	fill(&o.LogDir, d.LogDir)
+	fill(&o.WebhookDir, d.WebhookDir)
+	fill(&o.AgentImage, d.AgentImage)
+	if !o.NoSamples {
+		fill(&o.DecodePodFile, d.DecodePodFile)
+	}
 	if !o.NoSamples {
 		fill(&o.SamplesDir, d.SamplesDir)
 	}
@@ -111,6 +128,10 @@ func (o Options) check() error {
 	need(o.etcdPath(), "make controlplane")
 	if o.ManagerPath != "" {
 		need(o.ManagerPath, "go build -o bin/ ./cmd/manager")
+		need(filepath.Join(o.WebhookDir, "manifests.yaml"), "make manifests")
+		if !o.NoSamples {
+			need(o.DecodePodFile, "git checkout config/samples")
+		}
 	}
 	if crds, _ := filepath.Glob(filepath.Join(o.CRDDir, "*.yaml")); len(crds) == 0 {
 		errs = append(errs, fmt.Errorf("%s holds no CRD manifests (generate them with `make manifests`)", o.CRDDir))

@@ -59,6 +59,13 @@ func (s *Session) banner() string {
 	if s.manager != nil {
 		fmt.Fprintf(&b, "  manager metrics:        %s\n", s.manager.metricsURL)
 	}
+	switch {
+	case s.Decode != nil:
+		fmt.Fprintf(&b, "  decode pod:             %s get pod %s -o yaml   (Pending: no kubelet here)\n", kubectl, s.Decode.Pod.Name)
+		fmt.Fprintf(&b, "                          %s\n", s.Decode.Summary())
+	case s.DecodeErr != nil:
+		fmt.Fprintf(&b, "  decode pod not shown:   %v\n", s.DecodeErr)
+	}
 	if s.SampleErr != nil {
 		fmt.Fprintf(&b, "  refused samples:\n%s\n", indent(s.SampleErr.Error()))
 	}

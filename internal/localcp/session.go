@@ -21,11 +21,16 @@ type Session struct {
 	cp      *controlPlane
 	manager *managerProcess
 	client  client.WithWatch
+	hooks   *localWebhooks
 
 	// Applied are the sample objects the API server accepted.
 	Applied []AppliedObject
 	// SampleErr lists the samples the API server refused (nil when all applied).
 	SampleErr error
+	// Decode is the sample decode pod after admission (nil without a manager
+	// or samples); DecodeErr says why it could not be shown.
+	Decode    *DecodeDemo
+	DecodeErr error
 	// StartupTime is how long Start took, from nothing to samples applied.
 	StartupTime time.Duration
 }
@@ -61,20 +66,41 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 		return s, err
 	}
 	if o.ManagerPath != "" {
+		if s.hooks, err = newLocalWebhooks(); err != nil {
+			return s, err
+		}
+		// The webhook flags come first, so that flags given to run-local override them.
+		mo := o
+		mo.ManagerExtraArgs = append(s.hooks.managerArgs(o.AgentImage), o.ManagerExtraArgs...)
 		step(o, "starting %s (log: %s)", o.ManagerPath, o.LogDir+"/manager.log")
-		if s.manager, err = startManager(o, o.KubeconfigPath); err != nil {
+		if s.manager, err = startManager(mo, o.KubeconfigPath); err != nil {
 			return s, err
 		}
 		if err = s.manager.waitReady(ctx, o.StartTimeout); err != nil {
 			return s, err
 		}
-		step(o, "manager ready (%.1fs)", time.Since(began).Seconds())
+		step(o, "manager ready (%.1fs), serving admission webhooks on https://127.0.0.1:%d with a local CA", time.Since(began).Seconds(), s.hooks.port)
+		installed, err := s.hooks.install(ctx, s.client, o.WebhookDir)
+		if err != nil {
+			return s, err
+		}
+		for _, obj := range installed {
+			step(o, "installed %s %s (URL client config, local CA)", obj.Kind, obj.Name)
+		}
 	}
 	if !o.NoSamples {
 		s.Applied, s.SampleErr = ApplySamples(ctx, s.client, o.SamplesDir)
 		step(o, "applied %d objects from %s", len(s.Applied), o.SamplesDir)
 		if s.SampleErr != nil {
 			step(o, "some samples were refused:\n%v", s.SampleErr)
+		}
+		if s.manager != nil {
+			s.Decode, s.DecodeErr = createDecodeDemo(ctx, s.client, o.DecodePodFile, o.StartTimeout)
+			if s.DecodeErr != nil {
+				step(o, "the sample decode pod of %s was not created: %v", o.DecodePodFile, s.DecodeErr)
+			} else {
+				step(o, "%s", s.Decode.Summary())
+			}
 		}
 	}
 	s.StartupTime = time.Since(began)
@@ -114,6 +140,9 @@ func (s *Session) Stop() error {
 	if s.cp != nil {
 		step(s.opts, "stopping kube-apiserver and etcd")
 		errs = append(errs, s.cp.stop())
+	}
+	if s.hooks != nil {
+		errs = append(errs, s.hooks.remove())
 	}
 	if err := os.Remove(s.opts.KubeconfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	corev1 "k8s.io/api/core/v1"
 	"net"
 	"net/url"
 	"os"
@@ -67,6 +68,7 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	checkKubectlLists(t, s.KubeconfigPath(), names)
 	if o.ManagerPath != "" {
 		waitForSampleStatus(ctx, t, other, names)
+		checkDecodeDemo(ctx, t, s, other)
 	}
 	checkLiveTable(t, s, names)
 
@@ -146,6 +148,8 @@ func testOptions(t *testing.T) Options {
 	}
 	o.CRDDir = filepath.Join(repoRoot, o.CRDDir)
 	o.SamplesDir = filepath.Join(repoRoot, o.SamplesDir)
+	o.WebhookDir = filepath.Join(repoRoot, o.WebhookDir)
+	o.DecodePodFile = filepath.Join(repoRoot, o.DecodePodFile)
 	o.KubeconfigPath = filepath.Join(t.TempDir(), "local.kubeconfig")
 	o.LogDir = t.TempDir()
 	o.Progress = testLog{t}
@@ -349,4 +353,30 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// checkDecodeDemo: the sample decode pod went through the manager's webhook
+// on the local CA and URL client config, and came back with the sidecar.
+func checkDecodeDemo(ctx context.Context, t *testing.T, s *Session, c client.Client) {
+	t.Helper()
+	if s.DecodeErr != nil || s.Decode == nil {
+		t.Fatalf("the sample decode pod was not shown: %v", s.DecodeErr)
+	}
+	var pod corev1.Pod
+	if err := c.Get(ctx, client.ObjectKeyFromObject(s.Decode.Pod), &pod); err != nil {
+		t.Fatal(err)
+	}
+	agent := 0
+	for _, ic := range pod.Spec.InitContainers {
+		if ic.Name == pdv1.AgentContainerName && ic.Image == s.opts.AgentImage {
+			agent++
+		}
+	}
+	if agent != 1 || pod.Annotations[pdv1.AnnotationInjected] != "first=0,count=4" {
+		t.Errorf("stored decode pod: init containers %+v, annotations %v; want the agent (image %s) serving ranks 0..3",
+			pod.Spec.InitContainers, pod.Annotations, s.opts.AgentImage)
+	}
+	if !strings.Contains(s.Decode.Summary(), "stays Pending") {
+		t.Errorf("summary %q does not say why the pod stays Pending", s.Decode.Summary())
+	}
 }

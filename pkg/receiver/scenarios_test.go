@@ -10,6 +10,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -120,11 +121,38 @@ func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
 	})
 }
 
+// One of the two L1.5 targets answering does not complete the room: it waits
+// for the other (no clock involved), and completes on its answer.
 func TestMLAL15WaitsForAllResponses(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 300 * time.Millisecond })
+	// both decode ranks: an L1.5 prefill rank answers once all of them asked
+	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
 	s.Peer.ScriptRank(22, 1, prefillpeer.Silence())
 	s.OpenAndRequest(22)
-	s.ExpectFailure(0, 22, receiver.ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
+	s.WaitCounter(0, 1, receivertest.MetricStatusApplied) // prefill rank 0's Success arrived and counted
+	if st, _ := s.Agents[0].Status(22); st.Status != receiver.Bootstrapped {
+		t.Fatalf("room 22 after 1 of 2 responses: %+v, want still Bootstrapped", st)
+	}
+	if err := prefillpeer.SendStatus(receivertest.StatusEndpoint(t, s.Agents[0]), kvwire.Status{Room: 22, State: kvwire.Success, PrefillTPRank: 1, BootstrapToken: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.WaitFinished(0, 22); st.Status != receiver.Success {
+		t.Fatalf("room 22 after both responses: %+v", st)
+	}
+}
+
+// A room that times out with one of two responses says so. The timeout only
+// starts the failure once prefill rank 0's Success was counted: the clock
+// is long (a loaded machine delivers a loopback message in far less) and
+// the test checks the order instead of assuming it.
+func TestMLAL15TimeoutCountsTheResponses(t *testing.T) {
+	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 3 * time.Second })
+	s.Peer.ScriptRank(23, 1, prefillpeer.Silence())
+	s.OpenAndRequest(23)
+	s.WaitCounter(0, 1, receivertest.MetricStatusApplied)
+	if st, _ := s.Agents[0].Status(23); st.Status.Finished() {
+		t.Fatalf("room 23 finished before prefill rank 0's Success was counted: %+v (the machine is slower than 3 s per loopback message?)", st)
+	}
+	s.ExpectFailure(0, 23, receiver.ReasonWaitingTimeout, "1 of 2 prefill ranks reported Success")
 }
 
 func TestDPAttentionRoutesRoomToItsGroup(t *testing.T) {

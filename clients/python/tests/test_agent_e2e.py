@@ -115,6 +115,7 @@ class ReferenceCallingOrder(Pod):
                     mgr.get_room(room)
                 self.assertEqual(cm.exception.code, "RoomNotFound")
                 receiver.clear()  # twice is fine
+                self.assertEqual(receiver.poll(), TransferPoll.Success, "a concluded room keeps its answer")
         except BaseException as exc:  # reported by the main thread
             errors.append((rank, exc))
 

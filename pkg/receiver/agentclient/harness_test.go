@@ -17,6 +17,7 @@ limitations under the License.
 package agentclient_test
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -103,14 +104,24 @@ func deadAddr(t *testing.T) string {
 // per loop) until done says stop, and returns the last status.
 func pollUntil(t *testing.T, rc *agentclient.Receiver, done func(receiver.TransferPoll) bool) receiver.TransferPoll {
 	t.Helper()
+	st, err := pollFor(t, rc, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// pollFor is pollUntil for goroutines other than the test's: it returns
+// an error after 10s.
+func pollFor(t *testing.T, rc *agentclient.Receiver, done func(receiver.TransferPoll) bool) (receiver.TransferPoll, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st := rc.Poll(t.Context())
 		if done(st) {
-			return st
+			return st, nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("room %d still %v after 10s", rc.BootstrapRoom(), st)
+			return st, fmt.Errorf("room %d still %v after 10s", rc.BootstrapRoom(), st)
 		}
 		time.Sleep(time.Millisecond)
 	}

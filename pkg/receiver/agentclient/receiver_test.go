@@ -61,6 +61,9 @@ func TestReceiverInTheReferenceCallingOrder(t *testing.T) {
 		if err := rc.Clear(t.Context()); err != nil {
 			t.Fatalf("clearing room %d twice: %v", room, err)
 		}
+		if st := rc.Poll(t.Context()); st != receiver.Success {
+			t.Fatalf("room %d polled after Clear: %v; a concluded room keeps its answer", room, st)
+		}
 	}
 	// both prefill targets of decode rank 0 got each room's request as sent
 	for _, tp := range []int{0, 1} {
