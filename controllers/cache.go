@@ -11,11 +11,13 @@ import (
 )
 
 // CacheOptions makes the manager's cache hold only plan ConfigMaps (those
-// with the PDPair label), not every ConfigMap in the cluster.
+// with the PDPair label) and decode pods (the PDPair label and role decode),
+// not every ConfigMap and pod in the cluster.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Label: planConfigMapSelector()},
+			&corev1.Pod{}:       {Label: decodePodSelector()},
 		},
 	}
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -33,8 +35,14 @@ type PDPairReconciler struct {
 	// MaxConcurrentReconciles is how many PDPairs are reconciled at once (default 1).
 	MaxConcurrentReconciles int
 
-	plans *planCache
-	gauge *compatibilityGauge
+	// FleetRecheckInterval is how soon a pair whose decode agents lag is
+	// looked at again: an agent picking up a new plan changes nothing the
+	// operator watches (default 10s).
+	FleetRecheckInterval time.Duration
+
+	plans  *planCache
+	gauge  *compatibilityGauge
+	prober *agentProber
 }
 
 // NewPDPairReconciler wires a reconciler to a manager's client, cache and recorder.
@@ -46,6 +54,7 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		plans:     newPlanCache(),
 		gauge:     newCompatibilityGauge(),
+		prober:    newAgentProber(),
 	}
 }
 
@@ -73,13 +82,18 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		publishedPlanBytes.Observe(float64(pub.bytes))
 	}
 	r.gauge.set(req.NamespacedName, outcome.compatible)
-	if err := r.applyStatus(ctx, pair, outcome, pub); err != nil {
+	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
+	if err := r.applyStatus(ctx, pair, outcome, pub, fleetOrNil(fleet, fleetErr)); err != nil {
 		return ctrl.Result{}, err
 	}
 	if pub.retry != nil {
 		log.FromContext(ctx).Info("publishing plans failed; retrying", "error", pub.retry.Error())
+		return ctrl.Result{RequeueAfter: pub.requeueAfter}, pub.retry
 	}
-	return ctrl.Result{RequeueAfter: pub.requeueAfter}, pub.retry
+	if fleetErr != nil {
+		return ctrl.Result{}, fleetErr
+	}
+	return ctrl.Result{RequeueAfter: minPositive(pub.requeueAfter, r.fleetRecheck(fleet))}, nil
 }
 
 // fetch returns the PDPair, or nil when it is gone (and forgets it).
@@ -106,7 +120,10 @@ func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 		// Status writes do not change the generation: no reconcile storms.
 		For(&pdv1.PDPair{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// A published ConfigMap deleted or edited by someone else is restored.
-		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{}))
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{})).
+		// A decode pod appearing, going, or its agent changing readiness
+		// changes the pair's decode fleet status.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pairOfDecodePod), builder.WithPredicates(decodePodChange{}))
 }
 
 // SetupWithManager registers the controller.

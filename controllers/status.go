@@ -17,13 +17,17 @@ import (
 // writes it only if it differs from what the object already says. The write
 // goes to the status subresource, which does not bump the generation, so the
 // PDPair's own watch (generation predicate) does not reconcile it again.
-func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication) error {
+// A nil fleet (the pods could not be listed) leaves the fleet status as it was.
+func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication, fleet *fleetObservation) error {
 	before := pair.DeepCopy()
 	pair.Status.ObservedGeneration = pair.Generation
 	setCondition(pair, pdv1.PDPairLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
 	setCondition(pair, pdv1.PDPairPlansPublished, pub.published, pub.reason, pub.message)
 	setReady(pair, out, pub)
 	pair.Status.Plan = planSummary(out, pub)
+	if fleet != nil {
+		setFleetStatus(pair, *fleet)
+	}
 	if equality.Semantic.DeepEqual(before.Status, pair.Status) {
 		return nil
 	}

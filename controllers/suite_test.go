@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 	"testing"
 	"time"
 
@@ -92,6 +93,7 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	managerCache = mgr.GetCache()
 	r := NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = 2
+	r.FleetRecheckInterval = 300 * time.Millisecond // decode fleet tests wait on agents picking up plans
 	reconciles.inner = r
 	if err := r.Builder(mgr).Complete(reconciles); err != nil {
 		return nil, err

@@ -347,6 +347,8 @@ func TestRankRanges(t *testing.T) {
 			[]string{"RankRangeOutOfBounds", "ranks 3..4", "tensorParallelSize 4"}},
 		{"more-ranks-than-tp", decodepodtest.DecodePod(ns, "huge", "llama").RanksPerPod("8"),
 			[]string{"RankRangeOutOfBounds", "ranks 0..7", "tensorParallelSize 4"}},
+		{"more-ranks-than-one-agent-serves", decodepodtest.DecodePod(ns, "wide", "llama").RanksPerPod("65"),
+			[]string{"RankRangeOutOfBounds", "65 decode engine ranks", "at most 64", pdv1.AnnotationRanksPerPod}},
 		{"ranks-per-pod-not-a-number", decodepodtest.DecodePod(ns, "nan", "llama").RanksPerPod("four"),
 			[]string{"InvalidRankSetting", pdv1.AnnotationRanksPerPod, `"four"`}},
 		{"negative-first-rank", decodepodtest.DecodePod(ns, "neg", "llama").FirstRank("-1"),

@@ -72,6 +72,11 @@ func podRanks(pod *corev1.Pod, pair *pdv1.PDPair) (rankRange, *refusal) {
 		r.first = first
 		r.origin = "annotation " + pdv1.AnnotationFirstRank
 	}
+	if r.count > pdv1.AgentMaxRanksPerPod {
+		return r, refuse(RefuseRankRangeOutOfBounds,
+			"the pod would host %d decode engine ranks but one agent serves at most %d; set annotation %s (PDPair %s has decode tensorParallelSize %d)",
+			r.count, pdv1.AgentMaxRanksPerPod, pdv1.AnnotationRanksPerPod, pair.Name, tp)
+	}
 	if r.last() >= tp {
 		return r, refuse(RefuseRankRangeOutOfBounds,
 			"the pod would host decode engine %s (first rank %d from %s, %d ranks per pod) but PDPair %s has decode tensorParallelSize %d (engine ranks 0..%d)",

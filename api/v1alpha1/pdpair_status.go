@@ -8,7 +8,7 @@ type PDPairStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: LayoutCompatible, PlansPublished, Ready.
+	// Conditions: LayoutCompatible, PlansPublished, Ready, DecodeAgentsCurrent.
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge
@@ -20,6 +20,40 @@ type PDPairStatus struct {
 	// are published (the layout is incompatible or publishing failed).
 	// +optional
 	Plan *PlanSummary `json:"plan,omitempty"`
+
+	// DecodeFleet is what the operator sees of the pair's decode pods (those
+	// labelled with this pair and role decode) and their agents.
+	// +optional
+	DecodeFleet *DecodeFleetStatus `json:"decodeFleet,omitempty"`
+}
+
+// DecodeFleetStatus counts the pair's decode pods and their agents.
+type DecodeFleetStatus struct {
+	// Pods is the number of decode pods bound to the pair (not terminating).
+	Pods int32 `json:"pods"`
+	// AgentsReady is how many of them have a ready pdtopo-agent container.
+	AgentsReady int32 `json:"agentsReady"`
+	// AgentsCurrent is how many ready agents run the current plan
+	// (status.plan.hash), as their probe address reports it.
+	AgentsCurrent int32 `json:"agentsCurrent"`
+	// Lagging names the pods whose agent is not ready or not current, and
+	// why; at most MaxLaggingPods, the rest counted in the condition.
+	// +listType=atomic
+	// +optional
+	Lagging []LaggingDecodePod `json:"lagging,omitempty"`
+}
+
+// MaxLaggingPods bounds DecodeFleetStatus.Lagging.
+const MaxLaggingPods = 20
+
+// LaggingDecodePod is a decode pod whose agent is not ready or runs an older plan.
+type LaggingDecodePod struct {
+	// Pod is the pod's name.
+	Pod string `json:"pod"`
+	// Reason is AgentsNotReady or AgentsOnStalePlan.
+	Reason PDPairConditionReason `json:"reason"`
+	// Message says why, with the numbers (plan hashes, the agent's error).
+	Message string `json:"message"`
 }
 
 // PlanSummary summarises the route plans of every decode TP rank.

@@ -41,6 +41,9 @@ const (
 // +kubebuilder:printcolumn:name="Compatible",type=string,JSONPath=`.status.conditions[?(@.type=="LayoutCompatible")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="LayoutCompatible")].reason`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Decode Pods",type=integer,JSONPath=`.status.decodeFleet.pods`
+// +kubebuilder:printcolumn:name="Agents Ready",type=integer,JSONPath=`.status.decodeFleet.agentsReady`
+// +kubebuilder:printcolumn:name="Agents Current",type=string,JSONPath=`.status.conditions[?(@.type=="DecodeAgentsCurrent")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // The name is the value of the pd.pdtopo.dev/pdpair label on the plan ConfigMaps.
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the pd.pdtopo.dev/pdpair label on the plan ConfigMaps"

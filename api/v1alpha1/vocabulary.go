@@ -190,6 +190,9 @@ const (
 	AgentSocketDirEnv = "PDTOPO_AGENT_SOCKET_DIR"
 	// AgentPlanDir is where the pair's plan ConfigMaps are projected, read-only.
 	AgentPlanDir = "/etc/pdtopo/plans"
+	// AgentMaxRanksPerPod is the most engine ranks one agent serves (its
+	// --rank-count limit); the webhook refuses pods asking for more.
+	AgentMaxRanksPerPod = 64
 	// AgentSocketsVolume and AgentPlansVolume are the injected volumes' names.
 	AgentSocketsVolume = "pdtopo-sockets"
 	AgentPlansVolume   = "pdtopo-plans"

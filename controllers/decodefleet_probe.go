@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// agentInfo is the part of the agent's GET /v1/agent answer (on its probe
+// address) the operator reads; the agent contract in docs/decode-pods.md
+// gives the whole shape. Decoded here rather than imported, so the manager
+// stays free of the agent's cgo dependencies.
+type agentInfo struct {
+	PlanHash  string `json:"planHash"`
+	Ready     bool   `json:"ready"`
+	PlanError string `json:"planError"`
+}
+
+// maxAgentInfoBytes bounds what is read from an agent: the answer is a few
+// hundred bytes; a pod that streams more is not an agent to trust.
+const maxAgentInfoBytes = 64 << 10
+
+// agentProber asks agents which plan they run, a bounded number at a time,
+// each with a short timeout, so that a fleet of unreachable pods delays a
+// reconcile by at most a few seconds.
+type agentProber struct {
+	client *http.Client
+	// concurrency is how many agents are asked at once.
+	concurrency int
+	// budget bounds one fleet's probing; agents not answered by then are
+	// reported as unreachable.
+	budget time.Duration
+}
+
+func newAgentProber() *agentProber {
+	return &agentProber{
+		client: &http.Client{
+			Timeout: 2 * time.Second,
+			// Never follow a redirect off the pod, never reuse a proxy.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+			Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, IdleConnTimeout: 30 * time.Second,
+				DialContext: (&net.Dialer{Timeout: time.Second}).DialContext},
+		},
+		concurrency: 16,
+		budget:      5 * time.Second,
+	}
+}
+
+// probeResult is one agent's answer, or why there is none.
+type probeResult struct {
+	info agentInfo
+	err  error
+}
+
+// probeAll asks the agent of every pod given (each has an IP) for its info.
+func (p *agentProber) probeAll(ctx context.Context, pods []*corev1.Pod) map[string]probeResult {
+	ctx, cancel := context.WithTimeout(ctx, p.budget)
+	defer cancel()
+	results := make(map[string]probeResult, len(pods))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, p.concurrency)
+	for _, pod := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			case <-ctx.Done():
+				mu.Lock()
+				results[pod.Name] = probeResult{err: fmt.Errorf("not asked within %s", p.budget)}
+				mu.Unlock()
+				return
+			}
+			info, err := p.probe(ctx, agentInfoURL(pod))
+			mu.Lock()
+			results[pod.Name] = probeResult{info: info, err: err}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func (p *agentProber) probe(ctx context.Context, url string) (agentInfo, error) {
+	var info agentInfo
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return info, err
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return info, fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAgentInfoBytes+1))
+	if err != nil {
+		return info, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return info, fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	if len(body) > maxAgentInfoBytes {
+		return info, fmt.Errorf("GET %s: answer over %d bytes", url, maxAgentInfoBytes)
+	}
+	if err := json.Unmarshal(body, &info); err != nil {
+		return info, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return info, nil
+}
+
+// agentInfoURL is the agent's /v1/agent on the pod IP, at the port its
+// container declares under the probe port name (the kubelet probes the same
+// port), or the default.
+func agentInfoURL(pod *corev1.Pod) string {
+	port := int32(pdv1.AgentProbePort)
+	if c := agentContainerSpec(pod); c != nil {
+		for _, p := range c.Ports {
+			if p.Name == pdv1.AgentProbePortName {
+				port = p.ContainerPort
+			}
+		}
+	}
+	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))) + pdv1.AgentInfoPath
+}
