@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
 const repoRoot = "../.."
@@ -30,12 +32,7 @@ func TestMain(m *testing.M) {
 // SIGINT to the whole group as Ctrl-C does. run-local must exit 0 and leave
 // none of its children (etcd, kube-apiserver, manager) running.
 func TestCtrlCStopsEverything(t *testing.T) {
-	bin, _ := filepath.Abs(filepath.Join(repoRoot, "bin"))
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
-			t.Skipf("%s/%s is not built (`make controlplane`; `make test` builds it first)", bin, name)
-		}
-	}
+	bin, _ := filepath.Abs(testenv.BinDir(t)) // fails without the binaries unless PDTOPO_SKIP_ENVTEST=1
 	tmp := t.TempDir()
 	kubeconfig := filepath.Join(tmp, "local.kubeconfig")
 	cmd := exec.Command(os.Args[0],

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
 const repoRoot = "../.."
@@ -140,12 +141,7 @@ func TestStartNamesWhatIsMissing(t *testing.T) {
 func testOptions(t *testing.T) Options {
 	t.Helper()
 	o := Defaults()
-	o.BinDir = filepath.Join(repoRoot, "bin")
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if _, err := os.Stat(filepath.Join(o.BinDir, name)); err != nil {
-			t.Skipf("%s/%s is not built (`make controlplane`; `make test` builds it first)", o.BinDir, name)
-		}
-	}
+	o.BinDir = testenv.BinDir(t) // fails without the binaries unless PDTOPO_SKIP_ENVTEST=1
 	o.CRDDir = filepath.Join(repoRoot, o.CRDDir)
 	o.SamplesDir = filepath.Join(repoRoot, o.SamplesDir)
 	o.WebhookDir = filepath.Join(repoRoot, o.WebhookDir)
