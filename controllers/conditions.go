@@ -22,6 +22,7 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.ReasonMLAL15RequiresMLA:          pdv1.ReasonMLAL15RequiresMLA,
 	transferplan.ReasonMLAItemSizeMismatch:        pdv1.ReasonMLAItemSizeMismatch,
 	transferplan.ReasonWholeStateCopyUnsafe:       pdv1.ReasonWholeStateCopyUnsafe,
+	transferplan.ReasonItemNotTokenAligned:        pdv1.ReasonItemNotTokenAligned,
 	transferplan.ReasonStridedPagesNeedProtocolV2: pdv1.ReasonStridedPagesNeedProtocolV2,
 	transferplan.ReasonRankOutOfRange:             pdv1.ReasonRankOutOfRange,
 }

@@ -36,8 +36,12 @@ func TestLayoutCompatibleReasons(t *testing.T) {
 			metav1.ConditionFalse, pdv1.ReasonItemNotUnitAligned, "kvBuffers[0]"},
 		{newPair(ns, "sixteen-heads-on-eight").prefill(8, 1).decode(4, 1).kvPair(2, 1024, 256, 256).obj(),
 			metav1.ConditionFalse, pdv1.ReasonUnsupportedHeterogeneousTP, "kvBuffers[0]"},
-		{newPair(ns, "sixteen-token-pages").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 2*16*256, 16*256, 16*256).obj(),
-			metav1.ConditionFalse, pdv1.ReasonStridedPagesNeedProtocolV2, "16 tokens"},
+		{newPair(ns, "sixteen-token-pages").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 16*512, 16*256, 256).obj(),
+			metav1.ConditionTrue, pdv1.ReasonCompatible, "16 fragments per page for each buffer a decode rank pulls from a prefill rank"},
+		// 16-token pages whose "unit" is a head of 16 tokens: a token row (a
+		// sixteenth of the item) is not whole units.
+		{newPair(ns, "sixteen-token-pages-ragged-rows").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 2*16*256, 16*256, 16*256).obj(),
+			metav1.ConditionFalse, pdv1.ReasonItemNotTokenAligned, "pages hold 16 tokens"},
 		{newPair(ns, "mla-default-prefill-item").mla().prefill(16, 1).decode(8, 1).kvGroup(pdv1.KVTargetK, geom(61, 1152, 576, 1, 1)).obj(),
 			metav1.ConditionFalse, pdv1.ReasonMLAItemSizeMismatch, "prefill item 576 bytes, decode item 1152 bytes"},
 		{newPair(ns, "state-apart-from-draft-heads").prefill(4, 1).decode(2, 1).

@@ -87,6 +87,9 @@ func describeCompatible(l transferplan.Layout, s transferplan.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; each decode rank contacts %s prefill ranks; a prefill rank serves up to %d decode ranks; %d fragments",
 		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, span(s.MinTargets, s.MaxTargets), s.MaxPrefillFanOut, s.Fragments)
+	if s.FragmentsPerPage > 1 {
+		fmt.Fprintf(&b, "; %s", s.PageCost)
+	}
 	if n := len(s.IdlePrefillRanks); n > 0 {
 		fmt.Fprintf(&b, "; %d prefill ranks are pulled from by no decode rank (%v): decode TP rank 0 sends them dummy requests so their rooms complete", n, s.IdlePrefillRanks)
 	}

@@ -119,28 +119,42 @@ var sampleOutcomes = map[string]sampleOutcome{
 	"llama3-70b-gqa-p8-d4": {summary: pdv1.PlanSummary{
 		Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
 		PrefillFanOut: []int32{1, 1, 1, 1, 1, 1, 1, 1}, MaxPrefillFanOut: 1, FragmentCount: 1280,
+		FragmentsPerPage: 1, PageCost: "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token",
+	}},
+	// The same with 16-token pages: each prefill rank's head is one slot of
+	// each of the 16 token rows of a decode page: 4 × 160 × 2 × 16 fragments.
+	"llama3-70b-gqa-p8-d4-16-tokens": {summary: pdv1.PlanSummary{
+		Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
+		PrefillFanOut: []int32{1, 1, 1, 1, 1, 1, 1, 1}, MaxPrefillFanOut: 1, FragmentCount: 20480,
+		FragmentsPerPage: 16, PageCost: "16 fragments per page for each buffer a decode rank pulls from a prefill rank: " +
+			"decode rank 0 takes 1 of prefill rank 0's 1 heads (256-byte units) from each of the 16 token rows of a page into its 2-head rows; " +
+			"pages are token-major, so each row is a separate fragment",
 	}},
 	// 16 KV + 96 state buffers, every one sharded 4 → 2: decode rank d
 	// pulls from prefill ranks 2d and 2d+1: 2 × 112 × 2 fragments.
 	"mamba-hybrid-p4-d2": {summary: pdv1.PlanSummary{
 		Kind: "fragmented", DecodeTPRanks: 2, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
 		PrefillFanOut: []int32{1, 1, 1, 1}, MaxPrefillFanOut: 1, FragmentCount: 448,
+		FragmentsPerPage: 1, PageCost: "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token",
 	}},
 	// L1.5: every decode rank pulls from all 8 prefill ranks.
 	"deepseek-v3-mla-l15-p8-d4": {summary: pdv1.PlanSummary{
 		Kind: "mla", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 8, MaxTargetsPerDecodeRank: 8,
 		PrefillFanOut: []int32{4, 4, 4, 4, 4, 4, 4, 4}, MaxPrefillFanOut: 4,
+		PageCost: "whole items: each prefill rank copies whole pages, no fragments",
 	}},
 	// P16 → D8: decode rank d targets 2d (real) and 2d+1 (dummy).
 	"deepseek-v3-mla-p16-d8": {summary: pdv1.PlanSummary{
 		Kind: "mla", DecodeTPRanks: 8, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
 		PrefillFanOut: []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, MaxPrefillFanOut: 1,
+		PageCost: "whole items: each prefill rank copies whole pages, no fragments",
 	}},
 	// decode TP 16 in 8 DP groups: 2 TP ranks per group, plans for 2;
 	// prefill 8 → decode rank d targets 4d (real) and 4d+1..4d+3 (dummies).
 	"deepseek-v3-dp-attention": {summary: pdv1.PlanSummary{
 		Kind: "mla", DecodeTPRanks: 2, MinTargetsPerDecodeRank: 4, MaxTargetsPerDecodeRank: 4,
 		PrefillFanOut: []int32{1, 1, 1, 1, 1, 1, 1, 1}, MaxPrefillFanOut: 1,
+		PageCost: "whole items: each prefill rank copies whole pages, no fragments",
 	}},
 	// 8 heads over 16 prefill ranks: replica groups of 2, so only even
 	// ranks are sources; decode rank d (heads 4d..4d+3) pulls from prefill
@@ -149,6 +163,7 @@ var sampleOutcomes = map[string]sampleOutcome{
 		Kind: "fragmented", DecodeTPRanks: 2, MinTargetsPerDecodeRank: 4, MaxTargetsPerDecodeRank: 4,
 		PrefillFanOut: []int32{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}, MaxPrefillFanOut: 1,
 		IdlePrefillTPRanks: []int32{1, 3, 5, 7, 9, 11, 13, 15}, FragmentCount: 1280,
+		FragmentsPerPage: 1, PageCost: "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token",
 	}},
 }
 

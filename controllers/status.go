@@ -68,6 +68,8 @@ func planSummary(out *planOutcome, pub publication) *pdv1.PlanSummary {
 		MaxPrefillFanOut:        int32(s.MaxPrefillFanOut),
 		IdlePrefillTPRanks:      int32s(s.IdlePrefillRanks),
 		FragmentCount:           int64(s.Fragments),
+		FragmentsPerPage:        int32(s.FragmentsPerPage),
+		PageCost:                s.PageCost,
 		Hash:                    out.hash,
 		PublishedBytes:          pub.bytes,
 		ConfigMaps:              pub.configMaps,

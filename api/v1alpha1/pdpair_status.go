@@ -80,6 +80,20 @@ type PlanSummary struct {
 	IdlePrefillTPRanks []int32 `json:"idlePrefillTPRanks,omitempty"`
 	// FragmentCount is the number of transfer fragments over all plans.
 	FragmentCount int64 `json:"fragmentCount"`
+
+	// FragmentsPerPage is the most fragments one buffer of one page costs a
+	// decode rank from one prefill rank: 0 when whole items move (identity,
+	// MLA), 1 when every slice is whole token rows on both sides, and
+	// tokensPerPage when a decode rank takes a head range of each token row
+	// of a token-major page (prefill and decode ranks hold different heads).
+	// +optional
+	FragmentsPerPage int32 `json:"fragmentsPerPage,omitempty"`
+
+	// PageCost explains FragmentsPerPage, e.g. "64 fragments per page ...:
+	// decode rank 0 takes 2 of prefill rank 0's 8 heads ... from each of the
+	// 64 token rows of a page ...".
+	// +optional
+	PageCost string `json:"pageCost,omitempty"`
 	// Hash is the content hash of the published plan set (hex SHA-256).
 	Hash string `json:"hash"`
 	// PublishedBytes is the size of the published plan data over all ConfigMaps.

@@ -78,8 +78,14 @@ const (
 	// ReasonWholeStateCopyUnsafe: a prefill rank would send a decode rank KV
 	// but none of its state, and would then copy every state buffer whole.
 	ReasonWholeStateCopyUnsafe PDPairConditionReason = "WholeStateCopyUnsafe"
-	// ReasonStridedPagesNeedProtocolV2: multi-token pages need a protocol the
-	// engine does not speak yet.
+	// ReasonItemNotTokenAligned: pages hold several tokens and a decode rank
+	// takes a head range of every token row, but an item is not whole rows of
+	// whole units.
+	ReasonItemNotTokenAligned PDPairConditionReason = "ItemNotTokenAligned"
+	// ReasonStridedPagesNeedProtocolV2 is retired: operators before token-row
+	// planning refused multi-token pages whose heads a decode rank splits;
+	// they are now planned as one fragment per token row. Kept so that such
+	// conditions keep a documented meaning.
 	ReasonStridedPagesNeedProtocolV2 PDPairConditionReason = "StridedPagesNeedProtocolV2"
 	// ReasonRankOutOfRange: a plan was asked for a rank that does not exist.
 	ReasonRankOutOfRange PDPairConditionReason = "RankOutOfRange"

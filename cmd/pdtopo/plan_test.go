@@ -87,9 +87,30 @@ func TestPlanTableReadable(t *testing.T) {
 	for _, want := range []string{
 		"prefill TP 8 DP 1 → decode TP 4 DP 1",
 		"COMPATIBLE  plan fragmented, 4 plan(s), 2–2 prefill target(s) per decode rank, 1280 fragment(s), idle prefill ranks: none",
+		"PAGE COST   1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token",
 		"3 (needs 2)  6        source  1         160      [0,256) of 256 → [0,256) of 512",
 		"             7        source  1         160      [0,256) of 256 → [256,512) of 512",
 		"PREFILL FAN-OUT (decode ranks per prefill TP rank): 0:1 1:1 2:1 3:1 4:1 5:1 6:1 7:1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// With 16-token pages each decode rank takes one head of each token row:
+// the table states the page cost and folds the rows of a buffer into one line.
+func TestPlanTableShowsPageCost(t *testing.T) {
+	code, out, _ := pdtopo(t, "", "plan", "-f", "testdata/gqa-p8-d4-16-tokens.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		"160 KV + 0 state buffers, 16 token(s)/page",
+		"COMPATIBLE  plan fragmented, 4 plan(s), 2–2 prefill target(s) per decode rank, 20480 fragment(s), idle prefill ranks: none",
+		"PAGE COST   16 fragments per page for each buffer a decode rank pulls from a prefill rank: decode rank 0 takes 1 of prefill rank 0's 1 heads (256-byte units) from each of the 16 token rows of a page into its 2-head rows",
+		"3 (needs 2)  6        source  1         160      token rows t=0–15: [0,256)+t·256 of 4096 → [0,256)+t·512 of 8192",
+		"             7        source  1         160      token rows t=0–15: [0,256)+t·256 of 4096 → [256,512)+t·512 of 8192",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

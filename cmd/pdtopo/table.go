@@ -19,8 +19,9 @@ func writeTable(w io.Writer, name string, l transferplan.Layout, set *transferpl
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %s, %d KV + %d state buffers, %d token(s)/page\n",
 		orDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.Attention,
 		len(l.KVBuffers), len(l.StateBuffers), l.TokensPerPage)
-	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill target(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n\n",
+	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill target(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n",
 		sum.Kind, len(set.Plans), sum.MinTargets, sum.MaxTargets, sum.Fragments, rankList(sum.IdlePrefillRanks))
+	fmt.Fprintf(&b, "PAGE COST   %s\n\n", sum.PageCost)
 
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DECODE\tPREFILL\tROLE\tDST-INFO\tBUFFERS\tSOURCE BYTES → DEST BYTES (per page)")
@@ -48,26 +49,58 @@ func writeTable(w io.Writer, name string, l transferplan.Layout, set *transferpl
 }
 
 // fragmentLines folds a target's fragments by shape: "N buffers\tsrc → dst".
+// The token-row fragments of one buffer (pages of several tokens whose rows
+// a decode rank takes part of) fold into one shape: "rows 0–63: [a,b)+t·s".
 func fragmentLines(t transferplan.PlanTarget) []string {
 	if len(t.Fragments) == 0 {
 		return []string{"-\twhole items"}
 	}
-	type shape struct{ srcOff, dstOff, n, srcStride, dstStride int64 }
+	type shape struct{ srcOff, dstOff, n, srcStride, dstStride, rows, srcStep, dstStep int64 }
 	var order []shape
 	count := map[shape]int{}
-	for _, f := range t.Fragments {
-		s := shape{f.SrcByteOffset, f.DstByteOffset, f.BytesPerPage, f.SrcPageStrideBytes, f.DstPageStrideBytes}
+	frags := t.Fragments
+	for i := 0; i < len(frags); {
+		f := frags[i]
+		s := shape{f.SrcByteOffset, f.DstByteOffset, f.BytesPerPage, f.SrcPageStrideBytes, f.DstPageStrideBytes, 1, 0, 0}
+		j := i + 1
+		if j < len(frags) && sameBuffer(frags[j], f) {
+			s.srcStep, s.dstStep = frags[j].SrcByteOffset-f.SrcByteOffset, frags[j].DstByteOffset-f.DstByteOffset
+			for ; j < len(frags) && nextRow(frags[j], f, int64(j-i), s.srcStep, s.dstStep); j++ {
+			}
+			if s.rows = int64(j - i); s.rows == 1 {
+				s.srcStep, s.dstStep = 0, 0
+			}
+		}
 		if count[s] == 0 {
 			order = append(order, s)
 		}
 		count[s]++
+		i = j
 	}
 	lines := make([]string, 0, len(order))
 	for _, s := range order {
-		lines = append(lines, fmt.Sprintf("%d\t[%d,%d) of %d → [%d,%d) of %d",
-			count[s], s.srcOff, s.srcOff+s.n, s.srcStride, s.dstOff, s.dstOff+s.n, s.dstStride))
+		if s.rows == 1 {
+			lines = append(lines, fmt.Sprintf("%d\t[%d,%d) of %d → [%d,%d) of %d",
+				count[s], s.srcOff, s.srcOff+s.n, s.srcStride, s.dstOff, s.dstOff+s.n, s.dstStride))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%d\ttoken rows t=0–%d: [%d,%d)+t·%d of %d → [%d,%d)+t·%d of %d",
+			count[s], s.rows-1, s.srcOff, s.srcOff+s.n, s.srcStep, s.srcStride, s.dstOff, s.dstOff+s.n, s.dstStep, s.dstStride))
 	}
 	return lines
+}
+
+// nextRow reports whether g is row k of the run that f starts: same buffer
+// and length, offsets k steps further.
+func nextRow(g, f transferplan.TransferFragment, k, srcStep, dstStep int64) bool {
+	return sameBuffer(g, f) && g.BytesPerPage == f.BytesPerPage &&
+		g.SrcByteOffset == f.SrcByteOffset+k*srcStep && g.DstByteOffset == f.DstByteOffset+k*dstStep
+}
+
+// sameBuffer reports whether two fragments of a target move the same buffer
+// (a target's fragments of one buffer are consecutive token rows).
+func sameBuffer(a, b transferplan.TransferFragment) bool {
+	return a.BufferKind == b.BufferKind && a.BufferIndex == b.BufferIndex
 }
 
 func targetRole(plan transferplan.RoutePlan, t transferplan.PlanTarget) string {

@@ -26,6 +26,7 @@ type sampleOutcome struct {
 
 var sampleOutcomes = map[string]sampleOutcome{
 	"pd_v1alpha1_pdpair_gqa_p8_d4.yaml":                {kind: transferplan.PlanFragmented, minTargets: 2, maxTargets: 2},
+	"pd_v1alpha1_pdpair_gqa_p8_d4_16_tokens.yaml":      {kind: transferplan.PlanFragmented, minTargets: 2, maxTargets: 2},
 	"pd_v1alpha1_pdpair_replicated_heads_p16_d2.yaml":  {kind: transferplan.PlanFragmented, minTargets: 4, maxTargets: 4, idle: []int{1, 3, 5, 7, 9, 11, 13, 15}},
 	"pd_v1alpha1_pdpair_mla_p16_d8.yaml":               {kind: transferplan.PlanMLA, minTargets: 2, maxTargets: 2},
 	"pd_v1alpha1_pdpair_mla_l15_p8_d4.yaml":            {kind: transferplan.PlanMLA, minTargets: 8, maxTargets: 8},

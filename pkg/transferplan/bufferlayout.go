@@ -19,6 +19,9 @@ type bufferPair struct {
 	spec    BufferSpec
 	prefill BufferLayout
 	decode  BufferLayout
+	// rows is how many token rows each fragment of the buffer is cut into
+	// (1: whole rows on both sides, one fragment per slice; see assignRows).
+	rows int64
 }
 
 // buildBufferPair classifies one buffer (the reference's

@@ -61,9 +61,11 @@ func (b *layoutBuilder) state(count int, decodeItem, prefillItem, unit int64) *l
 
 // heads adds one layer-count of K and V buffers for a GQA model with the given
 // number of KV heads, each head unit bytes per token, sharded over both sides
-// (ranks beyond the head count replicate heads, as engines do).
+// (ranks beyond the head count replicate heads, as engines do). An item is
+// tokensPerPage rows of the rank's heads (set tokensPerPage first).
 func (b *layoutBuilder) heads(layers, kvHeads int, unit int64) *layoutBuilder {
-	perRank := func(tp int) int64 { return int64(max(1, kvHeads/tp)) * unit }
+	rows := int64(b.l.TokensPerPage)
+	perRank := func(tp int) int64 { return rows * int64(max(1, kvHeads/tp)) * unit }
 	d, p := perRank(b.l.Decode.TPPerDP()), perRank(b.l.Prefill.TPPerDP())
 	return b.kvItems(TargetK, layers, d, p, unit).kvItems(TargetV, layers, d, p, unit)
 }

@@ -8,7 +8,9 @@
 // right, and fixes its known faults: non-divisible MLA ratios never name a rank
 // that does not exist, prefill ranks that nobody pulls from are reported so
 // that decode TP rank 0 can release them, fan-out is computed once per layout,
-// and multi-token pages whose head ranges would be split are rejected.
+// and pages of several tokens are planned token-major (one fragment per token
+// row where a decode rank takes part of each row), where the reference plans
+// them as head-major and moves the wrong bytes.
 //
 // The package knows nothing of Kubernetes, ZMQ or HTTP: it takes values and
 // returns values or *LayoutError.

@@ -33,9 +33,14 @@ const (
 	// fragments but no state fragment, and the prefill then copies every
 	// state buffer whole, overwriting state that rank does not hold.
 	ReasonWholeStateCopyUnsafe Reason = "WholeStateCopyUnsafe"
-	// ReasonStridedPagesNeedProtocolV2: pages hold several tokens (token-major)
-	// and a fragment would take a sub-range of heads from each, which the v1
-	// wire protocol (one contiguous range per page) cannot express.
+	// ReasonItemNotTokenAligned: pages hold several tokens and a decode rank
+	// takes a head range of every token row, but an item is not a whole
+	// number of rows of whole units, so rows have no byte boundaries.
+	ReasonItemNotTokenAligned Reason = "ItemNotTokenAligned"
+	// ReasonStridedPagesNeedProtocolV2 is retired: the planner no longer
+	// returns it. Token-major pages are planned as one v1 fragment per token
+	// row (see eachFragment). The constant stays so that conditions written
+	// by older operators keep a documented meaning.
 	ReasonStridedPagesNeedProtocolV2 Reason = "StridedPagesNeedProtocolV2"
 	// ReasonRankOutOfRange: a plan was asked for a decode TP rank that does not exist.
 	ReasonRankOutOfRange Reason = "RankOutOfRange"

@@ -14,13 +14,16 @@ func (l BufferLayout) interval(rank, tp int) (start, end int64, ok bool) {
 
 // eachFragment calls emit with each of decode TP rank d's fragments in walk
 // order: for a replicated buffer one whole-item fragment from prefill rank
-// d*P/D; for a sharded buffer one fragment per prefill shard that intersects
-// d's range.
+// d*P/D; for a sharded buffer, per prefill shard that intersects d's range,
+// one fragment per token row of the page (pages are token-major, so a head
+// range is one contiguous run per row), or a single fragment when the slice
+// spans whole rows on both sides and the rows are therefore contiguous.
 func (p *Planner) eachFragment(d int, emit func(f *TransferFragment)) {
 	P, D := p.prefillTP, p.decodeTP
 	var f TransferFragment
 	for i := range p.pairs {
-		pre, dec := &p.pairs[i].prefill, &p.pairs[i].decode
+		bp := &p.pairs[i]
+		pre, dec := &bp.prefill, &bp.decode
 		f = TransferFragment{BufferIndex: pre.Index, BufferKind: pre.Kind, DstRank: d,
 			SrcPageStrideBytes: pre.ItemStrideBytes, DstPageStrideBytes: dec.ItemStrideBytes}
 		if pre.Axis == AxisReplicated {
@@ -32,15 +35,21 @@ func (p *Planner) eachFragment(d int, emit func(f *TransferFragment)) {
 		if !ok {
 			continue
 		}
-		shard := pre.shardLen(P)
+		// Work in units of one token row: rows is 1 when slices are whole rows.
+		rows, u := bp.rows, pre.UnitBytes
+		s, e = s/rows, e/rows
+		shard := pre.shardLen(P) / rows
+		preRow, decRow := pre.ItemStrideBytes/rows, dec.ItemStrideBytes/rows
 		for k := s / shard; k*shard < e; k++ {
 			ps := k * shard
 			from, to := max(s, ps), min(e, ps+shard)
 			f.SrcRank = int(k) * pre.ReplicaGroup
-			f.SrcByteOffset = (from - ps) * pre.UnitBytes
-			f.DstByteOffset = (from - s) * dec.UnitBytes
-			f.BytesPerPage = (to - from) * pre.UnitBytes
-			emit(&f)
+			f.BytesPerPage = (to - from) * u
+			for t := range rows {
+				f.SrcByteOffset = t*preRow + (from-ps)*u
+				f.DstByteOffset = t*decRow + (from-s)*u
+				emit(&f)
+			}
 		}
 	}
 }
@@ -110,30 +119,33 @@ func (p *Planner) shardedFanOut() []int {
 	return fan
 }
 
-// checkPageContiguity rejects multi-token pages whose fragments would take a
-// sub-range of each page. Pages are token-major (token, head, head-dim), so a
-// head range is contiguous within a page only when the page holds one token;
-// whole-item fragments are always contiguous. State buffers are not paged by
-// token and are exempt.
-func (p *Planner) checkPageContiguity() error {
-	T := p.layout.TokensPerPage
-	if T <= 1 || p.kind == PlanIdentity {
-		return nil
-	}
-	for _, bp := range p.pairs {
-		if !bp.spec.Kind.IsKV() || bp.prefill.Axis == AxisReplicated {
+// assignRows decides, per sharded buffer, how many token rows its fragments
+// are cut into. Pages are token-major (token, head, head-dim): a rank's item
+// is tokensPerPage rows of its heads. When prefill and decode ranks hold the
+// same number of heads, every slice is a whole row on both sides, and the
+// rows of a page are contiguous: one fragment per page (rows 1). Otherwise a
+// slice is a head range of each row: one fragment per row (rows
+// tokensPerPage), which needs items that are whole rows of whole units.
+// State buffers are not paged by token.
+func (p *Planner) assignRows() error {
+	T := int64(p.layout.TokensPerPage)
+	for i := range p.pairs {
+		bp := &p.pairs[i]
+		bp.rows = 1
+		if T == 1 || !bp.spec.Kind.IsKV() || bp.prefill.Axis == AxisReplicated {
 			continue
 		}
 		preLen, decLen := bp.prefill.shardLen(p.prefillTP), bp.decode.shardLen(p.decodeTP)
 		if preLen == decLen {
 			continue
 		}
-		take := min(preLen, decLen)
-		return bufferErrorf(ReasonStridedPagesNeedProtocolV2, bp.spec, bp.prefill.Index,
-			"pages hold %d tokens (token-major), and decode TP rank 0 would take %d of the %d units of prefill TP rank %d's item "+
-				"into its %d-unit item (%d-byte units); that is a strided slice of every page, which wire protocol v1 cannot express. "+
-				"Use tokensPerPage 1 or layouts whose prefill and decode ranks hold the same heads",
-			T, take, preLen, 0, decLen, bp.prefill.UnitBytes)
+		if preLen%T != 0 || decLen%T != 0 {
+			return bufferErrorf(ReasonItemNotTokenAligned, bp.spec, bp.prefill.Index,
+				"pages hold %d tokens (token-major), so a decode rank takes a head range of every token row; "+
+					"that needs items of %d whole rows of %d-byte units, but the prefill item holds %d units and the decode item %d",
+				T, T, bp.prefill.UnitBytes, preLen, decLen)
+		}
+		bp.rows = T
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func NewPlanner(l Layout) (*Planner, error) {
 	if p.prefillTP == p.decodeTP && p.noReplicaGroups() {
 		p.kind = PlanIdentity
 	}
-	if err := p.checkPageContiguity(); err != nil {
+	if err := p.assignRows(); err != nil {
 		return nil, err
 	}
 	if err := p.checkStateSources(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -117,6 +118,13 @@ type Summary struct {
 	MaxPrefillFanOut int
 	IdlePrefillRanks []int
 	Fragments        int
+	// FragmentsPerPage is the most fragments one buffer of one page costs a
+	// decode rank from one prefill rank: 0 when whole items move (identity,
+	// MLA), 1 when every slice is whole token rows on both sides, and
+	// tokensPerPage when a decode rank takes a head range of each token row.
+	FragmentsPerPage int
+	// PageCost says, for people, what FragmentsPerPage is and why.
+	PageCost string
 }
 
 // Summarize computes the summary of a plan set.
@@ -139,5 +147,43 @@ func (s *PlanSet) Summarize() Summary {
 	for _, f := range sum.PrefillFanOut {
 		sum.MaxPrefillFanOut = max(sum.MaxPrefillFanOut, f)
 	}
+	sum.FragmentsPerPage, sum.PageCost = s.pageCost()
 	return sum
+}
+
+// pageCost finds the largest run of fragments one target has for one
+// buffer (a target's fragments of a buffer are consecutive: one slice, cut
+// into token rows or not) and says what it is.
+func (s *PlanSet) pageCost() (int, string) {
+	most, at, of := 0, TransferFragment{}, 0
+	for _, plan := range s.Plans {
+		for _, t := range plan.Targets {
+			for i, run := 0, 0; i < len(t.Fragments); i++ {
+				f := t.Fragments[i]
+				if i == 0 || f.BufferKind != t.Fragments[i-1].BufferKind || f.BufferIndex != t.Fragments[i-1].BufferIndex {
+					run = 0
+				}
+				if run++; run > most {
+					most, at, of = run, t.Fragments[i-run+1], plan.DecodeTPRank
+				}
+			}
+		}
+	}
+	switch {
+	case most == 0:
+		return 0, "whole items: each prefill rank copies whole pages, no fragments"
+	case most == 1 && s.Layout.TokensPerPage <= 1:
+		return 1, "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token"
+	case most == 1:
+		return 1, "1 fragment per page for each buffer a decode rank pulls from a prefill rank: every slice is whole token rows on both sides, so a page's rows move as one block"
+	}
+	rows := int64(most)
+	unit := int64(1)
+	if at.BufferKind.IsKV() && at.BufferIndex < len(s.Layout.PrefillKVUnitLens) && s.Layout.PrefillKVUnitLens[at.BufferIndex] > 0 {
+		unit = s.Layout.PrefillKVUnitLens[at.BufferIndex]
+	}
+	return most, fmt.Sprintf("%d fragments per page for each buffer a decode rank pulls from a prefill rank: "+
+		"decode rank %d takes %d of prefill rank %d's %d heads (%d-byte units) from each of the %d token rows of a page into its %d-head rows; "+
+		"pages are token-major, so each row is a separate fragment",
+		most, of, at.BytesPerPage/unit, at.SrcRank, at.SrcPageStrideBytes/rows/unit, unit, rows, at.DstPageStrideBytes/rows/unit)
 }

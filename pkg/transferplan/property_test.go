@@ -139,16 +139,16 @@ func checkRankPlan(l Layout, p RoutePlan, fanOut []int) error {
 		if !tg.IsDummy {
 			real++
 		}
-		for _, f := range tg.Fragments {
+		for i, f := range tg.Fragments {
+			if i > 0 && contiguous(tg.Fragments[i-1], f) {
+				return fmt.Errorf("fragments %+v and %+v are contiguous on both sides: one fragment would do", tg.Fragments[i-1], f)
+			}
 			if f.SrcRank != tg.PrefillTPRank || f.DstRank != p.DecodeTPRank {
 				return fmt.Errorf("fragment %+v names the wrong ranks", f)
 			}
 			if f.BytesPerPage <= 0 || f.SrcByteOffset < 0 || f.DstByteOffset < 0 ||
 				f.SrcByteOffset+f.BytesPerPage > f.SrcPageStrideBytes || f.DstByteOffset+f.BytesPerPage > f.DstPageStrideBytes {
 				return fmt.Errorf("fragment %+v leaves its item", f)
-			}
-			if l.TokensPerPage > 1 && f.BufferKind.IsKV() && !f.wholeItem() {
-				return fmt.Errorf("fragment %+v splits a %d-token page", f, l.TokensPerPage)
 			}
 		}
 	}
@@ -163,6 +163,13 @@ func checkRankPlan(l Layout, p RoutePlan, fanOut []int) error {
 	}
 	// Which bytes land where is simulateBytes' job.
 	return nil
+}
+
+// contiguous reports whether b continues a on both sides within the same
+// buffer: the two could have been one fragment.
+func contiguous(a, b TransferFragment) bool {
+	return a.BufferKind == b.BufferKind && a.BufferIndex == b.BufferIndex &&
+		b.SrcByteOffset == a.SrcByteOffset+a.BytesPerPage && b.DstByteOffset == a.DstByteOffset+a.BytesPerPage
 }
 
 func wantResponses(l Layout, realTargets int) int {

@@ -31,6 +31,9 @@ func Reasons() []Reason {
 		ReasonMLAL15RequiresMLA,
 		ReasonMLAItemSizeMismatch,
 		ReasonWholeStateCopyUnsafe,
+		ReasonItemNotTokenAligned,
+		// Retired (never returned any more); listed so that conditions
+		// written by older operators stay mapped.
 		ReasonStridedPagesNeedProtocolV2,
 		ReasonRankOutOfRange,
 	}

@@ -52,11 +52,11 @@ func TestRejections(t *testing.T) {
 		field:    "mlaL15Cache",
 		mentions: []string{"attentionBackend is MHA"},
 	}, {
-		name:     "16-token pages with GQA P8→D4 would split each page's heads",
-		layout:   mha(8, 4).tokensPerPage(16).heads(2, 8, 16*256).build(),
-		reason:   ReasonStridedPagesNeedProtocolV2,
+		name:     "16-token pages whose 4096-byte unit is bigger than a token row",
+		layout:   mha(8, 4).tokensPerPage(16).kvItems(TargetK, 2, 2*4096, 4096, 4096).kvItems(TargetV, 2, 2*4096, 4096, 4096).build(),
+		reason:   ReasonItemNotTokenAligned,
 		field:    "kvBuffers[0]",
-		mentions: []string{"kvBuffers[0] (TargetK)", "16 tokens", "protocol v1"},
+		mentions: []string{"kvBuffers[0] (TargetK)", "pages hold 16 tokens", "16 whole rows of 4096-byte units", "prefill item holds 1 units and the decode item 2"},
 	}, {
 		name:     "MLA P16→D8 with the sharded-heads default prefill item",
 		layout:   mla(16, 8).kvItems(TargetK, 2, 1152, 576, 1).build(),

@@ -125,10 +125,55 @@ func TestRoutePlanScenarios(t *testing.T) {
 		},
 	}, {
 		name:   "identity with 16 tokens per page: whole items are contiguous",
-		layout: mha(4, 4).tokensPerPage(16).heads(2, 8, 16*head).build(),
+		layout: mha(4, 4).tokensPerPage(16).heads(2, 8, head).build(),
 		check: func(t *testing.T, plans []RoutePlan) {
 			wantKind(t, plans[2], PlanIdentity)
 			wantTargets(t, plans[2], 2)
+		},
+	}, {
+		// A 16-token page of a prefill rank is 16 rows of 1 head (256 B); of a
+		// decode rank 16 rows of 2 heads (512 B). Prefill rank 2d+i's head is
+		// head i of every decode row: one fragment per row.
+		name:   "Llama-3-70B GQA P8→D4 with 16-token pages: one fragment per token row",
+		layout: mha(8, 4).tokensPerPage(16).heads(80, 8, head).build(),
+		check: func(t *testing.T, plans []RoutePlan) {
+			for d, p := range plans {
+				wantTargets(t, p, 2*d, 2*d+1)
+				for i, tg := range p.Targets {
+					wantEqual(t, "fragments per target", len(tg.Fragments), 160*16)
+					// Walk order: buffer 0 rows 0..15, buffer 80 (layer 0 V) rows 0..15, ...
+					wantEqual(t, "row 0 of layer 0 K", tg.Fragments[0], frag(0, TargetK, 2*d+i, d, 16*head, 32*head, 0, int64(i*head), head))
+					wantEqual(t, "row 1 of layer 0 V", tg.Fragments[17], frag(80, TargetV, 2*d+i, d, 16*head, 32*head, head, int64(2*head+i*head), head))
+					wantEqual(t, "row 15 of layer 1 K", tg.Fragments[47], frag(1, TargetK, 2*d+i, d, 16*head, 32*head, 15*head, int64(30*head+i*head), head))
+				}
+			}
+		},
+	}, {
+		// 8 KV heads: prefill TP16 holds 1 head per rank (pairs of ranks share
+		// one), decode TP8 holds 1: each slice is whole rows on both sides,
+		// so a page's 64 rows are contiguous and move as one fragment.
+		name:   "8 KV heads P16→D8 with 64-token pages: whole rows, one fragment per page",
+		layout: mha(16, 8).tokensPerPage(64).heads(80, 8, head).build(),
+		check: func(t *testing.T, plans []RoutePlan) {
+			for d, p := range plans {
+				wantTargets(t, p, 2*d)
+				wantEqual(t, "fragments", len(p.Targets[0].Fragments), 160)
+				wantEqual(t, "fragment", p.Targets[0].Fragments[1], frag(80, TargetV, 2*d, d, 64*head, 64*head, 0, 0, 64*head))
+			}
+		},
+	}, {
+		// The example: one prefill rank with 8 heads, decode TP4 with 2
+		// each: decode rank d takes heads 2d, 2d+1 of each of the 4 token rows.
+		name:   "8 KV heads P1→D4 with 4-token pages: 2 of 8 heads from each token row",
+		layout: mha(1, 4).tokensPerPage(4).heads(1, 8, head).build(),
+		check: func(t *testing.T, plans []RoutePlan) {
+			for d, p := range plans {
+				frags := p.Targets[0].Fragments
+				wantEqual(t, "fragments", len(frags), 2*4)
+				for r := range 4 {
+					wantEqual(t, "row", frags[r], frag(0, TargetK, 0, d, 4*8*head, 4*2*head, int64(r*8*head+2*d*head), int64(r*2*head), 2*head))
+				}
+			}
 		},
 	}}
 	for _, tc := range cases {
