@@ -287,3 +287,19 @@ func (a *agent) metric(t *testing.T, series string) string {
 func startPeer(t *testing.T, l transferplan.Layout) *prefillpeer.Peer {
 	return receivertest.StartPeer(t, l, nil)
 }
+
+// waitMetric polls the probe address until series has value want.
+func (a *agent) waitMetric(t *testing.T, series, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := a.metric(t, series)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %q, want %s", series, got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -134,8 +134,10 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 	}
 	stopFollow()
 	// Fail unfinished rooms first, so engines in a long poll get their answer
-	// before the servers stop; then let the answers drain.
-	closeRanks(ranks)
+	// before the servers stop taking connections; then let the answers drain.
+	for _, rs := range ranks {
+		rs.m.Close()
+	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, s := range servers {

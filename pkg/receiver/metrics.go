@@ -47,6 +47,7 @@ type Metrics struct {
 	abandoned       prometheus.Counter
 	failures        *prometheus.CounterVec
 	openRooms       prometheus.GaugeFunc
+	waiters         prometheus.Gauge
 	latency         prometheus.Histogram
 	statusAccepted  prometheus.Counter
 	rejected        *prometheus.CounterVec
@@ -81,6 +82,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pdtopo_receiver_prefill_connections_lost_total", Help: "Bootstrap addresses dropped after consecutive heartbeat misses.",
 		}),
 	}
+	m.waiters = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdtopo_receiver_room_waiters", Help: "Engine calls waiting for a room to finish (long polls of GET /v1/rooms/{room}?wait=).",
+	})
 	m.success = m.rooms.WithLabelValues(OutcomeSuccess)
 	m.failed = m.rooms.WithLabelValues(OutcomeFailed)
 	m.abandoned = m.rooms.WithLabelValues(OutcomeAbandoned)
@@ -92,7 +96,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 		return 0
 	})
-	reg.MustRegister(m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms)
+	reg.MustRegister(m.waiters, m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms)
 	return m
 }
 
@@ -145,4 +149,14 @@ func (m *Metrics) addressLost() {
 	if m != nil {
 		m.addressesLost.Inc()
 	}
+}
+
+// waiting counts an engine call waiting for a room; the returned func
+// ends it.
+func (m *Metrics) waiting() func() {
+	if m == nil {
+		return func() {}
+	}
+	m.waiters.Inc()
+	return m.waiters.Dec
 }

@@ -204,11 +204,13 @@ func (m *Manager) Wait(ctx context.Context, room int64) (RoomStatus, error) {
 	if !found {
 		return RoomStatus{}, m.roomNotFound(room)
 	}
-	if ch != nil { // the sweeper wakes it when a deadline passes
+	if ch != nil { // the sweeper wakes it when a deadline passes, Close when the agent stops
+		done := m.metrics.waiting()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 		}
+		done()
 	}
 	return m.Status(room)
 }
