@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 
@@ -97,7 +98,10 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.NewPDPairReconciler(mgr).SetupWithManager(mgr); err != nil {
+	r := controllers.NewPDPairReconciler(mgr)
+	// The end-to-end test waits for agents to pick up a new plan.
+	r.FleetRecheckInterval = 500 * time.Millisecond
+	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	if err := webhooks.RegisterPodInjector(mgr, webhooks.AgentSidecar{Image: testAgentImage}); err != nil {
