@@ -76,11 +76,16 @@ class AgentKVReceiver:
     def _record(self, call) -> None:
         """Run an agent call; keep the room it answers, or fail the room."""
         try:
-            self._room = call()
+            room = call()
         except AgentUnavailableError as exc:
             self._fail(FAILURE_AGENT_UNAVAILABLE, str(exc))
         except AgentRefusedError as exc:
             self._fail(FAILURE_AGENT_REFUSED, str(exc))
+        else:
+            if isinstance(room, dict):
+                self._room = room
+            else:
+                self._fail(FAILURE_UNKNOWN_STATUS, f"the agent answered room {self.bootstrap_room} with {room!r}")
 
     def _fail(self, code: str, message: str) -> None:
         if self._failure is None:
@@ -117,12 +122,15 @@ class AgentKVReceiver:
         if self._failure is not None:
             return
         try:
-            self._room = self.kv_mgr.request_room(self.bootstrap_room, body)
+            room = self.kv_mgr.request_room(self.bootstrap_room, body)
         except AgentRefusedError as exc:
             if exc.code != "RoomFinished":  # a finished room's own status says how it ended
                 self._fail(FAILURE_AGENT_REFUSED, str(exc))
         except AgentUnavailableError as exc:
             self._fail(FAILURE_AGENT_UNAVAILABLE, str(exc))
+        else:
+            if isinstance(room, dict):
+                self._room = room
 
     def poll(self) -> int:
         """The room's TransferPoll value. Once Success or Failed, the same

@@ -20,6 +20,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import random
 import socket
 import socketserver
 import tempfile
@@ -35,6 +36,7 @@ from pdtopo_agent import (
     AgentUnavailableError,
     socket_path_for_rank,
 )
+from pdtopo_agent.transport import _answer
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -170,6 +172,27 @@ class Transport(unittest.TestCase):
             AgentConnection("tcp:nohost")
         with self.assertRaises(ValueError):
             AgentKVManager(self.path, "", [1])
+
+
+class Answers(unittest.TestCase):
+    """Whatever bytes come back, a call ends in a value or an AgentRefusedError."""
+
+    def test_arbitrary_answers(self):
+        rng = random.Random(12)
+        seeds = [b'{"error":{"code":"RoomNotFound","message":"m"}}', b'{"error":"flat"}', b"null", b"[1]", b"\xff", b""]
+        for i in range(3000):
+            raw = seeds[i % len(seeds)] if i < len(seeds) else bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
+            if i % 3 == 0 and raw:
+                raw = bytearray(seeds[i % len(seeds)])
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+                raw = bytes(raw)
+            status = rng.choice([200, 201, 204, 400, 404, 409, 500, 503])
+            try:
+                _answer("GET /v1/rooms/1", status, raw)
+            except AgentRefusedError as exc:
+                self.assertEqual(exc.http_status, status)
+                self.assertIsInstance(exc.code, str)
+                self.assertIsInstance(exc.message, str)
 
 
 class SocketPaths(unittest.TestCase):
