@@ -46,7 +46,7 @@ class AgentTimeoutError(AgentUnavailableError):
 
 class AgentRefusedError(AgentError):
     """The agent answered the call with an error: an HTTP status, the
-    agent's stable code (e.g. RoomExists, InvalidArgument, NoPlan) and its
+    agent's stable code (e.g. RoomExists, InvalidArgument, NoPlanLoaded) and its
     message."""
 
     def __init__(self, call: str, http_status: int, code: str, message: str):

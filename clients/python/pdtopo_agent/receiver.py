@@ -197,7 +197,7 @@ class AgentKVReceiver:
         if self._failure is None:
             if self._room.get("status") == "Failed":
                 code = self._room.get("failureCode") or ""
-                reason = self._room.get("failureMessage") or self._room.get("failureReason") or ""
+                reason = self._room.get("failureMessage") or ""
             else:
                 code, reason = FAILURE_OTHER_RANK, _OTHER_RANK_REASON
             self._failure = (code, reason)

@@ -138,40 +138,37 @@ class PrefillPeer(Process):
         return counts
 
 
-class Agent:
+class Agent(Process):
     """cmd/receiver-agent serving engine ranks first..first+count-1 of a
     decode pod, one unix socket per rank in socket_dir."""
 
     def __init__(self, plans: Path, socket_dir: Path, first_rank: int, rank_count: int, *extra: str):
         self.socket_dir = socket_dir
         self.ranks = list(range(first_rank, first_rank + rank_count))
-        self.procs: list[Process] = []
-        agent = str(bin_dir() / "receiver-agent")
-        common = [f"--plan-file={plans}", "--log-level=warn", *extra]
-        if _multi_rank(agent):
-            self.procs.append(Process(
-                [agent, f"--first-rank={first_rank}", f"--rank-count={rank_count}", f"--socket-dir={socket_dir}",
-                 "--status-host=127.0.0.1", "--probe-addr=127.0.0.1:0", *common],
-                socket_dir / f"agent-{first_rank}.log"))
-        else:  # agents built before the decode-pod contract: one process per rank
-            for r in self.ranks:
-                self.procs.append(Process(
-                    [agent, f"--engine-rank={r}", f"--listen=unix:{self.socket(r)}", *common],
-                    socket_dir / f"agent-{r}.log"))
+        super().__init__(
+            [
+                str(bin_dir() / "receiver-agent"),
+                f"--first-rank={first_rank}",
+                f"--rank-count={rank_count}",
+                f"--socket-dir={socket_dir}",
+                "--status-host=127.0.0.1",
+                "--probe-addr=127.0.0.1:0",
+                f"--plan-file={plans}",
+                "--log-level=warn",
+                *extra,
+            ],
+            socket_dir / f"agent-{first_rank}.log",
+        )
         self.wait_ready(time.monotonic() + 20)
 
     def socket(self, rank: int) -> str:
         return str(self.socket_dir / f"rank-{rank}.sock")
 
-    def stderr(self) -> str:
-        return "\n".join(p.stderr() for p in self.procs)
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        for p in self.procs:
-            p.stop(sig)
+    def stop(self, sig: int = signal.SIGTERM) -> str:
+        return super().stop(sig)
 
     def alive(self) -> bool:
-        return all(p.proc.poll() is None for p in self.procs)
+        return self.proc.poll() is None
 
     def wait_ready(self, deadline: float) -> None:
         from pdtopo_agent import AgentConnection, AgentError
@@ -187,16 +184,6 @@ class Agent:
                         raise RuntimeError(f"agent rank {rank} never answered ({exc}); stderr: {self.stderr()}")
                     time.sleep(0.02)
             conn.close()
-
-
-def _multi_rank(agent: str) -> bool:
-    out = subprocess.run([agent, "--help"], capture_output=True, text=True)
-    return "first-rank" in out.stdout + out.stderr
-
-
-def agent_serves_a_pod() -> bool:
-    """Whether the agent has the decode-pod contract (ranks, early requests)."""
-    return _multi_rank(str(bin_dir() / "receiver-agent"))
 
 
 def buffer_counts(manifest: Path) -> tuple[int, int]:

@@ -144,7 +144,6 @@ class ReferenceCallingOrder(Pod):
     def test_poll_until_bootstrapped_then_prefill(self):
         self.run_pod(prefill_at_once=False)
 
-    @unittest.skipUnless(procs.agent_serves_a_pod(), "this agent predates early requests (202 while Bootstrapping)")
     def test_prefill_at_once(self):
         self.run_pod(prefill_at_once=True)
 

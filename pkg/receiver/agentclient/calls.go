@@ -18,7 +18,6 @@ package agentclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -110,21 +109,3 @@ func (c *Client) Readyz(ctx context.Context) error {
 }
 
 func roomPath(room int64) string { return "/v1/rooms/" + strconv.FormatInt(room, 10) }
-
-// UnmarshalJSON also reads "failureReason", the name agents built before
-// the decode-pod contract gave the message.
-func (r *Room) UnmarshalJSON(b []byte) error {
-	type plain Room
-	var w struct {
-		plain
-		Legacy *string `json:"failureReason"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = Room(w.plain)
-	if r.FailureMessage == "" && w.Legacy != nil {
-		r.FailureMessage = *w.Legacy
-	}
-	return nil
-}

@@ -29,7 +29,7 @@ import (
 func FuzzAnswers(f *testing.F) {
 	for _, seed := range []string{
 		`{"room":7,"status":"Success","bootstrapToken":5,"specCandidateIds":[1,2],"failureCode":null,"failureMessage":null}`,
-		`{"room":7,"status":"Failed","bootstrapToken":-1,"specCandidateIds":null,"failureCode":"LostConnection","failureReason":"gone"}`,
+		`{"room":7,"status":"Failed","bootstrapToken":-1,"specCandidateIds":null,"failureCode":"LostConnection","failureMessage":"gone"}`,
 		`{"room":7,"status":"Sideways"}`,
 		`{"error":{"code":"RoomNotFound","message":"room 7 is not open"}}`,
 		`{"error":"flat"}`, "", "null", "[1,2]", "\xff",

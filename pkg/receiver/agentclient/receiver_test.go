@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
@@ -77,6 +78,39 @@ func TestReceiverInTheReferenceCallingOrder(t *testing.T) {
 		if !slices.Equal(rooms, []int64{21, 22, 23}) {
 			t.Fatalf("prefill rank %d got rooms %v", tp, rooms)
 		}
+	}
+}
+
+// TestPrefillAtOnce: a request sent while the room is still Bootstrapping
+// is queued by the agent and sent when the room bootstraps; when the
+// bootstrap fails instead, the room fails with the bootstrap's reason.
+func TestPrefillAtOnce(t *testing.T) {
+	r := fragmented(t)
+	c := r.client(t)
+	mgr, err := agentclient.NewManager(t.Context(), c, r.engine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.peer.Script(51, prefillpeer.Success(8))
+	opened, err := c.Open(t.Context(), r.peer.BootstrapAddr(), 51)
+	if err != nil || opened.Status != receiver.Bootstrapping {
+		t.Fatalf("first room of a new prefill: %+v %v, want Bootstrapping", opened, err)
+	}
+	if _, err := c.Request(t.Context(), 51, agentclient.Request{KVIndices: []int64{4}, AuxIndex: 1}); err != nil {
+		t.Fatalf("request while Bootstrapping: %v", err)
+	}
+	if got, err := c.Wait(t.Context(), 51, 10*time.Second); err != nil || got.Status != receiver.Success || got.BootstrapToken != 8 {
+		t.Fatalf("queued request: %+v %v", got, err)
+	}
+
+	down := deadAddr(t)
+	rc := mgr.NewReceiver(t.Context(), down, 52)
+	rc.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{4}, AuxIndex: 1})
+	if st := pollUntil(t, rc, finished); st != receiver.Failed {
+		t.Fatalf("room 52 against a dead bootstrap server: %v", st)
+	}
+	if fe := rc.Failure(t.Context()); fe.FailureCode != string(receiver.ReasonParallelInfoUnavailable) || !strings.Contains(fe.FailureReason, down) {
+		t.Fatalf("failure of a queued request's room: %+v", fe)
 	}
 }
 
