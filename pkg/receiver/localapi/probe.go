@@ -56,28 +56,27 @@ type Pod interface {
 // (the kubelet, Prometheus, the operator), so it never serves the engine
 // API: that stays on the pod-local unix sockets.
 func ProbeHandler(pod Pod, metrics http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	get := func(h http.HandlerFunc) http.HandlerFunc {
-		return (&api{}).methods(map[string]http.HandlerFunc{http.MethodGet: h})
+	return newMux(probeRoutes(pod, metrics), "no such endpoint on the probe address (the engine API is on the pod's unix sockets): ")
+}
+
+func probeRoutes(pod Pod, metrics http.Handler) []route {
+	routes := []route{
+		{"/healthz", map[string]http.HandlerFunc{http.MethodGet: healthz}},
+		{"/readyz", map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
+			if err := pod.Readiness(); err != nil {
+				writeJSONError(w, http.StatusServiceUnavailable, errorCode(err), err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		}}},
+		{"/v1/agent", map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
+			writeJSON(w, http.StatusOK, pod.Info())
+		}}},
 	}
-	mux.HandleFunc("/healthz", get(healthz))
-	mux.HandleFunc("/readyz", get(func(w http.ResponseWriter, _ *http.Request) {
-		if err := pod.Readiness(); err != nil {
-			writeJSONError(w, http.StatusServiceUnavailable, errorCode(err), err.Error())
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	}))
-	mux.HandleFunc("/v1/agent", get(func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, pod.Info())
-	}))
 	if metrics != nil {
-		mux.Handle("/metrics", metrics)
+		routes = append(routes, route{"/metrics", map[string]http.HandlerFunc{http.MethodGet: metrics.ServeHTTP}})
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSONError(w, http.StatusNotFound, CodeNoSuchEndpoint, "no such endpoint on the probe address: "+r.URL.Path+" (the engine API is on the pod's unix sockets)")
-	})
-	return mux
+	return routes
 }
 
 // errorCode is the stable code of a *receiver.Error in err's chain, or

@@ -7,6 +7,7 @@ package localapi
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,21 +28,63 @@ type Agent interface {
 
 // Handler serves the API. metrics may be nil (no /metrics).
 func Handler(agent Agent, metrics http.Handler) http.Handler {
-	a := &api{agent: agent}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/engine", a.methods(map[string]http.HandlerFunc{http.MethodPut: a.putEngine}))
-	mux.HandleFunc("/v1/rooms", a.methods(map[string]http.HandlerFunc{http.MethodPost: a.openRoom}))
-	mux.HandleFunc("/v1/rooms/{room}", a.methods(map[string]http.HandlerFunc{http.MethodGet: a.getRoom, http.MethodDelete: a.clearRoom}))
-	mux.HandleFunc("/v1/rooms/{room}/request", a.methods(map[string]http.HandlerFunc{http.MethodPost: a.requestRoom}))
-	mux.HandleFunc("/healthz", a.methods(map[string]http.HandlerFunc{http.MethodGet: healthz}))
-	mux.HandleFunc("/readyz", a.methods(map[string]http.HandlerFunc{http.MethodGet: a.readyz}))
+	return newMux(engineRoutes(&api{agent: agent}, metrics), "no such endpoint: ")
+}
+
+// route is one path and the handler of each method it answers.
+type route struct {
+	pattern  string
+	byMethod map[string]http.HandlerFunc
+}
+
+func engineRoutes(a *api, metrics http.Handler) []route {
+	routes := []route{
+		{"/v1/engine", map[string]http.HandlerFunc{http.MethodPut: a.putEngine}},
+		{"/v1/rooms", map[string]http.HandlerFunc{http.MethodPost: a.openRoom}},
+		{"/v1/rooms/{room}", map[string]http.HandlerFunc{http.MethodGet: a.getRoom, http.MethodDelete: a.clearRoom}},
+		{"/v1/rooms/{room}/request", map[string]http.HandlerFunc{http.MethodPost: a.requestRoom}},
+		{"/healthz", map[string]http.HandlerFunc{http.MethodGet: healthz}},
+		{"/readyz", map[string]http.HandlerFunc{http.MethodGet: a.readyz}},
+	}
 	if metrics != nil {
-		mux.Handle("/metrics", metrics)
+		routes = append(routes, route{"/metrics", map[string]http.HandlerFunc{http.MethodGet: metrics.ServeHTTP}})
+	}
+	return routes
+}
+
+// newMux serves routes, answering other methods with 405 and other paths
+// with 404, both as JSON errors.
+func newMux(routes []route, notFound string) *http.ServeMux {
+	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.HandleFunc(r.pattern, methods(r.byMethod))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSONError(w, http.StatusNotFound, CodeNoSuchEndpoint, "no such endpoint: "+r.URL.Path)
+		writeJSONError(w, http.StatusNotFound, CodeNoSuchEndpoint, notFound+r.URL.Path)
 	})
 	return mux
+}
+
+// EngineRoutes lists the engine API's paths and the methods each answers
+// (as docs/agent-api.openapi.yaml documents them).
+func EngineRoutes() map[string][]string {
+	return routeTable(engineRoutes(&api{}, http.NotFoundHandler()))
+}
+
+// ProbeRoutes is EngineRoutes for the probe address.
+func ProbeRoutes() map[string][]string {
+	return routeTable(probeRoutes(nil, http.NotFoundHandler()))
+}
+
+func routeTable(routes []route) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range routes {
+		for m := range r.byMethod {
+			out[r.pattern] = append(out[r.pattern], m)
+		}
+		slices.Sort(out[r.pattern])
+	}
+	return out
 }
 
 type api struct{ agent Agent }
@@ -57,11 +100,12 @@ func ServerProtocols() *http.Protocols {
 }
 
 // methods dispatches on the method, answering others with a JSON 405.
-func (a *api) methods(byMethod map[string]http.HandlerFunc) http.HandlerFunc {
+func methods(byMethod map[string]http.HandlerFunc) http.HandlerFunc {
 	allowed := make([]string, 0, len(byMethod))
 	for m := range byMethod {
 		allowed = append(allowed, m)
 	}
+	slices.Sort(allowed)
 	allow := strings.Join(allowed, ", ")
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h, ok := byMethod[r.Method]; ok {

@@ -29,8 +29,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
@@ -99,7 +102,8 @@ func TestDirSourceLoadsEveryRankOfThePod(t *testing.T) {
 }
 
 // TestAPISourceFollowsConfigMaps publishes plans to the real kube-apiserver
-// and reads them back as --pdpair does: by GET before the informer runs,
+// and reads them back as --pdpair does, with only the permissions the
+// shipped Role (config/agent-rbac) grants: by GET before the informer runs,
 // from the informer's cache after, which also says when they change.
 func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	env, err := testenv.Start()
@@ -110,7 +114,12 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "receiver-agent", Groups: []string{"system:masters"}}, nil)
+	admin, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the agent authenticates as the service account config/agent-rbac binds
+	user, err := env.AddUser(envtest.User{Name: "system:serviceaccount:llm:pdtopo-receiver-agent", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:llm", "system:authenticated"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +138,8 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cms := src.Client.CoreV1().ConfigMaps("llm")
-	if _, err := src.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "llm"}}, metav1.CreateOptions{}); err != nil {
+	cms := admin.CoreV1().ConfigMaps("llm")
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "llm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	publish := func(objects []planstore.Object) {
@@ -146,10 +155,19 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	}
 	first, firstHash := receivertest.Publish(t, "pair", dpDecode())
 	publish(first)
+	if _, err := Load(ctx, src); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("the agent read the plans before its Role was bound: %v", err)
+	}
+	applyAgentRBAC(ctx, t, env.Root, admin, "llm")
 
-	loaded, err := Load(ctx, src) // by GET
-	if err != nil {
-		t.Fatal(err)
+	var loaded Loaded
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) { // by GET, once the binding is in the authorizer's cache
+		if loaded, err = Load(ctx, src); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent cannot read its plans with the shipped Role: %v", err)
+		}
 	}
 	if loaded.Plans.Ranks[0].Plan.DecodeTPRank != 1 || loaded.Plans.Hash != firstHash || loaded.Plans.PDPair != "pair" || loaded.Version == "" {
 		t.Fatalf("loaded %+v", loaded)
@@ -319,5 +337,37 @@ func TestFollowerWatchesAProjectedDir(t *testing.T) {
 	rec.waitFor(t, []string{secondHash}, "refused on purpose")
 	if rec.failed["refused"] != 1 {
 		t.Fatalf("refusals counted %d times, want 1", rec.failed["refused"])
+	}
+}
+
+// applyAgentRBAC creates config/agent-rbac's objects in namespace as
+// \`kubectl apply -n NAMESPACE -k config/agent-rbac\` does.
+func applyAgentRBAC(ctx context.Context, t *testing.T, root string, admin kubernetes.Interface, namespace string) {
+	t.Helper()
+	read := func(name string, into any) {
+		raw, err := os.ReadFile(filepath.Join(root, "config", "agent-rbac", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.UnmarshalStrict(raw, into); err != nil {
+			t.Fatalf("config/agent-rbac/%s: %v", name, err)
+		}
+	}
+	var (
+		sa      corev1.ServiceAccount
+		role    rbacv1.Role
+		binding rbacv1.RoleBinding
+	)
+	read("service_account.yaml", &sa)
+	read("role.yaml", &role)
+	read("role_binding.yaml", &binding)
+	if _, err := admin.CoreV1().ServiceAccounts(namespace).Create(ctx, &sa, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().Roles(namespace).Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().RoleBindings(namespace).Create(ctx, &binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
