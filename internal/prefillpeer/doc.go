@@ -1,5 +1,5 @@
 // Package prefillpeer is a prefill-side peer of the KV handshake for tests,
-// benchmarks and demos. It speaks wire protocol v1 (WIRE.md) the way the
+// benchmarks and demos. It speaks wire protocol v1 (docs/wire.md) the way the
 // reference engine's prefill does: a bootstrap HTTP server (PUT/GET /route,
 // /health) to which every rank registers over real HTTP, and one ZMQ PULL
 // endpoint per prefill rank that parses registrations and requests with

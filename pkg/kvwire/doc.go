@@ -1,5 +1,5 @@
 // Package kvwire encodes and decodes the messages of the decode ↔ prefill KV
-// handshake, wire protocol v1 (WIRE.md): the ZMQ multipart registration,
+// handshake, wire protocol v1 (docs/wire.md): the ZMQ multipart registration,
 // request and status messages, and the JSON bodies of the prefill bootstrap
 // server's /route endpoint.
 //

@@ -67,7 +67,7 @@ func sliceFrames(dst [][]byte, buf []byte, ends []int) [][]byte {
 }
 
 // DecodeRegistration parses a registration. It accepts exactly the eight
-// frames of WIRE.md (the reference also accepts a legacy seven-frame form
+// frames of docs/wire.md (the reference also accepts a legacy seven-frame form
 // without state pointers, which no current sender writes). An empty
 // decode_prefix_len frame reads as 0, as in the reference.
 func DecodeRegistration(frames [][]byte) (Registration, error) {

@@ -1,5 +1,5 @@
 // Package receiver is the decode side of the prefill/decode KV handshake
-// (wire protocol v1, see the project's WIRE.md): for one decode rank it
+// (wire protocol v1, docs/wire.md): for one decode rank it
 // registers the rank's memory with the prefill ranks its route plan names,
 // sends each room's request with that plan's fragments, tracks the status
 // messages the prefill ranks push back, and fails rooms fast and with a

@@ -13,5 +13,6 @@
 // them as head-major and moves the wrong bytes.
 //
 // The package knows nothing of Kubernetes, ZMQ or HTTP: it takes values and
-// returns values or *LayoutError.
+// returns values or *LayoutError (docs/design.md; internal/repolint keeps it
+// so). pkg/kvwire puts its fragments on the wire.
 package transferplan
