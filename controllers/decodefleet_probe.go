@@ -33,8 +33,8 @@ import (
 )
 
 // agentInfo is the part of the agent's GET /v1/agent answer (on its probe
-// address) the operator reads; the agent contract in docs/decode-pods.md
-// gives the whole shape. Decoded here rather than imported, so the manager
+// address) the operator reads; pkg/receiver/localapi/probe.go writes the
+// whole shape. Decoded here rather than imported, so the manager
 // stays free of the agent's cgo dependencies.
 type agentInfo struct {
 	PlanHash  string `json:"planHash"`
