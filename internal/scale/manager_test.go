@@ -116,6 +116,13 @@ func (m *managerProcess) cpuTime(t *testing.T) time.Duration {
 // controller, every result included, from the manager's metrics endpoint.
 func (m *managerProcess) reconciles(ctx context.Context, t *testing.T) float64 {
 	t.Helper()
+	return m.metric(ctx, t, "controller_runtime_reconcile_total")
+}
+
+// metric sums the samples of a metric of the PDPair controller (and its
+// work queue) from the manager's metrics endpoint.
+func (m *managerProcess) metric(ctx context.Context, t *testing.T, name string) float64 {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, m.metricsURL, nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -127,7 +134,7 @@ func (m *managerProcess) reconciles(ctx context.Context, t *testing.T) float64 {
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for s.Scan() {
 		line := s.Text()
-		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="pdpair"`) {
+		if strings.HasPrefix(line, name+"{") && (strings.Contains(line, `controller="pdpair"`) || strings.Contains(line, `name="pdpair"`)) {
 			v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
 			if err != nil {
 				t.Fatalf("metrics line %q: %v", line, err)
@@ -136,6 +143,28 @@ func (m *managerProcess) reconciles(ctx context.Context, t *testing.T) float64 {
 		}
 	}
 	return total
+}
+
+// settledReconciles waits until the PDPair controller is idle (an empty
+// queue, no reconcile running) and its reconcile count has not moved for
+// quiet, then returns the count.
+func (m *managerProcess) settledReconciles(ctx context.Context, t *testing.T, quiet time.Duration) float64 {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	last, since := -1.0, time.Now()
+	for {
+		n := m.reconciles(ctx, t)
+		busy := m.metric(ctx, t, "workqueue_depth") + m.metric(ctx, t, "controller_runtime_active_workers")
+		if n != last || busy > 0 {
+			last, since = n, time.Now()
+		} else if time.Since(since) >= quiet {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the PDPair controller did not go quiet for %s within a minute: %v reconciles, %v queued or running", quiet, n, busy)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func freePort(t *testing.T) int {

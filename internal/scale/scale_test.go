@@ -21,23 +21,37 @@ import (
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
-// Targets from the operator issue, on a 2-core machine.
+// Targets from the operator issue, on a 2-core machine: the full run
+// (PDTOPO_SCALE=1, 500 PDPairs) must have every PDPair Ready within 60 s.
+// Without the variable the test runs CI-sized (100 PDPairs, in every `go
+// test ./...`) within the same 60 s: generous for a loaded CI runner, as the
+// shared development machine makes 100 Ready in about 6 s and 500 in 30 s.
 const (
 	targetWall             = 60 * time.Second
+	ciWall                 = 60 * time.Second
 	maxReconcilesPerObject = 3.0
 	defaultPairs           = 500
+	ciPairs                = 100
 	namespaces             = 10
 	createWorkers          = 16
 )
 
-// TestScale applies PDTOPO_SCALE_N (default 500) PDPairs of mixed layouts at
-// once and waits until every one is Ready, then reports wall time,
-// reconciles per object and the manager's peak RSS.
+// quietWindow: once every PDPair is Ready, the reconcile count is read when
+// the controller's queue has been empty, no reconcile has run and the count
+// has not moved for this long. Anything still to come was triggered by a
+// watch event of a write already made, which the manager sees within
+// milliseconds (tens on a loaded machine); 2 s is a wide margin.
+const quietWindow = 2 * time.Second
+
+// TestScale applies PDPairs of mixed layouts at once and waits until every
+// one is Ready, then checks wall time and reconciles per object and reports
+// the manager's peak RSS. CI-sized by default; PDTOPO_SCALE=1 runs the full
+// target (PDTOPO_SCALE_N, default 500 PDPairs, within 60 s).
 func TestScale(t *testing.T) {
-	if os.Getenv("PDTOPO_SCALE") != "1" {
-		t.Skip("set PDTOPO_SCALE=1 (or run `make bench-scale`) to run the scale test")
+	n, wallBound := ciPairs, ciWall
+	if os.Getenv("PDTOPO_SCALE") == "1" {
+		n, wallBound = envInt(t, "PDTOPO_SCALE_N", defaultPairs), targetWall
 	}
-	n := envInt(t, "PDTOPO_SCALE_N", defaultPairs)
 	env, err := testenv.Start()
 	if errors.Is(err, testenv.ErrSkip) {
 		t.Skip(err)
@@ -57,16 +71,15 @@ func TestScale(t *testing.T) {
 	created := time.Since(start)
 	waitAllReady(t, k8s, n, 3*time.Minute)
 	wall := time.Since(start)
-	time.Sleep(3 * time.Second) // let any trailing reconcile show up in the count
-	perObject := mgr.reconciles(ctx, t) / float64(n)
+	perObject := mgr.settledReconciles(ctx, t, quietWindow) / float64(n)
 	rss, cpu := mgr.peakRSS(t), mgr.cpuTime(t)
 	t.Logf("%d PDPairs (%d layouts): created in %s, all Ready after %s; %.2f reconciles per object; manager peak RSS %.1f MiB, CPU %s",
 		n, len(layoutMix(t, env.Root)), created.Round(time.Millisecond), wall.Round(time.Millisecond), perObject, float64(rss)/(1<<20), cpu)
 	if perObject > maxReconcilesPerObject {
 		t.Errorf("%.2f reconciles per object, target at most %.0f", perObject, maxReconcilesPerObject)
 	}
-	if wall > targetWall {
-		t.Errorf("all Ready after %s, target under %s", wall, targetWall)
+	if wall > wallBound {
+		t.Errorf("%d PDPairs all Ready after %s, bound %s", n, wall, wallBound)
 	}
 }
 
