@@ -44,6 +44,7 @@ func layoutReason(r transferplan.Reason) pdv1.PDPairConditionReason {
 var publishReasons = map[planstore.Reason]pdv1.PDPairConditionReason{
 	planstore.ReasonRankTooLarge:  pdv1.ReasonRankTooLarge,
 	planstore.ReasonIndexTooLarge: pdv1.ReasonIndexTooLarge,
+	planstore.ReasonPlanTooLarge:  pdv1.ReasonPlanTooLarge,
 }
 
 func publishReason(r planstore.Reason) pdv1.PDPairConditionReason {

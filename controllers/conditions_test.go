@@ -235,7 +235,7 @@ func denyConfigMaps(t *testing.T, ns string) func() {
 // ItemSmallerThanShard are the planner's defensive checks.
 func TestUnreachableReasonsAreMappedByType(t *testing.T) {
 	p := gqaP8D4("ns", "l15").l15().obj()
-	out := planPair(p)
+	out := planPair(p, transferplan.DefaultBudget)
 	if out.compatible || out.layoutReason != pdv1.ReasonMLAL15RequiresMLA || !strings.Contains(out.layoutMessage, "mlaL15Cache") {
 		t.Fatalf("L1.5 on MHA: compatible %v reason %s message %q", out.compatible, out.layoutReason, out.layoutMessage)
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -34,6 +35,9 @@ type PDPairReconciler struct {
 	Recorder  recorder.EventRecorder
 	// MaxConcurrentReconciles is how many PDPairs are reconciled at once (default 1).
 	MaxConcurrentReconciles int
+	// Budget bounds the plans of one PDPair; a PDPair past it is refused
+	// with PlanTooLarge before anything is planned.
+	Budget transferplan.Budget
 
 	// FleetRecheckInterval is how soon a pair whose decode agents lag is
 	// looked at again: an agent picking up a new plan changes nothing the
@@ -52,6 +56,7 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		APIReader: mgr.GetAPIReader(),
 		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorder(ControllerName),
+		Budget:    transferplan.DefaultBudget,
 		plans:     newPlanCache(),
 		gauge:     newCompatibilityGauge(),
 		prober:    newAgentProber(),
@@ -76,7 +81,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !pair.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the garbage collector removes the owned ConfigMaps
 	}
-	outcome := r.plans.get(pair)
+	outcome := r.plans.get(pair, r.Budget)
 	pub := r.publish(ctx, pair, outcome)
 	if pub.wrote {
 		publishedPlanBytes.Observe(float64(pub.bytes))

@@ -32,24 +32,43 @@ type planOutcome struct {
 	objects []planstore.Object
 	// encodeErr says why compatible plans could not be encoded.
 	encodeErr *planstore.FormatError
+	// size is the plans' size computed from the layout before planning.
+	size transferplan.PlanSize
+	// overBudget is set when size passes the reconciler's budget: the plans
+	// were neither computed nor encoded.
+	overBudget *transferplan.BudgetError
 }
 
-// planPair runs the pure part: spec → layout → plans → encoded objects.
-func planPair(pair *pdv1.PDPair) *planOutcome {
+// planPair runs the pure part: spec → layout → size → plans → encoded
+// objects. The size is computed arithmetically and checked against the
+// budget before anything is planned, so that no PDPair, however large its
+// plans would be, costs the manager more than the budget allows.
+func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
 	out := &planOutcome{uid: pair.UID, generation: pair.Generation}
 	layout, err := pairlayout.FromSpec(pair.Spec)
-	var set *transferplan.PlanSet
 	if err == nil {
-		set, err = transferplan.Plan(layout)
+		out.size, err = transferplan.CheckBudget(layout, budget)
+	}
+	if errors.As(err, &out.overBudget) {
+		out.compatible = true
+		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeOverBudget(layout, out.size)
+		return out
+	}
+	var planner *transferplan.Planner
+	if err == nil {
+		planner, err = transferplan.NewPlanner(layout)
 	}
 	if err != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(err)
 		return out
 	}
 	out.compatible = true
-	out.summary, out.decodeRanks = set.Summarize(), len(set.Plans)
+	out.decodeRanks = planner.DecodeTPSize()
+	summary := transferplan.NewSummarizer(planner.PrefillTPSize())
+	out.objects, out.hash, err = encode(pair.Name, planner, summary)
+	out.summary = summary.Summary()
 	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeCompatible(layout, out.summary)
-	if out.objects, out.hash, err = encode(pair.Name, set); err != nil {
+	if err != nil {
 		out.objects = nil
 		if !errors.As(err, &out.encodeErr) {
 			out.encodeErr = &planstore.FormatError{Reason: "", Message: err.Error()}
@@ -58,11 +77,11 @@ func planPair(pair *pdv1.PDPair) *planOutcome {
 	return out
 }
 
-// encode publishes the set and takes its hash from the index, where the
-// encoder computed it while streaming the plans (hashing the set again
-// would marshal every plan a second time).
-func encode(name string, set *transferplan.PlanSet) ([]planstore.Object, string, error) {
-	objects, err := planstore.Encode(name, set)
+// encode plans and encodes one decode rank at a time (the whole plan set is
+// never in memory), summarising the plans as they pass, and takes the set's
+// hash from the index, where the encoder computed it while streaming.
+func encode(name string, planner *transferplan.Planner, summary *transferplan.Summarizer) ([]planstore.Object, string, error) {
+	objects, err := planstore.EncodePlanner(name, planner, summary.Add)
 	if err != nil {
 		return nil, "", err
 	}
@@ -96,6 +115,13 @@ func describeCompatible(l transferplan.Layout, s transferplan.Summary) string {
 	return b.String()
 }
 
+// describeOverBudget is LayoutCompatible's message for a layout the planner
+// accepts but whose plans were not computed.
+func describeOverBudget(l transferplan.Layout, s transferplan.PlanSize) string {
+	return fmt.Sprintf("prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
+		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, s.Fragments)
+}
+
 func span(lo, hi int) string {
 	if lo == hi {
 		return fmt.Sprint(lo)
@@ -117,7 +143,7 @@ func newPlanCache() *planCache { return &planCache{outcomes: map[types.Namespace
 
 // get returns the outcome for the PDPair's current generation, planning it
 // if needed.
-func (c *planCache) get(pair *pdv1.PDPair) *planOutcome {
+func (c *planCache) get(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
 	key := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
 	c.mu.Lock()
 	cached, ok := c.outcomes[key]
@@ -125,7 +151,7 @@ func (c *planCache) get(pair *pdv1.PDPair) *planOutcome {
 	if ok && cached.uid == pair.UID && cached.generation == pair.Generation {
 		return cached
 	}
-	out := planPair(pair)
+	out := planPair(pair, budget)
 	c.mu.Lock()
 	c.outcomes[key] = out
 	c.mu.Unlock()

@@ -24,6 +24,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	setCondition(pair, pdv1.PDPairLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
 	setCondition(pair, pdv1.PDPairPlansPublished, pub.published, pub.reason, pub.message)
 	setReady(pair, out, pub)
+	setKStatus(pair, out, pub)
 	pair.Status.Plan = planSummary(out, pub)
 	if fleet != nil {
 		setFleetStatus(pair, *fleet)
@@ -35,6 +36,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 		return err
 	}
 	r.recordCompatibilityChange(before, pair)
+	r.recordPublicationChange(before, pair)
 	return nil
 }
 

@@ -22,6 +22,8 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
+	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
 
@@ -36,11 +38,12 @@ type options struct {
 	kubeconfig              string
 	agentImage              string
 	webhook                 webhookOptions
+	budget                  transferplan.Budget
 	zap                     zap.Options
 }
 
 func parseFlags(args []string) (options, error) {
-	o := options{zap: zap.Options{Development: false}}
+	o := options{zap: zap.Options{Development: false}, budget: transferplan.DefaultBudget}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" disables it)`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
@@ -53,8 +56,12 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	fs.StringVar(&o.agentImage, "agent-image", "ghcr.io/pdtopo/receiver-agent:dev", "receiver-agent image injected into decode pods")
 	o.webhook.bindFlags(fs)
+	planbudget.BindFlags(fs, &o.budget)
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := planbudget.Validate(o.budget); err != nil {
 		return o, err
 	}
 	if o.concurrency < 1 {
@@ -117,6 +124,7 @@ func run(o options) error {
 	}
 	r := controllers.NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = o.concurrency
+	r.Budget = o.budget
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PDPair controller: %w", err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 func TestParseFlagsDefaults(t *testing.T) {
@@ -12,6 +14,22 @@ func TestParseFlagsDefaults(t *testing.T) {
 	}
 	if o.metricsAddr != ":8080" || o.probeAddr != ":8081" || o.leaderElect || o.leaderElectionID != "pdtopo-manager.pd.pdtopo.dev" || o.concurrency != 4 {
 		t.Fatalf("defaults = %+v", o)
+	}
+	if o.budget != transferplan.DefaultBudget {
+		t.Fatalf("plan budget %+v, want the default %+v", o.budget, transferplan.DefaultBudget)
+	}
+}
+
+func TestParseFlagsPlanBudget(t *testing.T) {
+	o, err := parseFlags([]string{"--max-plan-fragments=1000000", "--max-plan-bytes=0", "--max-rank-plan-bytes=1024"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (transferplan.Budget{MaxFragments: 1000000, MaxPlanBytes: 0, MaxRankPlanBytes: 1024}); o.budget != want {
+		t.Fatalf("budget %+v, want %+v", o.budget, want)
+	}
+	if _, err := parseFlags([]string{"--max-plan-fragments=-5"}); err == nil || !strings.Contains(err.Error(), "--max-plan-fragments") {
+		t.Fatalf("negative budget: %v", err)
 	}
 }
 

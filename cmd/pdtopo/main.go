@@ -107,7 +107,8 @@ func newRootCommand(streams genericclioptions.IOStreams) *cobra.Command {
 cache, and which bytes every decode rank pulls from which prefill rank.
 
 Exit status: 0 compatible (or done), 2 unreadable, missing or invalid input or
-bad flags, 3 incompatible layout, 4 the cluster could not be read.`,
+bad flags, 3 incompatible layout, 4 the cluster could not be read, 5 the plans
+are past the plan budget.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.NoArgs,
@@ -128,6 +129,7 @@ bad flags, 3 incompatible layout, 4 the cluster could not be read.`,
 		return usageErrorf("flag: %v", err)
 	})
 	kube.AddFlags(root.PersistentFlags())
+	addBudgetFlags(root.PersistentFlags())
 	root.AddCommand(
 		newPlanCommand(kube, streams),
 		newRoutesCommand(kube, streams),

@@ -65,7 +65,10 @@ func resolvePlans(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*pairPlan
 		return pp, nil
 	}
 	pp.origin = "planned here from the spec: " + why
-	pp.set, err = transferplan.Plan(layout)
+	pp.set, err = planLayout(layout)
+	if ee, ok := asExit(err); ok {
+		return nil, ee
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &le):

@@ -68,7 +68,9 @@ operator published them (or as planned from its spec when they are not
 published, which the output says).
 
 Exit status: 0 compatible, 2 unreadable, missing or invalid PDPair, 3
-incompatible layout, 4 the cluster could not be read.`,
+incompatible layout, 4 the cluster could not be read, 5 the plans are past
+the plan budget (sized before planning; --max-plan-fragments and
+--max-plan-bytes raise it).`,
 		Example: `  pdtopo plan -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml
   pdtopo plan -f config/samples --name llama3-70b-gqa-p8-d4 -o json
   kubectl pdtopo plan llama3-70b-gqa-p8-d4 -n llm`,
@@ -99,7 +101,7 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	set, err := transferplan.Plan(layout)
+	set, err := planLayout(layout)
 	return o.emit(pairName, o.file, layout, set, err)
 }
 
@@ -107,6 +109,9 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 // (exit 3). source names where the PDPair came from, for invalid layouts.
 func (o *planOptions) emit(pairName, source string, layout transferplan.Layout, set *transferplan.PlanSet, planErr error) error {
 	var le *transferplan.LayoutError
+	if ee, ok := asExit(planErr); ok {
+		return ee
+	}
 	switch {
 	case planErr == nil:
 	case transferplan.IsInvalidLayout(planErr):

@@ -138,7 +138,10 @@ func planFromManifest(file, name string, stdin io.Reader) (string, *pairPlans, e
 		return "", nil, usageErrorf("%v", err)
 	}
 	pp := &pairPlans{layout: layout}
-	set, err := transferplan.Plan(layout)
+	set, err := planLayout(layout)
+	if ee, ok := asExit(err); ok {
+		return "", nil, ee
+	}
 	var le *transferplan.LayoutError
 	switch {
 	case err == nil:

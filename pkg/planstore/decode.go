@@ -105,7 +105,26 @@ func readIndex(src source) (*Index, error) {
 	if err := idx.check(); err != nil {
 		return nil, err
 	}
+	if err := idx.checkRankBudget(); err != nil {
+		return nil, err
+	}
 	return &idx, nil
+}
+
+// checkRankBudget sizes the plans of the index's layout before any shard is
+// read: an index describing a layout whose rank plans could pass
+// MaxRankPlanBytes (the plan budget's per-rank limit, which the operator
+// cannot raise past it) is refused, whatever sizes its entries claim.
+func (idx *Index) checkRankBudget() error {
+	size, err := transferplan.EstimatePlanSize(idx.Layout.Layout())
+	if err != nil {
+		return malformed("the layout cannot be planned: %v", err)
+	}
+	if size.MaxRankPlanBytes > MaxRankPlanBytes {
+		return formatErrorf(ReasonPlanTooLarge, "%s of %q: one decode rank's plan could take %d bytes (%d fragments in all); an agent loads at most %d",
+			IndexKey, idx.PDPair, size.MaxRankPlanBytes, size.Fragments, MaxRankPlanBytes)
+	}
+	return nil
 }
 
 // readRank reads, inflates and verifies one rank's plan; it also returns the

@@ -10,6 +10,10 @@ const (
 	ReasonInvalidName Reason = "InvalidName"
 	// ReasonRankTooLarge: one rank's compressed plan alone exceeds the object budget.
 	ReasonRankTooLarge Reason = "RankTooLarge"
+	// ReasonPlanTooLarge: the plans are past the plan budget (too many
+	// fragments, too many bytes, or more shard ConfigMaps than
+	// MaxShardConfigMaps); nothing was encoded or loaded.
+	ReasonPlanTooLarge Reason = "PlanTooLarge"
 	// ReasonIndexTooLarge: the index alone exceeds the object budget.
 	ReasonIndexTooLarge Reason = "IndexTooLarge"
 	// ReasonMissingIndex: no index.json where the plans should be.

@@ -18,6 +18,23 @@ type Planner struct {
 // NewPlanner validates the layout and computes its rank-independent facts. It
 // returns a *LayoutError when the two sides cannot exchange KV cache.
 func NewPlanner(l Layout) (*Planner, error) {
+	p, err := classify(l)
+	if err != nil {
+		return nil, err
+	}
+	if p.kind == PlanMLA {
+		p.fanOut = p.mlaFanOut()
+	} else {
+		p.fanOut = p.shardedFanOut()
+	}
+	return p, nil
+}
+
+// classify validates the layout and decides the plan kind and every buffer's
+// logical layout: all of NewPlanner but the fan-out, whose cost grows with
+// the fragment count. EstimatePlanSize stops here, so that sizing a layout
+// never costs what planning it would.
+func classify(l Layout) (*Planner, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -27,7 +44,6 @@ func NewPlanner(l Layout) (*Planner, error) {
 		if err := checkMLAItems(l); err != nil {
 			return nil, err
 		}
-		p.fanOut = p.mlaFanOut()
 		return p, nil
 	}
 	if err := p.classifyBuffers(); err != nil {
@@ -43,7 +59,6 @@ func NewPlanner(l Layout) (*Planner, error) {
 	if err := p.checkStateSources(); err != nil {
 		return nil, err
 	}
-	p.fanOut = p.shardedFanOut()
 	return p, nil
 }
 

@@ -129,21 +129,49 @@ type Summary struct {
 
 // Summarize computes the summary of a plan set.
 func (s *PlanSet) Summarize() Summary {
-	sum := Summary{PrefillFanOut: make([]int, s.Layout.Prefill.TPPerDP()), IdlePrefillRanks: []int{}}
-	for i, plan := range s.Plans {
-		n := len(plan.Targets)
-		if i == 0 {
-			sum.Kind, sum.MinTargets, sum.MaxTargets = plan.PlanKind, n, n
-			sum.IdlePrefillRanks = append(sum.IdlePrefillRanks, plan.IdlePrefillTPRanks...)
-		}
-		sum.MinTargets, sum.MaxTargets = min(sum.MinTargets, n), max(sum.MaxTargets, n)
-		for _, t := range plan.Targets {
-			if t.PrefillTPRank >= 0 && t.PrefillTPRank < len(sum.PrefillFanOut) {
-				sum.PrefillFanOut[t.PrefillTPRank]++
-			}
-			sum.Fragments += len(t.Fragments)
-		}
+	z := NewSummarizer(s.Layout.Prefill.TPPerDP())
+	for i := range s.Plans {
+		z.Add(&s.Plans[i])
 	}
+	return z.Summary()
+}
+
+// Summarizer computes a Summary one plan at a time, for callers that stream
+// plans (planstore.EncodePlanner) instead of holding the whole set.
+type Summarizer struct {
+	sum   Summary
+	plans int
+}
+
+// NewSummarizer starts a summary of the plans of a layout with prefillTPPerDP
+// prefill TP ranks per DP group.
+func NewSummarizer(prefillTPPerDP int) *Summarizer {
+	return &Summarizer{sum: Summary{PrefillFanOut: make([]int, prefillTPPerDP), IdlePrefillRanks: []int{}}}
+}
+
+// Add counts the next plan; plans are added in decode rank order.
+func (z *Summarizer) Add(plan *RoutePlan) {
+	sum := &z.sum
+	n := len(plan.Targets)
+	if z.plans == 0 {
+		sum.Kind, sum.MinTargets, sum.MaxTargets = plan.PlanKind, n, n
+		sum.IdlePrefillRanks = append(sum.IdlePrefillRanks, plan.IdlePrefillTPRanks...)
+	}
+	z.plans++
+	sum.MinTargets, sum.MaxTargets = min(sum.MinTargets, n), max(sum.MaxTargets, n)
+	for _, t := range plan.Targets {
+		if t.PrefillTPRank >= 0 && t.PrefillTPRank < len(sum.PrefillFanOut) {
+			sum.PrefillFanOut[t.PrefillTPRank]++
+		}
+		sum.Fragments += len(t.Fragments)
+	}
+}
+
+// Summary is the summary of the plans added so far.
+func (z *Summarizer) Summary() Summary {
+	sum := z.sum
+	sum.PrefillFanOut = append([]int(nil), z.sum.PrefillFanOut...)
+	sum.MaxPrefillFanOut = 0
 	for _, f := range sum.PrefillFanOut {
 		sum.MaxPrefillFanOut = max(sum.MaxPrefillFanOut, f)
 	}

@@ -1,0 +1,262 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package transferplan
+
+import "fmt"
+
+// A layout every field of which is within its limits can still describe tens
+// of millions of fragments (4096 prefill ranks feeding one decode rank over
+// 32768 buffers). Planning such a layout would exhaust the memory of whoever
+// tries, so every consumer sizes the plans arithmetically first and refuses
+// past a budget.
+
+// PlanSize is the size of a layout's plan set, computed from the layout
+// alone: what planning would produce, without planning.
+type PlanSize struct {
+	Kind PlanKind
+	// DecodeTPRanks is the number of plans (decode TP ranks per DP group).
+	DecodeTPRanks int
+	// Fragments is exact: the fragments of every decode rank's plan.
+	Fragments int64
+	// MaxRankFragments bounds the fragments of any one decode rank's plan.
+	MaxRankFragments int64
+	// Targets bounds the targets of all plans (exact for identity and MLA).
+	Targets int64
+	// PlanBytes bounds the canonical JSON of all rank plans: what the
+	// operator marshals and compresses.
+	PlanBytes int64
+	// MaxRankPlanBytes bounds one decode rank's plan JSON: what an agent loads.
+	MaxRankPlanBytes int64
+}
+
+// EstimatePlanSize validates and classifies the layout (returning its
+// *LayoutError if it is incompatible) and computes the size of its plans in
+// time linear in the number of buffers, whatever the fragment count.
+func EstimatePlanSize(l Layout) (PlanSize, error) {
+	p, err := classify(l)
+	if err != nil {
+		return PlanSize{}, err
+	}
+	return p.estimate(), nil
+}
+
+// Upper bounds of the JSON encoding/json writes for a RoutePlan, a
+// PlanTarget and a TransferFragment, without their numbers; each element
+// also pays one separating comma.
+var (
+	planJSONFixed = int64(len(`{"decodeTPRank":,"planKind":"fragmented","targetTPRank":,"targetTPRanks":[],` +
+		`"requiredPrefillResponseNum":,"supportsRemoteSpecCandidates":false,"idlePrefillTPRanks":[],"targets":[]}`))
+	targetJSONFixed   = int64(len(`{"prefillTPRank":,"isDummy":false,"requiredDstInfoNum":,"fragments":[]},`))
+	fragmentJSONFixed = int64(len(`{"buffer_index":,"buffer_kind":"","src_rank":,"dst_rank":,"src_page_stride_bytes":,` +
+		`"dst_page_stride_bytes":,"src_byte_offset":,"dst_byte_offset":,"bytes_per_page":,"page_count":null},`))
+)
+
+// sourceClass groups sharded buffers whose fragments come from the same
+// prefill ranks for every decode rank: same prefill shard length and replica
+// group, same decode shard length. Replicated buffers form one class of
+// their own (the source of decode rank d is always d*P/D).
+type sourceClass struct {
+	replicated   bool
+	prefillShard int64
+	replicaGroup int
+	decodeShard  int64
+}
+
+// classSize is how many (decode rank, source) pairs a class yields: in all,
+// and at most for one decode rank.
+type classSize struct{ total, perRank int64 }
+
+func (p *Planner) estimate() PlanSize {
+	P, D := int64(p.prefillTP), int64(p.decodeTP)
+	s := PlanSize{Kind: p.kind, DecodeTPRanks: p.decodeTP}
+	var rankTargets int64
+	switch p.kind {
+	case PlanIdentity:
+		s.Targets, rankTargets = D, 1
+	case PlanMLA:
+		s.Targets, rankTargets = p.mlaTargets()
+	default:
+		rankTargets = p.estimateFragments(&s)
+	}
+	targetBytes := targetJSONFixed + digits(P-1) + digits(D) + digits(P-1) + 1 // + its targetTPRanks entry
+	planBytes := planJSONFixed + digits(D-1) + max(digits(P-1), 4) + digits(P)
+	idleBytes := P * (digits(P-1) + 1) // decode TP rank 0 lists the idle prefill ranks
+	s.PlanBytes += D*planBytes + s.Targets*targetBytes + idleBytes
+	s.MaxRankPlanBytes += planBytes + rankTargets*targetBytes + idleBytes
+	return s
+}
+
+// mlaTargets counts MLA targets: all P per rank with L1.5, else the ranks of
+// mlaTargetRange, which cover every prefill rank once when P >= D and give
+// each decode rank one when D > P.
+func (p *Planner) mlaTargets() (total, perRank int64) {
+	P, D := int64(p.prefillTP), int64(p.decodeTP)
+	switch {
+	case p.layout.MLAL15Cache:
+		return D * P, P
+	case P >= D:
+		return P, (P + D - 1) / D
+	default:
+		return D, 1
+	}
+}
+
+// estimateFragments fills the fragment counts and fragment bytes of a
+// fragmented layout and returns the bound on one rank's targets.
+//
+// A sharded buffer's decode shards (D of them, n units each) and distinct
+// prefill shards (Q = P/replicaGroup of them, m units each) partition the
+// same L units; a fragment is a non-empty intersection of one of each, i.e.
+// a piece of their common refinement. The refinement's cut points are the
+// multiples of n and of m inside (0, L), counted once when they coincide
+// (multiples of lcm(n, m) = L/gcd(D, Q)), so there are D + Q - gcd(D, Q)
+// pieces. One decode shard starting at offset r (mod m) meets
+// ceil((r+n)/m) prefill shards; its offsets d*n mod m take every multiple of
+// g = gcd(n, m), so the most any rank meets is ceil((n + m - g)/m).
+func (p *Planner) estimateFragments(s *PlanSize) (rankTargets int64) {
+	P, D := int64(p.prefillTP), int64(p.decodeTP)
+	classes := map[sourceClass]classSize{}
+	var fragBytes, rankFragBytes int64
+	for i := range p.pairs {
+		pre, dec := &p.pairs[i].prefill, &p.pairs[i].decode
+		var c sourceClass
+		var n classSize
+		if pre.Axis == AxisReplicated {
+			c, n = sourceClass{replicated: true}, classSize{total: D, perRank: 1}
+		} else {
+			Q := P / int64(pre.ReplicaGroup)
+			ps, ds := pre.shardLen(p.prefillTP), dec.shardLen(p.decodeTP)
+			g := gcd(ps, ds)
+			c = sourceClass{prefillShard: ps, replicaGroup: pre.ReplicaGroup, decodeShard: ds}
+			n = classSize{total: D + Q - gcd(D, Q), perRank: (ds + ps - g + ps - 1) / ps}
+		}
+		classes[c] = n
+		one := fragmentJSONFixed + digits(int64(pre.Index)) + int64(len(pre.Kind)) + digits(P-1) + digits(D-1) +
+			digits(pre.ItemStrideBytes) + digits(dec.ItemStrideBytes) + 3*digits(max(pre.ItemStrideBytes, dec.ItemStrideBytes))
+		s.Fragments += n.total
+		s.MaxRankFragments += n.perRank
+		fragBytes += n.total * one
+		rankFragBytes += n.perRank * one
+	}
+	// A target is a source rank with at least one fragment; buffers of one
+	// class share their sources, so each class adds at most its own count.
+	var targets int64
+	for _, n := range classes {
+		targets += n.total
+		rankTargets += n.perRank
+	}
+	s.Targets = min(targets, D*P)
+	s.PlanBytes += fragBytes
+	s.MaxRankPlanBytes += rankFragBytes
+	return min(rankTargets, P)
+}
+
+// digits is the length of the decimal form of a non-negative n.
+func digits(n int64) int64 {
+	d := int64(1)
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// Budget bounds the plans one layout may have. The defaults admit the
+// largest layout the documentation promises (prefill TP 512 → decode TP 1024
+// with 400 buffers: 409,600 fragments, about 94 MB of plan JSON) with room.
+type Budget struct {
+	// MaxFragments bounds the fragments of all decode ranks' plans.
+	MaxFragments int64
+	// MaxPlanBytes bounds the estimated JSON of all decode ranks' plans.
+	MaxPlanBytes int64
+	// MaxRankPlanBytes bounds the estimated JSON of one decode rank's plan.
+	MaxRankPlanBytes int64
+}
+
+// DefaultBudget is the budget of the operator, the CLI and the agent unless
+// raised.
+var DefaultBudget = Budget{MaxFragments: 512 << 10, MaxPlanBytes: 192 << 20, MaxRankPlanBytes: 64 << 20}
+
+// BudgetLimit names one limit of a Budget.
+type BudgetLimit string
+
+const (
+	LimitFragments     BudgetLimit = "MaxFragments"
+	LimitPlanBytes     BudgetLimit = "MaxPlanBytes"
+	LimitRankPlanBytes BudgetLimit = "MaxRankPlanBytes"
+)
+
+// BudgetError says that a layout's plans are larger than the budget.
+type BudgetError struct {
+	Size   PlanSize
+	Budget Budget
+	// Exceeded are the limits the plans pass, in the order of Budget's fields.
+	Exceeded []BudgetLimit
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("PlanTooLarge: %s; the plan budget is %s", e.Size, e.Budget)
+}
+
+func (s PlanSize) String() string {
+	return fmt.Sprintf("the plans of %d decode TP ranks would hold %d fragments and about %d bytes of plan JSON (up to %d bytes for one rank)",
+		s.DecodeTPRanks, s.Fragments, s.PlanBytes, s.MaxRankPlanBytes)
+}
+
+func (b Budget) String() string {
+	return fmt.Sprintf("%d fragments, %d bytes in all and %d bytes per rank", b.MaxFragments, b.MaxPlanBytes, b.MaxRankPlanBytes)
+}
+
+// Check returns a *BudgetError when the plans pass any limit of the budget.
+// A zero or negative limit is not a limit: Budget{} admits everything.
+func (b Budget) Check(s PlanSize) error {
+	var over []BudgetLimit
+	for _, l := range []struct {
+		limit       BudgetLimit
+		max, actual int64
+	}{
+		{LimitFragments, b.MaxFragments, s.Fragments},
+		{LimitPlanBytes, b.MaxPlanBytes, s.PlanBytes},
+		{LimitRankPlanBytes, b.MaxRankPlanBytes, s.MaxRankPlanBytes},
+	} {
+		if l.max > 0 && l.actual > l.max {
+			over = append(over, l.limit)
+		}
+	}
+	if over == nil {
+		return nil
+	}
+	return &BudgetError{Size: s, Budget: b, Exceeded: over}
+}
+
+// CheckBudget sizes the layout and checks it against the budget: a
+// *LayoutError when the layout is incompatible, a *BudgetError when its plans
+// are too large, the size either way when it could be computed.
+func CheckBudget(l Layout, b Budget) (PlanSize, error) {
+	s, err := EstimatePlanSize(l)
+	if err != nil {
+		return s, err
+	}
+	return s, b.Check(s)
+}
