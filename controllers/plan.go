@@ -64,7 +64,7 @@ func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
 	}
 	out.compatible = true
 	out.decodeRanks = planner.DecodeTPSize()
-	summary := transferplan.NewSummarizer(planner.PrefillTPSize())
+	summary := transferplan.NewSummarizer(planner.Layout().Record())
 	out.objects, out.hash, err = encode(pair.Name, planner, summary)
 	out.summary = summary.Summary()
 	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeCompatible(layout, out.summary)

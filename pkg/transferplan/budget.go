@@ -126,7 +126,9 @@ func (p *Planner) mlaTargets() (total, perRank int64) {
 // (multiples of lcm(n, m) = L/gcd(D, Q)), so there are D + Q - gcd(D, Q)
 // pieces. One decode shard starting at offset r (mod m) meets
 // ceil((r+n)/m) prefill shards; its offsets d*n mod m take every multiple of
-// g = gcd(n, m), so the most any rank meets is ceil((n + m - g)/m).
+// g = gcd(n, m), so the most any rank meets is ceil((n + m - g)/m). With
+// multi-token pages each such piece is one fragment per token row when the
+// slices are not whole rows (the counts are the same in units of rows).
 func (p *Planner) estimateFragments(s *PlanSize) (rankTargets int64) {
 	P, D := int64(p.prefillTP), int64(p.decodeTP)
 	classes := map[sourceClass]classSize{}
@@ -145,12 +147,18 @@ func (p *Planner) estimateFragments(s *PlanSize) (rankTargets int64) {
 			n = classSize{total: D + Q - gcd(D, Q), perRank: (ds + ps - g + ps - 1) / ps}
 		}
 		classes[c] = n
+		// Token-major pages cut each slice into one fragment per token row
+		// (rows is 1 when slices are whole rows); the sources stay the same.
+		rows := int64(p.pairs[i].rows)
+		if rows < 1 {
+			rows = 1
+		}
 		one := fragmentJSONFixed + digits(int64(pre.Index)) + int64(len(pre.Kind)) + digits(P-1) + digits(D-1) +
 			digits(pre.ItemStrideBytes) + digits(dec.ItemStrideBytes) + 3*digits(max(pre.ItemStrideBytes, dec.ItemStrideBytes))
-		s.Fragments += n.total
-		s.MaxRankFragments += n.perRank
-		fragBytes += n.total * one
-		rankFragBytes += n.perRank * one
+		s.Fragments += n.total * rows
+		s.MaxRankFragments += n.perRank * rows
+		fragBytes += n.total * rows * one
+		rankFragBytes += n.perRank * rows * one
 	}
 	// A target is a source rank with at least one fragment; buffers of one
 	// class share their sources, so each class adds at most its own count.

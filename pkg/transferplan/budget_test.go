@@ -19,6 +19,7 @@ package transferplan
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -82,7 +83,7 @@ func TestEstimateMatchesPlans(t *testing.T) {
 			t.Fatalf("layout %d: estimated %s with %d ranks, planned %s with %d", i, size.Kind, size.DecodeTPRanks, set.Plans[0].PlanKind, len(set.Plans))
 		}
 		if size.Fragments != m.fragments {
-			t.Fatalf("layout %d (%+v): estimated %d fragments, planned %d", i, l, size.Fragments, m.fragments)
+			t.Fatalf("layout %d (%s): estimated %d fragments, planned %d", i, describe(l), size.Fragments, m.fragments)
 		}
 		for _, b := range []struct {
 			what        string
@@ -94,7 +95,7 @@ func TestEstimateMatchesPlans(t *testing.T) {
 			{"plan bytes of one rank", size.MaxRankPlanBytes, m.maxRankBytes},
 		} {
 			if b.bound < b.real {
-				t.Fatalf("layout %d (%+v): %s estimated at most %d, planned %d", i, l, b.what, b.bound, b.real)
+				t.Fatalf("layout %d (%s): %s estimated at most %d, planned %d", i, describe(l), b.what, b.bound, b.real)
 			}
 		}
 		if size.Kind != PlanFragmented && size.Targets != m.targets {
@@ -106,13 +107,19 @@ func TestEstimateMatchesPlans(t *testing.T) {
 		large++
 		loosest = max(loosest, float64(size.PlanBytes)/float64(m.bytes))
 		if float64(size.PlanBytes) > 1.25*float64(m.bytes) {
-			t.Errorf("layout %d (%+v): %d bytes estimated for %d planned: too loose to budget with", i, l, size.PlanBytes, m.bytes)
+			t.Errorf("layout %d (%s): %d bytes estimated for %d planned: too loose to budget with", i, describe(l), size.PlanBytes, m.bytes)
 		}
 	}
 	t.Logf("%d compatible layouts sized: %v; %d with 1000+ fragments, bytes estimated at most %.2f× the real", checked, kinds, large, loosest)
 	if large < 100 || checked < 800 || kinds[PlanFragmented] < 300 || kinds[PlanMLA] < 100 || kinds[PlanIdentity] < 20 {
 		t.Fatalf("too few layouts exercised: %d, %v", checked, kinds)
 	}
+}
+
+// describe names a layout in a failure message without listing every buffer.
+func describe(l Layout) string {
+	return fmt.Sprintf("%s P%d/dp%d→D%d/dp%d, %d tokens per page, %d KV buffers (first %+v), %d state buffers",
+		l.Attention, l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.TokensPerPage, len(l.KVBuffers), l.KVBuffers[0], len(l.StateBuffers))
 }
 
 // TestEstimateUnevenShards pins the refinement count on layouts where the
@@ -129,6 +136,10 @@ func TestEstimateUnevenShards(t *testing.T) {
 		// 12 units: decode shards of 3, prefill of 4. Decode [0,3) meets 1,
 		// [3,6) meets 2, [6,9) meets 2, [9,12) meets 1: 6 per buffer.
 		{"P3→D4, 2 buffers", mha(3, 4).kvItems(TargetK, 1, 3, 4, 1).kvItems(TargetV, 1, 3, 4, 1).build(), 12, 4},
+		// 16-token pages, a decode rank holding 2 heads from 2 prefill ranks:
+		// each slice is a head range of every token row, 2 sources × 16 rows
+		// per buffer and decode rank: 4 ranks × 2 buffers × 32.
+		{"P8→D4, 16-token pages", mha(8, 4).tokensPerPage(16).kvItems(TargetK, 1, 32, 16, 1).kvItems(TargetV, 1, 32, 16, 1).build(), 256, 64},
 		// Replicated buffers: one whole item per decode rank.
 		{"replicated P4→D8", mha(4, 8).kvItems(TargetK, 3, 64, 64, 64).kvItems(TargetV, 3, 64, 64, 64).build(), 48, 6},
 	} {

@@ -129,7 +129,7 @@ type Summary struct {
 
 // Summarize computes the summary of a plan set.
 func (s *PlanSet) Summarize() Summary {
-	z := NewSummarizer(s.Layout.Prefill.TPPerDP())
+	z := NewSummarizer(s.Layout)
 	for i := range s.Plans {
 		z.Add(&s.Plans[i])
 	}
@@ -139,14 +139,18 @@ func (s *PlanSet) Summarize() Summary {
 // Summarizer computes a Summary one plan at a time, for callers that stream
 // plans (planstore.EncodePlanner) instead of holding the whole set.
 type Summarizer struct {
-	sum   Summary
-	plans int
+	layout LayoutRecord
+	sum    Summary
+	plans  int
+	// mostRun is the longest run of one target's fragments for one buffer,
+	// runAt its first fragment and runRank the decode rank it was seen in.
+	mostRun, runRank int
+	runAt            TransferFragment
 }
 
-// NewSummarizer starts a summary of the plans of a layout with prefillTPPerDP
-// prefill TP ranks per DP group.
-func NewSummarizer(prefillTPPerDP int) *Summarizer {
-	return &Summarizer{sum: Summary{PrefillFanOut: make([]int, prefillTPPerDP), IdlePrefillRanks: []int{}}}
+// NewSummarizer starts a summary of the plans of a layout.
+func NewSummarizer(layout LayoutRecord) *Summarizer {
+	return &Summarizer{layout: layout, sum: Summary{PrefillFanOut: make([]int, layout.Prefill.TPPerDP()), IdlePrefillRanks: []int{}}}
 }
 
 // Add counts the next plan; plans are added in decode rank order.
@@ -164,6 +168,22 @@ func (z *Summarizer) Add(plan *RoutePlan) {
 			sum.PrefillFanOut[t.PrefillTPRank]++
 		}
 		sum.Fragments += len(t.Fragments)
+		z.addRuns(plan.DecodeTPRank, t.Fragments)
+	}
+}
+
+// addRuns finds the longest run of fragments one target has for one buffer
+// (a target's fragments of a buffer are consecutive: one slice, cut into
+// token rows or not).
+func (z *Summarizer) addRuns(decodeRank int, frags []TransferFragment) {
+	for i, run := 0, 0; i < len(frags); i++ {
+		f := frags[i]
+		if i == 0 || f.BufferKind != frags[i-1].BufferKind || f.BufferIndex != frags[i-1].BufferIndex {
+			run = 0
+		}
+		if run++; run > z.mostRun {
+			z.mostRun, z.runAt, z.runRank = run, frags[i-run+1], decodeRank
+		}
 	}
 }
 
@@ -175,40 +195,25 @@ func (z *Summarizer) Summary() Summary {
 	for _, f := range sum.PrefillFanOut {
 		sum.MaxPrefillFanOut = max(sum.MaxPrefillFanOut, f)
 	}
-	sum.FragmentsPerPage, sum.PageCost = s.pageCost()
+	sum.FragmentsPerPage, sum.PageCost = z.pageCost()
 	return sum
 }
 
-// pageCost finds the largest run of fragments one target has for one
-// buffer (a target's fragments of a buffer are consecutive: one slice, cut
-// into token rows or not) and says what it is.
-func (s *PlanSet) pageCost() (int, string) {
-	most, at, of := 0, TransferFragment{}, 0
-	for _, plan := range s.Plans {
-		for _, t := range plan.Targets {
-			for i, run := 0, 0; i < len(t.Fragments); i++ {
-				f := t.Fragments[i]
-				if i == 0 || f.BufferKind != t.Fragments[i-1].BufferKind || f.BufferIndex != t.Fragments[i-1].BufferIndex {
-					run = 0
-				}
-				if run++; run > most {
-					most, at, of = run, t.Fragments[i-run+1], plan.DecodeTPRank
-				}
-			}
-		}
-	}
+// pageCost says what the longest run of one buffer's fragments is and why.
+func (z *Summarizer) pageCost() (int, string) {
+	most, at, of := z.mostRun, z.runAt, z.runRank
 	switch {
 	case most == 0:
 		return 0, "whole items: each prefill rank copies whole pages, no fragments"
-	case most == 1 && s.Layout.TokensPerPage <= 1:
+	case most == 1 && z.layout.TokensPerPage <= 1:
 		return 1, "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token"
 	case most == 1:
 		return 1, "1 fragment per page for each buffer a decode rank pulls from a prefill rank: every slice is whole token rows on both sides, so a page's rows move as one block"
 	}
 	rows := int64(most)
 	unit := int64(1)
-	if at.BufferKind.IsKV() && at.BufferIndex < len(s.Layout.PrefillKVUnitLens) && s.Layout.PrefillKVUnitLens[at.BufferIndex] > 0 {
-		unit = s.Layout.PrefillKVUnitLens[at.BufferIndex]
+	if at.BufferKind.IsKV() && at.BufferIndex < len(z.layout.PrefillKVUnitLens) && z.layout.PrefillKVUnitLens[at.BufferIndex] > 0 {
+		unit = z.layout.PrefillKVUnitLens[at.BufferIndex]
 	}
 	return most, fmt.Sprintf("%d fragments per page for each buffer a decode rank pulls from a prefill rank: "+
 		"decode rank %d takes %d of prefill rank %d's %d heads (%d-byte units) from each of the %d token rows of a page into its %d-head rows; "+
