@@ -18,10 +18,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,45 +30,25 @@ import (
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 )
 
-// longPoll starts GET /v1/rooms/{room}?wait=30s on rank's socket; it
-// returns once the connection is established (the agent will answer it
-// even if it starts stopping now) with a channel for the outcome: the
-// answer, or the error the engine's client saw.
-func longPoll(t *testing.T, a *agent, rank, room int) <-chan error {
-	path := filepath.Join(a.socketDir, fmt.Sprintf("rank-%d.sock", rank))
-	dialed := make(chan struct{})
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		conn, err := (&net.Dialer{}).DialContext(ctx, "unix", path)
-		close(dialed)
-		return conn, err
-	}}}
-	out := make(chan error, 1)
+// longPoll starts an engine's long poll of rank's room (Wait, 30s) and
+// returns once the agent holds it (its waiters gauge says so), with a
+// channel for the outcome: the answer, or the error the client saw.
+func longPoll(t *testing.T, a *agent, rank int, room int64) <-chan pollOutcome {
+	out := make(chan pollOutcome, 1)
 	go func() {
-		resp, err := c.Get(fmt.Sprintf("http://agent/v1/rooms/%d?wait=30s", room))
-		if err != nil {
-			out <- err
-			return
-		}
-		defer resp.Body.Close()
-		var b strings.Builder
-		buf := make([]byte, 4096)
-		for {
-			n, err := resp.Body.Read(buf)
-			b.Write(buf[:n])
-			if err != nil {
-				break
-			}
-		}
-		out <- fmt.Errorf("answered %d: %s", resp.StatusCode, b.String())
+		got, err := a.rank(rank).Wait(context.Background(), room, 30*time.Second)
+		out <- pollOutcome{got, err}
 	}()
-	select {
-	case <-dialed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the long poll never connected")
-	}
+	a.waitMetric(t, fmt.Sprintf(`pdtopo_receiver_room_waiters{engine_rank="%d"}`, rank), "1")
 	return out
+}
+
+type pollOutcome struct {
+	room agentclient.Room
+	err  error
 }
 
 // The agent crashes (SIGKILL) while a room is in flight and the engine is
@@ -86,18 +65,19 @@ func TestAgentCrashMidRoom(t *testing.T) {
 	sockets := t.TempDir()
 	a, cmd := startAgentProcess(t, sockets, 0, 2, "--plan-file", plans)
 	for r := range 2 {
-		call(t, a.rank(r), "PUT", "/v1/engine", engineBody(t, l, r), 200)
-		call(t, a.rank(r), "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":7}`, peer.BootstrapAddr()), 201)
-		call(t, a.rank(r), "POST", "/v1/rooms/7/request", `{"kvIndices":[1],"auxIndex":0}`, 202)
+		register(t, a.rank(r), l, r)
+		openRoom(t, a.rank(r), peer.BootstrapAddr(), 7)
+		request(t, a.rank(r), 7)
 	}
 	poll := longPoll(t, a, 0, 7)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-poll:
-		if strings.HasPrefix(err.Error(), "answered") {
-			t.Fatalf("the long poll of a killed agent %v", err)
+	case got := <-poll:
+		var ue *agentclient.UnavailableError
+		if !errors.As(got.err, &ue) || ue.Timeout() {
+			t.Fatalf("the long poll of a killed agent: %+v, %v; want the connection's error", got.room, got.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the engine's long poll hung after the agent died")
@@ -106,18 +86,15 @@ func TestAgentCrashMidRoom(t *testing.T) {
 
 	b, _ := startAgentProcess(t, sockets, 0, 2, "--plan-file", plans) // the kubelet restarts the sidecar
 	for r := range 2 {
-		got := call(t, b.rank(r), "GET", "/v1/rooms/7", "", 404)
-		e := got["error"].(map[string]any)
-		if e["code"] != "RoomNotFound" || !strings.Contains(e["message"].(string), "before the agent restarted") {
-			t.Fatalf("engine rank %d's room 7 after the restart: %v", r, got)
+		_, err := b.rank(r).Room(t.Context(), 7)
+		if e := refused(t, err, 404, string(receiver.CodeRoomNotFound)); !strings.Contains(e.Message, "before the agent restarted") {
+			t.Fatalf("engine rank %d's room 7 after the restart: %v", r, e)
 		}
-		got = call(t, b.rank(r), "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":8}`, peer.BootstrapAddr()), 409)
-		if got["error"].(map[string]any)["code"] != "EngineNotRegistered" {
-			t.Fatalf("engine rank %d opening a room before registering again: %v", r, got)
-		}
-		call(t, b.rank(r), "PUT", "/v1/engine", engineBody(t, l, r), 200)
-		if got := roomThroughAPI(t, b.rank(r), peer.BootstrapAddr(), 8); got["status"] != "Success" {
-			t.Fatalf("engine rank %d's room 8 after registering again: %v", r, got)
+		_, err = b.rank(r).Open(t.Context(), peer.BootstrapAddr(), 8)
+		refused(t, err, 409, string(receiver.CodeEngineNotRegistered))
+		register(t, b.rank(r), l, r)
+		if got := roomThroughAPI(t, b.rank(r), peer.BootstrapAddr(), 8); got.Status != receiver.Success {
+			t.Fatalf("engine rank %d's room 8 after registering again: %+v", r, got)
 		}
 	}
 }
@@ -130,16 +107,15 @@ func TestAgentStopFailsOpenRooms(t *testing.T) {
 	peer := startPeer(t, l)
 	peer.Script(7, prefillpeer.Silence())
 	a, _ := startAgentProcess(t, t.TempDir(), 0, 1, "--plan-file", writePlanFile(t, l))
-	call(t, a.rank(0), "PUT", "/v1/engine", engineBody(t, l, 0), 200)
-	call(t, a.rank(0), "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":7}`, peer.BootstrapAddr()), 201)
-	call(t, a.rank(0), "POST", "/v1/rooms/7/request", `{"kvIndices":[1],"auxIndex":0}`, 202)
-	poll := longPoll(t, a, 0, 7)
-	a.waitMetric(t, `pdtopo_receiver_room_waiters{engine_rank="0"}`, "1") // the engine waits in the agent
+	register(t, a.rank(0), l, 0)
+	openRoom(t, a.rank(0), peer.BootstrapAddr(), 7)
+	request(t, a.rank(0), 7)
+	poll := longPoll(t, a, 0, 7) // the engine waits in the agent
 	a.stop()
 	select {
-	case err := <-poll:
-		if !strings.Contains(err.Error(), "answered 200") || !strings.Contains(err.Error(), `"failureCode":"`+shutdownCode+`"`) {
-			t.Fatalf("the long poll across a graceful stop: %v", err)
+	case got := <-poll:
+		if got.err != nil || got.room.Status != receiver.Failed || got.room.FailureCode != shutdownCode {
+			t.Fatalf("the long poll across a graceful stop: %+v, %v", got.room, got.err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the engine's long poll hung across a graceful stop")
@@ -157,7 +133,7 @@ func TestPlansDeletedKeepTheLastGoodPlan(t *testing.T) {
 	objects, hash := receivertest.Publish(t, "pair", l)
 	receivertest.ProjectPlans(t, dir, 1, objects)
 	a := startAgent(t, 0, 2, "--plan-dir", dir)
-	call(t, a.rank(1), "PUT", "/v1/engine", engineBody(t, l, 1), 200)
+	register(t, a.rank(1), l, 1)
 	if v := a.metric(t, "pdtopo_receiver_plan_source_current"); v != "1" {
 		t.Fatalf("pdtopo_receiver_plan_source_current %q before the deletion, want 1", v)
 	}
@@ -177,8 +153,8 @@ func TestPlansDeletedKeepTheLastGoodPlan(t *testing.T) {
 	if rec := a.log.find(t, "plans do not load; keeping the last good plan"); rec["hash"] != hash {
 		t.Fatalf("log line %v does not name the kept plan %s", rec, hash)
 	}
-	if got := roomThroughAPI(t, a.rank(1), peer.BootstrapAddr(), 5); got["status"] != "Success" {
-		t.Fatalf("a room on the kept plan: %v", got)
+	if got := roomThroughAPI(t, a.rank(1), peer.BootstrapAddr(), 5); got.Status != receiver.Success {
+		t.Fatalf("a room on the kept plan: %+v", got)
 	}
 
 	receivertest.ProjectPlans(t, dir, 3, objects)
@@ -203,49 +179,49 @@ func TestPlanDirShardCountChanges(t *testing.T) {
 	receivertest.ProjectPlans(t, dir, 1, oldObjects)
 	a := startAgent(t, 2, 2, "--plan-dir", dir)
 	for _, r := range []int{2, 3} {
-		call(t, a.rank(r), "PUT", "/v1/engine", engineBody(t, oldLayout, r), 200)
-		call(t, a.rank(r), "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":1}`, oldPeer.BootstrapAddr()), 201)
-		receivertestWaitBootstrapped(t, a, r, 1)
+		register(t, a.rank(r), oldLayout, r)
+		openRoom(t, a.rank(r), oldPeer.BootstrapAddr(), 1)
+		waitBootstrapped(t, a, r, 1)
 	}
 
 	receivertest.ProjectPlans(t, dir, 2, receivertest.Reshard(t, newObjects, 3))
 	a.waitInfo(t, "the new plan", func(i map[string]any) bool { return i["planHash"] == newHash && i["planError"] == "" })
 	for _, r := range []int{2, 3} {
 		// room 1 was opened on the old plan and finishes on it
-		call(t, a.rank(r), "POST", "/v1/rooms/1/request", `{"kvIndices":[1],"auxIndex":0}`, 202)
-		if got := call(t, a.rank(r), "GET", "/v1/rooms/1?wait=10s", "", 200); got["status"] != "Success" || got["bootstrapToken"] != float64(11) {
-			t.Fatalf("engine rank %d's room opened before the change: %v", r, got)
+		request(t, a.rank(r), 1)
+		if got := waitRoom(t, a.rank(r), 1); got.Status != receiver.Success || got.BootstrapToken != 11 {
+			t.Fatalf("engine rank %d's room opened before the change: %+v", r, got)
 		}
 		// new rooms use the new plan: the new prefill completes them, the old is refused
-		if got := roomThroughAPI(t, a.rank(r), newPeer.BootstrapAddr(), 2); got["status"] != "Success" {
-			t.Fatalf("engine rank %d's room on the new plan: %v", r, got)
+		if got := roomThroughAPI(t, a.rank(r), newPeer.BootstrapAddr(), 2); got.Status != receiver.Success {
+			t.Fatalf("engine rank %d's room on the new plan: %+v", r, got)
 		}
-		call(t, a.rank(r), "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":3}`, oldPeer.BootstrapAddr()), 201)
-		got := call(t, a.rank(r), "GET", "/v1/rooms/3?wait=10s", "", 200)
-		if got["failureCode"] != "LayoutMismatch" || !strings.Contains(fmt.Sprint(got["failureMessage"]), "prefill_tp_size is 8, the plan was made for prefill tensorParallelSize 4") {
-			t.Fatalf("engine rank %d's room against the old prefill on the new plan: %v", r, got)
+		openRoom(t, a.rank(r), oldPeer.BootstrapAddr(), 3)
+		got := waitRoom(t, a.rank(r), 3)
+		if got.FailureCode != string(receiver.ReasonLayoutMismatch) || !strings.Contains(got.FailureMessage, "prefill_tp_size is 8, the plan was made for prefill tensorParallelSize 4") {
+			t.Fatalf("engine rank %d's room against the old prefill on the new plan: %+v", r, got)
 		}
 	}
 
 	receivertest.ProjectPlans(t, dir, 3, oldObjects) // back to one shard
 	a.waitInfo(t, "the old plan again", func(i map[string]any) bool { return i["planHash"] == oldHash })
 	for _, r := range []int{2, 3} {
-		if got := roomThroughAPI(t, a.rank(r), oldPeer.BootstrapAddr(), 4); got["status"] != "Success" {
-			t.Fatalf("engine rank %d's room back on the old plan: %v", r, got)
+		if got := roomThroughAPI(t, a.rank(r), oldPeer.BootstrapAddr(), 4); got.Status != receiver.Success {
+			t.Fatalf("engine rank %d's room back on the old plan: %+v", r, got)
 		}
 	}
 }
 
-func receivertestWaitBootstrapped(t *testing.T, a *agent, rank, room int) {
+func waitBootstrapped(t *testing.T, a *agent, rank int, room int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got := call(t, a.rank(rank), "GET", fmt.Sprintf("/v1/rooms/%d", room), "", 200)
-		if got["status"] == "Bootstrapped" {
+		got, err := a.rank(rank).Room(t.Context(), room)
+		if err == nil && got.Status == receiver.Bootstrapped {
 			return
 		}
-		if got["status"] != "Bootstrapping" || time.Now().After(deadline) {
-			t.Fatalf("engine rank %d's room %d: %v, want Bootstrapped", rank, room, got)
+		if err != nil || got.Status != receiver.Bootstrapping || time.Now().After(deadline) {
+			t.Fatalf("engine rank %d's room %d: %+v %v, want Bootstrapped", rank, room, got, err)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -21,13 +21,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -105,18 +105,22 @@ type agent struct {
 	// stop ends the agent (in-process: cancel; process: SIGTERM) and
 	// waits for it.
 	stop func()
+
+	mu      sync.Mutex
+	clients map[int]*agentclient.Client
 }
 
-// unixClient talks HTTP over the unix socket at path.
-func unixClient(path string) *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", path)
-	}}}
-}
-
-// rank is the engine API of one rank.
-func (a *agent) rank(r int) *http.Client {
-	return unixClient(filepath.Join(a.socketDir, fmt.Sprintf("rank-%d.sock", r)))
+// rank is the engine API of one rank, through the client engines use.
+func (a *agent) rank(r int) *agentclient.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.clients == nil {
+		a.clients = map[int]*agentclient.Client{}
+	}
+	if a.clients[r] == nil {
+		a.clients[r] = agentclient.New(agentclient.SocketPath(a.socketDir, r), agentclient.Options{Timeout: 30 * time.Second})
+	}
+	return a.clients[r]
 }
 
 // startAgent runs the agent's main loop in this process until the test
@@ -188,13 +192,12 @@ func startAgentProcess(t *testing.T, socketDir string, firstRank, rankCount int,
 	return a, cmd
 }
 
-func waitAnswers(t *testing.T, c *http.Client) {
+func waitAnswers(t *testing.T, c *agentclient.Client) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := c.Get("http://agent/healthz")
+		err := c.Healthz(t.Context())
 		if err == nil {
-			resp.Body.Close()
 			return
 		}
 		if time.Now().After(deadline) {
@@ -204,8 +207,9 @@ func waitAnswers(t *testing.T, c *http.Client) {
 	}
 }
 
-// call sends a request and decodes the JSON answer, failing unless the
-// status is want.
+// call sends a request to the probe address and decodes the JSON answer,
+// failing unless the status is want. (The engine API is called through
+// agentclient, as engines call it.)
 func call(t *testing.T, c *http.Client, method, url, body string, want int) map[string]any {
 	t.Helper()
 	out, _ := callRaw(t, c, method, url, body, want)
@@ -232,21 +236,62 @@ func callRaw(t *testing.T, c *http.Client, method, url, body string, want int) (
 	return out, string(raw)
 }
 
-// engineBody registers an engine matching the layout's decode buffers.
-func engineBody(t *testing.T, l transferplan.Layout, rank int) string {
-	info := receivertest.Engine(receivertest.Snapshot(t, l, rank), rank)
-	b, _ := json.Marshal(map[string]any{"sessionId": info.SessionID, "kvDataPtrs": info.KVDataPtrs, "stateDataPtrs": info.StateDataPtrs})
-	return string(b)
+// register registers rank's engine, with buffers matching the layout.
+func register(t *testing.T, c *agentclient.Client, l transferplan.Layout, rank int) {
+	t.Helper()
+	if err := c.RegisterEngine(t.Context(), receivertest.Engine(receivertest.Snapshot(t, l, rank), rank)); err != nil {
+		t.Fatalf("registering engine rank %d: %v", rank, err)
+	}
+}
+
+// openRoom opens a room against bootstrap.
+func openRoom(t *testing.T, c *agentclient.Client, bootstrap string, room int64) agentclient.Room {
+	t.Helper()
+	got, err := c.Open(t.Context(), bootstrap, room)
+	if err != nil {
+		t.Fatalf("opening room %d: %v", room, err)
+	}
+	return got
+}
+
+// request sends a room's request (queued while the room bootstraps).
+func request(t *testing.T, c *agentclient.Client, room int64) {
+	t.Helper()
+	if _, err := c.Request(t.Context(), room, agentclient.Request{KVIndices: []int64{1, 2}}); err != nil {
+		t.Fatalf("room %d's request: %v", room, err)
+	}
+}
+
+// waitRoom long-polls a room until it finished (10s at most).
+func waitRoom(t *testing.T, c *agentclient.Client, room int64) agentclient.Room {
+	t.Helper()
+	got, err := c.Wait(t.Context(), room, 10*time.Second)
+	if err != nil {
+		t.Fatalf("waiting for room %d: %v", room, err)
+	}
+	return got
+}
+
+// refused checks that err is the agent's refusal with status and code.
+func refused(t *testing.T, err error, status int, code string) *agentclient.APIError {
+	t.Helper()
+	var ae *agentclient.APIError
+	if !errors.As(err, &ae) || ae.HTTPStatus != status || ae.Code != code {
+		t.Fatalf("got %v, want the agent's %d %s", err, status, code)
+	}
+	return ae
 }
 
 // roomThroughAPI runs one room the way an engine does: open, request at
-// once (the agent queues it while the room bootstraps), long poll.
-func roomThroughAPI(t *testing.T, c *http.Client, bootstrap string, room int) map[string]any {
+// once (the agent queues it while the room bootstraps), long poll, clear.
+func roomThroughAPI(t *testing.T, c *agentclient.Client, bootstrap string, room int64) agentclient.Room {
 	t.Helper()
-	call(t, c, "POST", "/v1/rooms", fmt.Sprintf(`{"bootstrapAddr":%q,"room":%d}`, bootstrap, room), 201)
-	call(t, c, "POST", fmt.Sprintf("/v1/rooms/%d/request", room), `{"kvIndices":[1,2],"auxIndex":0,"decodePrefixLen":0}`, 202)
-	got := call(t, c, "GET", fmt.Sprintf("/v1/rooms/%d?wait=10s", room), "", 200)
-	call(t, c, "DELETE", fmt.Sprintf("/v1/rooms/%d", room), "", 204)
+	openRoom(t, c, bootstrap, room)
+	request(t, c, room)
+	got := waitRoom(t, c, room)
+	if err := c.Clear(t.Context(), room); err != nil {
+		t.Fatalf("clearing room %d: %v", room, err)
+	}
 	return got
 }
 

@@ -28,6 +28,8 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -148,11 +150,12 @@ func TestAgentSingleRankWithPlanFile(t *testing.T) {
 			t.Errorf("agent: %v", err)
 		}
 	}()
-	c := unixClient(sock)
+	c := agentclient.New(sock, agentclient.Options{})
+	defer c.Close()
 	waitAnswers(t, c)
-	call(t, c, "PUT", "/v1/engine", engineBody(t, l, 1), 200)
-	if got := roomThroughAPI(t, c, peer.BootstrapAddr(), 77); got["status"] != "Success" || got["bootstrapToken"] != float64(5) {
-		t.Fatalf("room 77: %v", got)
+	register(t, c, l, 1)
+	if got := roomThroughAPI(t, c, peer.BootstrapAddr(), 77); got.Status != receiver.Success || got.BootstrapToken != 5 {
+		t.Fatalf("room 77: %+v", got)
 	}
 	if st, err := os.Stat(sock); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("--listen unix: socket mode %v (%v), want 0600", st.Mode(), err)

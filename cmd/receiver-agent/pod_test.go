@@ -29,6 +29,8 @@ import (
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 )
 
 // TestAgentServesEveryRankOfThePod runs one agent for engine ranks 2 and 3
@@ -50,10 +52,10 @@ func TestAgentServesEveryRankOfThePod(t *testing.T) {
 		if st, err := os.Stat(path); err != nil || st.Mode().Type() != os.ModeSocket || st.Mode().Perm() != socketDirMode {
 			t.Fatalf("rank %d's socket %s: %v (%v), want a socket with mode %o", r, path, st.Mode(), err, socketDirMode)
 		}
-		call(t, a.rank(r), "PUT", "/v1/engine", engineBody(t, l, r), 200)
+		register(t, a.rank(r), l, r)
 	}
 	var wg sync.WaitGroup
-	got := make([]map[string]any, 2)
+	got := make([]agentclient.Room, 2)
 	for i, r := range []int{2, 3} {
 		wg.Add(1)
 		go func() {
@@ -63,8 +65,8 @@ func TestAgentServesEveryRankOfThePod(t *testing.T) {
 	}
 	wg.Wait()
 	for i, g := range got {
-		if g["status"] != "Success" || g["bootstrapToken"] != float64(5) {
-			t.Fatalf("room 77 on engine rank %d: %v", 2+i, g)
+		if g.Status != receiver.Success || g.BootstrapToken != 5 {
+			t.Fatalf("room 77 on engine rank %d: %+v", 2+i, g)
 		}
 	}
 	// each rank registered its own status socket with the prefill ranks it pulls from
