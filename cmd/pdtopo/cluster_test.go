@@ -281,3 +281,23 @@ func TestClusterStatusColumns(t *testing.T) {
 		t.Errorf("status: exit %d, want row %s\n%s", code, row, out)
 	}
 }
+
+func TestClusterGraph(t *testing.T) {
+	tc := liveCluster(t)
+	const name = "replicated-graph"
+	tc.applySample(t, nsA, "pd_v1alpha1_pdpair_replicated_heads_p16_d2.yaml", name)
+	tc.waitSettled(t, nsA, name)
+	code, out, errOut := tc.cli(t, "graph", name, "--context", "live")
+	ranks, edges, dummies := svgCounts(t, out)
+	// P16→D2 replicated heads: every decode rank pulls from 4 even prefill ranks.
+	if code != exitOK || ranks != 18 || edges != 8 || dummies != 0 || errOut != "" {
+		t.Errorf("graph NAME: exit %d, %d ranks %d edges %d dummies, stderr %q", code, ranks, edges, dummies, errOut)
+	}
+	if !strings.Contains(out, "PDPair "+name+":") || strings.Count(out, "idle: dummies from decode 0") < 8 {
+		t.Errorf("graph NAME lacks the title or the idle marks")
+	}
+	code, out, errOut = tc.cli(t, "graph", name, "--context", "live", "-n", nsNoOperator)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, `PDPair "`+name+`" not found in namespace "no-operator"`) {
+		t.Errorf("graph of a missing pair: exit %d %q", code, errOut)
+	}
+}

@@ -134,6 +134,7 @@ are past the plan budget.`,
 		newPlanCommand(kube, streams),
 		newRoutesCommand(kube, streams),
 		newStatusCommand(kube, streams),
+		newGraphCommand(kube, streams),
 	)
 	return root
 }

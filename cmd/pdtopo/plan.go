@@ -44,7 +44,7 @@ type incompatibleResult struct {
 }
 
 // planOutputs are the formats of `plan -o`.
-var planOutputs = []string{"table", "json", "yaml"}
+var planOutputs = []string{"table", "json", "yaml", "svg", "dot"}
 
 type planOptions struct {
 	kube    *genericclioptions.ConfigFlags
@@ -72,13 +72,14 @@ incompatible layout, 4 the cluster could not be read, 5 the plans are past
 the plan budget (sized before planning; --max-plan-fragments and
 --max-plan-bytes raise it).`,
 		Example: `  pdtopo plan -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml
+  pdtopo plan -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml -o svg > gqa.svg
   pdtopo plan -f config/samples --name llama3-70b-gqa-p8-d4 -o json
   kubectl pdtopo plan llama3-70b-gqa-p8-d4 -n llm`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args) },
 	}
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "PDPair manifest: a YAML or JSON file, a directory of them, or - for standard input")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", "))
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", ")+" (svg and dot draw the topology)")
 	cmd.Flags().StringVar(&o.name, "name", "", "with -f: the PDPair to plan when the manifest holds several")
 	return cmd
 }
@@ -117,6 +118,10 @@ func (o *planOptions) emit(pairName, source string, layout transferplan.Layout, 
 	case transferplan.IsInvalidLayout(planErr):
 		errors.As(planErr, &le)
 		return usageErrorf("%s: invalid PDPair: %s", source, le.Message)
+	case errors.As(planErr, &le) && isPicture(o.output):
+		// No picture of plans that do not exist; the verdict goes to stderr
+		// so a redirected .svg file is not left holding text.
+		return &exitError{code: exitIncompatible, msg: fmt.Sprintf("INCOMPATIBLE %s: %s", le.Reason, le.Message)}
 	case errors.As(planErr, &le):
 		if err := printIncompatible(o.streams.Out, o.output, le); err != nil {
 			return usageErrorf("writing output: %v", err)
@@ -219,8 +224,11 @@ func printIncompatible(w io.Writer, output string, le *transferplan.LayoutError)
 }
 
 func printPlans(w io.Writer, output, name string, layout transferplan.Layout, set *transferplan.PlanSet) error {
-	if output == "table" {
+	switch {
+	case output == "table":
 		return writeTable(w, name, layout, set)
+	case isPicture(output):
+		return writePicture(w, output, name, set)
 	}
 	return writeStructured(w, output, set)
 }
