@@ -84,30 +84,84 @@ func (q *Request) NewMemory() *Memory {
 // their fragments when the target has any state fragment, and whole items
 // otherwise.
 func (q *Request) Execute(m *Memory, t Target) error {
+	return q.run(t, func(pl *Placement, state bool, i int, p int, d int64, got Label) error {
+		regions := m.kv
+		if state {
+			regions = m.state
+		}
+		region := regions[i]
+		if d < 0 || d >= int64(len(region)) {
+			return fmt.Errorf("prefill rank %d, buffer key %d, page %d: writes byte %d outside the decode's %d-byte region", t.PrefillRank, pl.Key, p, d, len(region))
+		}
+		if region[d] != 0 {
+			if region[d] != got {
+				return fmt.Errorf("prefill rank %d, buffer key %d, page %d: decode byte %d already holds %v, overwritten with %v", t.PrefillRank, pl.Key, p, d, region[d], got)
+			}
+			m.rewrites[spaceOf(state)]++
+		}
+		region[d] = got
+		return nil
+	})
+}
+
+// Check runs one target's request like Execute but holds every byte it
+// writes, as it writes it, to what the decode rank's layout wants there
+// (without memory: a prefill rank alone fills only part of the decode
+// buffers). It returns the number of bytes written.
+func (q *Request) Check(t Target) (int64, error) {
+	var n int64
+	err := q.run(t, func(pl *Placement, state bool, i int, p int, d int64, got Label) error {
+		_, pages := q.space(state)
+		item := pl.Decode.ItemBytes
+		slot := d / item
+		if d < 0 || slot >= int64(pages.Slots) {
+			return fmt.Errorf("prefill rank %d, buffer key %d, page %d: writes byte %d outside the decode's %d-page region", t.PrefillRank, pl.Key, p, d, pages.Slots)
+		}
+		want := Label(0)
+		for pg, s := range pages.Dst {
+			if int64(s) == slot {
+				want = pl.decodeLabel(q.DecodeRank, int64(pg), d%item)
+				break
+			}
+		}
+		if got != want {
+			return fmt.Errorf("prefill rank %d, buffer key %d, request page %d: writes %v to byte %d of decode slot %d, which must hold %v",
+				t.PrefillRank, pl.Key, p, got, d%item, slot, want)
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// put receives one byte a target writes: to byte d of the decode region of
+// buffer i (state or KV), for request page p.
+type put func(pl *Placement, state bool, i int, p int, d int64, got Label) error
+
+func (q *Request) run(t Target, write put) error {
 	if t.Dummy {
 		return nil
 	}
-	var hasKV, hasState bool
+	var hasState bool
 	for _, f := range t.Fragments {
 		hasState = hasState || f.State
-		hasKV = hasKV || !f.State
 	}
 	if len(t.Fragments) == 0 {
 		for i := range q.KV {
-			if err := q.copyWhole(m, t.PrefillRank, false, i); err != nil {
+			if err := q.copyWhole(write, t.PrefillRank, false, i); err != nil {
 				return err
 			}
 		}
 	}
 	if !hasState {
 		for i := range q.State {
-			if err := q.copyWhole(m, t.PrefillRank, true, i); err != nil {
+			if err := q.copyWhole(write, t.PrefillRank, true, i); err != nil {
 				return err
 			}
 		}
 	}
 	for _, f := range t.Fragments {
-		if err := q.copyFragment(m, t.PrefillRank, f); err != nil {
+		if err := q.copyFragment(write, t.PrefillRank, f); err != nil {
 			return err
 		}
 	}
@@ -121,13 +175,13 @@ func (q *Request) space(state bool) ([]Placement, *Pages) {
 	return q.KV, &q.KVPages
 }
 
-func (q *Request) copyWhole(m *Memory, rank int, state bool, i int) error {
+func (q *Request) copyWhole(write put, rank int, state bool, i int) error {
 	bufs, pages := q.space(state)
 	item := bufs[i].Prefill.ItemBytes
-	return q.copyPages(m, rank, state, i, Fragment{State: state, Index: i, SrcStride: item, DstStride: item, Bytes: item}, pages)
+	return q.copyPages(write, rank, state, i, Fragment{State: state, Index: i, SrcStride: item, DstStride: item, Bytes: item}, pages)
 }
 
-func (q *Request) copyFragment(m *Memory, rank int, f Fragment) error {
+func (q *Request) copyFragment(write put, rank int, f Fragment) error {
 	bufs, pages := q.space(f.State)
 	if f.Index < 0 || f.Index >= len(bufs) {
 		return fmt.Errorf("prefill rank %d: fragment names buffer %d of %d (state %v)", rank, f.Index, len(bufs), f.State)
@@ -135,18 +189,13 @@ func (q *Request) copyFragment(m *Memory, rank int, f Fragment) error {
 	if f.Bytes < 0 {
 		return fmt.Errorf("prefill rank %d: fragment of buffer %d moves %d bytes", rank, f.Index, f.Bytes)
 	}
-	return q.copyPages(m, rank, f.State, f.Index, f, pages)
+	return q.copyPages(write, rank, f.State, f.Index, f, pages)
 }
 
 // copyPages copies f for every request page the rank sends, byte by byte.
-func (q *Request) copyPages(m *Memory, rank int, state bool, i int, f Fragment, pages *Pages) error {
+func (q *Request) copyPages(write put, rank int, state bool, i int, f Fragment, pages *Pages) error {
 	bufs, _ := q.space(state)
 	pl := &bufs[i]
-	dst := m.kv
-	if state {
-		dst = m.state
-	}
-	region := dst[i]
 	srcLen := int64(pages.Slots) * pl.Prefill.ItemBytes
 	for p := range pages.Src {
 		if pages.Owner != nil && pages.Owner[p] != rank {
@@ -155,21 +204,13 @@ func (q *Request) copyPages(m *Memory, rank int, state bool, i int, f Fragment, 
 		src0 := int64(pages.Src[p])*f.SrcStride + f.SrcOffset
 		dst0 := int64(pages.Dst[p])*f.DstStride + f.DstOffset
 		for k := int64(0); k < f.Bytes; k++ {
-			s, d := src0+k, dst0+k
+			s := src0 + k
 			if s < 0 || s >= srcLen {
 				return fmt.Errorf("prefill rank %d, buffer key %d, page %d: reads byte %d outside the %d-byte region", rank, pl.Key, p, s, srcLen)
 			}
-			if d < 0 || d >= int64(len(region)) {
-				return fmt.Errorf("prefill rank %d, buffer key %d, page %d: writes byte %d outside the decode's %d-byte region", rank, pl.Key, p, d, len(region))
+			if err := write(pl, state, i, p, dst0+k, q.prefillByte(pl, pages, rank, s)); err != nil {
+				return err
 			}
-			got := q.prefillByte(pl, pages, rank, s)
-			if region[d] != 0 {
-				if region[d] != got {
-					return fmt.Errorf("prefill rank %d, buffer key %d, page %d: decode byte %d already holds %v, overwritten with %v", rank, pl.Key, p, d, region[d], got)
-				}
-				m.rewrites[spaceOf(state)]++
-			}
-			region[d] = got
 		}
 	}
 	return nil

@@ -172,3 +172,21 @@ func TestPlaceRefusesWhatNoEngineLaysOut(t *testing.T) {
 		t.Errorf("2 heads × 8 vs 3 × 4: %v", err)
 	}
 }
+
+// Check holds each prefill rank's writes alone to the decode layout: the
+// right rows pass and count their bytes, a half-unit shift is named.
+func TestCheckPerTarget(t *testing.T) {
+	pl, _ := p2d1().Place()
+	q := Request{KV: []Placement{pl}, KVPages: ScrambledPages(rand.New(rand.NewPCG(7, 8)), 3, 4)}
+	for r := range 2 {
+		n, err := q.Check(Target{PrefillRank: r, Fragments: rowFragments(r)})
+		if err != nil || n != 3*2*2 {
+			t.Fatalf("rank %d: %d bytes, %v; want 12 bytes (3 pages × 2 rows × 2 bytes)", r, n, err)
+		}
+	}
+	shifted := rowFragments(1)
+	shifted[0].DstOffset--
+	if _, err := q.Check(Target{PrefillRank: 1, Fragments: shifted}); err == nil || !strings.Contains(err.Error(), "which must hold token") {
+		t.Fatalf("shifted row: %v", err)
+	}
+}

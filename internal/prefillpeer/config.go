@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // DefaultKeepRequests is how many recent requests a rank remembers when
@@ -41,6 +42,13 @@ type Config struct {
 	// first out); 0 means DefaultKeepRequests, negative keeps none. Counts
 	// are always exact.
 	KeepRequests int
+	// Transfer, when set, is the layout (both sides) the peer's ranks check
+	// transfers against: each rank executes every non-dummy request's
+	// fragments byte by byte, as the reference prefill does, on synthetic
+	// memories, and records ReasonWrongBytes (and fails the room) when a
+	// byte would land where the decode rank's layout wants another.
+	// Peer.TransferredBytes sums what was written per room and decode rank.
+	Transfer *transferplan.Layout
 	// Logf, when set, gets one line for every error a rank finds.
 	Logf func(format string, args ...any)
 }

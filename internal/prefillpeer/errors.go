@@ -28,6 +28,9 @@ const (
 	ReasonFragmentUnitAlignment ErrorReason = "FragmentUnitAlignment"
 	// ReasonFragmentDstRank: fragments of one request name different decode ranks.
 	ReasonFragmentDstRank ErrorReason = "FragmentDstRank"
+	// ReasonWrongBytes: executing a request's fragments (Config.Transfer)
+	// writes a byte where the decode rank's layout wants another one.
+	ReasonWrongBytes ErrorReason = "WrongBytes"
 	// ReasonNeverAnswers: a room's collected requests mix dummies with real
 	// ones, so the reference would wait for more real ones than
 	// required_dst_info_num allows and never send a status.

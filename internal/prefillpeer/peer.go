@@ -20,6 +20,8 @@ type Peer struct {
 	boot   *bootstrapServer
 	ranks  []*Rank
 	script *script
+	// check executes transfers byte by byte when Config.Transfer is set.
+	check *transferCheck
 
 	dieOnce   sync.Once
 	dead      chan struct{}
@@ -40,12 +42,18 @@ func Start(cfg Config) (*Peer, error) {
 		return nil, fmt.Errorf("prefillpeer: zmq context: %w", err)
 	}
 	p := &Peer{cfg: c, zctx: zctx, script: newScript(c.Default), dead: make(chan struct{})}
+	if c.Transfer != nil {
+		p.check = newTransferCheck(*c.Transfer)
+	}
 	if p.boot, err = startBootstrap(c.Host, c.BootstrapPort); err != nil {
 		_ = zctx.Term()
 		return nil, fmt.Errorf("prefillpeer: bootstrap server: %w", err)
 	}
 	for r := 0; r < c.WorldSize; r++ {
 		rank, err := newRank(zctx, &p.cfg, r, p.script, func() { go p.Die() })
+		if rank != nil {
+			rank.check = p.check
+		}
 		if err != nil {
 			_ = p.Close()
 			return nil, fmt.Errorf("prefillpeer: engine rank %d: %w", r, err)

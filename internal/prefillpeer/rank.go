@@ -36,6 +36,7 @@ type Rank struct {
 	die     func()
 	frags   fragmentCache
 	rec     recorder
+	check   *transferCheck // nil unless Config.Transfer
 
 	// Owned by the receive goroutine, like the reference's bootstrap thread.
 	sessions map[string]session
@@ -122,6 +123,11 @@ func (r *Rank) handle(msg [][]byte) {
 			if problem == nil {
 				problem = &e
 			}
+		}
+	}
+	if r.check != nil && !q.Dummy && problem == nil {
+		if problem = r.check.check(r, &q); problem != nil {
+			r.rec.error(problem)
 		}
 	}
 	if !q.Dummy {

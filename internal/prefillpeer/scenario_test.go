@@ -60,10 +60,20 @@ func TestPlannedFleets(t *testing.T) {
 			if planner.Kind() != c.kind {
 				t.Fatalf("plan kind %s, want %s", planner.Kind(), c.kind)
 			}
-			p := startPeer(t, ConfigFor(c.l))
+			cfg := ConfigFor(c.l)
+			cfg.Transfer = &c.l
+			p := startPeer(t, cfg)
 			runFleet(t, p, c.l, planner.RoutePlans(), []int64{10, 11, 12})
 		})
 	}
+}
+
+func decodeItemBytes(bufs []transferplan.BufferSpec) int64 {
+	var n int64
+	for _, b := range bufs {
+		n += b.DecodeItemBytes
+	}
+	return n
 }
 
 // runFleet plays every decode rank of plans through rooms and checks the
@@ -107,6 +117,17 @@ func runFleet(t *testing.T, p *Peer, l transferplan.Layout, plans []transferplan
 				if s := fleet[d].recvStatus(answerWithin); s.Room != room || s.State != kvwire.Success {
 					t.Fatalf("decode rank %d room %d: %+v", d, room, s)
 				}
+			}
+			// Every byte of the decode rank's 3 pages (kv_indices 4, 5, 6) and
+			// its state slot was written, once (each write was checked as it
+			// was made). The peer does not model which pages an L1.5 rank
+			// owns: each of them sends every page.
+			want := 3*decodeItemBytes(l.KVBuffers) + decodeItemBytes(l.StateBuffers)
+			if l.MLAL15Cache {
+				want *= int64(l.Prefill.TPPerDP())
+			}
+			if got := p.TransferredBytes(room, fleet[d].session); got != want {
+				t.Fatalf("decode rank %d room %d: the prefill ranks wrote %d bytes, want %d", d, room, got, want)
 			}
 		}
 	}

@@ -48,6 +48,15 @@ func FragmentedP8D4() transferplan.Layout {
 	return MHA(8, 4, Buffers(2, 128, 256, 128))
 }
 
+// FragmentedP8D4Tokens16 is FragmentedP8D4 with 16-token pages
+// (token-major): each decode rank takes one head of each of a page's 16 token
+// rows from each of its two prefill ranks, one fragment per row.
+func FragmentedP8D4Tokens16() transferplan.Layout {
+	l := MHA(8, 4, Buffers(2, 16*128, 16*256, 128))
+	l.TokensPerPage = 16
+	return l
+}
+
 // ReplicatedGQAP4D1 has 2 KV heads: prefill ranks come in replica groups of
 // two holding the same head, the single decode rank holds both heads, so
 // prefill ranks 1 and 3 are idle and decode rank 0 must release them.

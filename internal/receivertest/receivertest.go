@@ -33,10 +33,16 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// StartPeer starts a prefill peer for l, closed when the test ends.
+// StartPeer starts a prefill peer for l, closed when the test ends. In tests
+// (not benchmarks, which measure the agent) the peer executes every request's
+// fragments byte by byte against l and fails rooms whose bytes would land
+// wrong.
 func StartPeer(tb testing.TB, l transferplan.Layout, mut func(*prefillpeer.Config)) *prefillpeer.Peer {
 	tb.Helper()
 	pc := prefillpeer.ConfigFor(l)
+	if _, benchmark := tb.(*testing.B); !benchmark {
+		pc.Transfer = &l
+	}
 	if mut != nil {
 		mut(&pc)
 	}

@@ -45,6 +45,39 @@ func TestFragmentedP8D4(t *testing.T) {
 	}
 }
 
+// A fragmented P8→D4 layout at 16 tokens per page through the agents: each
+// prefill rank executes its 64 token-row fragments byte by byte on the
+// peer's synthetic memories (every byte right, as it is written), and the
+// bytes written for each decode rank are its whole 3 pages of 4 buffers.
+func TestFragmentedP8D4SixteenTokenPages(t *testing.T) {
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4Tokens16(), []int{0, 1, 2, 3}, nil, nil)
+	s.Peer.Script(43, prefillpeer.Success(99))
+	s.OpenAndRequest(43)
+	for i := range s.Agents {
+		if st := s.WaitFinished(i, 43); st.Status != receiver.Success || st.BootstrapToken != 99 {
+			t.Fatalf("decode rank %d: %s (%+v), want Success with token 99", i, st.Status, st.Failure)
+		}
+	}
+	sessions := map[int]string{}
+	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
+		if c.Requests != 1 || c.Errors != 0 {
+			return fmt.Sprintf("%+v, want one request and no error", c)
+		}
+		req := r.Requests()[0]
+		if len(req.Fragments) != 4*16 {
+			return fmt.Sprintf("%d fragments, want 4 buffers × 16 token rows", len(req.Fragments))
+		}
+		sessions[req.Fragments[0].DstRank] = req.SessionID
+		return ""
+	})
+	const want = 3 * 4 * 16 * 256 // pages × buffers × decode item
+	for d := range 4 {
+		if got := s.Peer.TransferredBytes(43, sessions[d]); got != want {
+			t.Errorf("decode rank %d (session %q): %d bytes written, want %d", d, sessions[d], got, want)
+		}
+	}
+}
+
 func TestIdentityP4D4(t *testing.T) {
 	s := receivertest.NewScenario(t, receiverfixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
 	s.Peer.Script(9, prefillpeer.Success(77, 5, 6))
