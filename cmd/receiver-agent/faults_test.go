@@ -229,3 +229,34 @@ func waitBootstrapped(t *testing.T, a *agent, rank int, room int64) {
 
 // shutdownCode is the failureCode of rooms an agent stops under.
 const shutdownCode = string(receiver.ReasonShutdown)
+
+// A new plan that one rank's registered engine does not fit (another
+// buffer count) is refused on every rank: the pod's ranks never run two
+// plan sets. The refusal shows in /v1/agent and the metrics, and both
+// ranks keep completing rooms on the old plan.
+func TestPlanRefusedByOneRankIsRefusedByAll(t *testing.T) {
+	l := receiverfixtures.FragmentedP8D4()                                          // 4 decode KV buffers
+	wider := receiverfixtures.MHA(8, 4, receiverfixtures.Buffers(3, 128, 256, 128)) // 6
+	peer := startPeer(t, l)
+	dir := t.TempDir()
+	objects, hash := receivertest.Publish(t, "pair", l)
+	receivertest.ProjectPlans(t, dir, 1, objects)
+	a := startAgent(t, 0, 2, "--plan-dir", dir)
+	call(t, a.rank(0), "PUT", "/v1/engine", engineBody(t, l, 0), 200) // rank 1's engine has not registered yet
+
+	widerObjects, _ := receivertest.Publish(t, "pair", wider)
+	receivertest.ProjectPlans(t, dir, 2, widerObjects)
+	info := a.waitInfo(t, "the refusal", func(i map[string]any) bool { return i["planError"] != "" })
+	if info["planHash"] != hash || !strings.Contains(fmt.Sprint(info["planError"]), "engine rank 0: InvalidArgument: the engine registers 4 KV and 0 state buffers but the plan") {
+		t.Fatalf("/v1/agent after a plan rank 0's engine does not fit: %v", info)
+	}
+	if v := a.metric(t, `pdtopo_receiver_plan_load_failures_total{stage="refused"}`); v != "1" {
+		t.Fatalf("refusals counted %q, want 1", v)
+	}
+	call(t, a.rank(1), "PUT", "/v1/engine", engineBody(t, l, 1), 200) // rank 1 still runs the old plan's buffers
+	for r := range 2 {
+		if got := roomThroughAPI(t, a.rank(r), peer.BootstrapAddr(), 9); got["status"] != "Success" {
+			t.Fatalf("engine rank %d's room on the kept plan: %v", r, got)
+		}
+	}
+}
