@@ -371,3 +371,44 @@ func applyAgentRBAC(ctx context.Context, t *testing.T, root string, admin kubern
 		t.Fatal(err)
 	}
 }
+
+// A plain directory whose index disappears is unreadable (no version at
+// all, unlike a projected volume, which swaps to an empty snapshot): the
+// follower reports it, counts it, and clears it when the index is back.
+func TestFollowerReportsAnUnreadableSource(t *testing.T) {
+	dir := t.TempDir()
+	objects, hash := receivertest.Publish(t, "pair", receiverfixtures.FragmentedP8D4())
+	write := func() {
+		for _, o := range objects {
+			for k, v := range o.Data {
+				os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644)
+			}
+			for k, v := range o.BinaryData {
+				os.WriteFile(filepath.Join(dir, k), v, 0o644)
+			}
+		}
+	}
+	write()
+	src := Dir{Path: dir, EngineRanks: []int{0}}
+	loaded, err := Load(context.Background(), src)
+	if err != nil || loaded.Plans.Hash != hash {
+		t.Fatal(err)
+	}
+	rec := &recorder{failed: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &Follower{Source: src, Resync: time.Hour, Apply: rec.apply, Report: rec.reportErr, Failed: rec.fail, Log: slog.New(slog.DiscardHandler)}
+	go f.Run(ctx, loaded)
+	if err := os.Remove(filepath.Join(dir, planstore.IndexKey)); err != nil {
+		t.Fatal(err)
+	}
+	rec.waitFor(t, nil, "index.json: no such file")
+	rec.mu.Lock()
+	failed := rec.failed["read"]
+	rec.mu.Unlock()
+	if failed == 0 {
+		t.Fatal("the unreadable source was not counted")
+	}
+	write()
+	rec.waitFor(t, nil, "")
+}
