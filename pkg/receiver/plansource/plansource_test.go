@@ -173,45 +173,28 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 		t.Fatalf("loaded %+v", loaded)
 	}
 
-	changes := make(chan struct{}, 100)
-	if err := src.Notify(ctx, func() { changes <- struct{}{} }); err != nil {
-		t.Fatal(err)
-	}
-	drain := func() {
-		for len(changes) > 0 {
-			<-changes
-		}
-	}
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.After(20 * time.Second)
-		for !ok() {
-			select {
-			case <-changes:
-			case <-deadline:
-				t.Fatalf("the informer never showed %s", what)
-			}
-		}
-	}
-	drain()
+	// A follower that only learns of changes from the informer (the resync
+	// is an hour): every step below must arrive by watch.
+	rec := &recorder{failed: map[string]int{}}
+	f := &Follower{Source: src, Resync: time.Hour, Apply: rec.apply, Report: rec.reportErr, Failed: rec.fail, Log: slog.New(slog.DiscardHandler)}
+	go f.Run(ctx, loaded)
 	second := receiverfixtures.MHA(8, 8, receiverfixtures.Buffers(2, 128, 128, 128)) // engine rank 5 becomes decode TP rank 5
 	secondObjects, secondHash := receivertest.Publish(t, "pair", second)
 	publish(receivertest.Reshard(t, secondObjects, 3)) // a shard count the first publication did not have
-	waitFor("the second publication", func() bool {
-		p, err := Load(ctx, src)
-		return err == nil && p.Plans.Hash == secondHash && p.Plans.Ranks[0].Plan.DecodeTPRank == 5
-	})
+	rec.waitFor(t, []string{secondHash}, "")
+	if p, err := Load(ctx, src); err != nil || p.Plans.Ranks[0].Plan.DecodeTPRank != 5 {
+		t.Fatalf("engine rank 5 on the second publication: %+v %v", p, err)
+	}
 
-	drain()
-	for _, o := range secondObjects {
+	publish(receivertest.Reshard(t, first, 3)) // the same ConfigMaps updated, none added
+	rec.waitFor(t, []string{secondHash, firstHash}, "")
+
+	for _, o := range receivertest.Reshard(t, secondObjects, 3) {
 		if err := cms.Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor("the deletion", func() bool {
-		_, err := src.Version(ctx)
-		return err != nil && strings.Contains(err.Error(), "llm/pair-plans")
-	})
+	rec.waitFor(t, []string{secondHash, firstHash}, `configmap "pair-plans" not found`)
 }
 
 func TestParsePDPair(t *testing.T) {
