@@ -242,7 +242,7 @@ func TestPlanRefusedByOneRankIsRefusedByAll(t *testing.T) {
 	objects, hash := receivertest.Publish(t, "pair", l)
 	receivertest.ProjectPlans(t, dir, 1, objects)
 	a := startAgent(t, 0, 2, "--plan-dir", dir)
-	call(t, a.rank(0), "PUT", "/v1/engine", engineBody(t, l, 0), 200) // rank 1's engine has not registered yet
+	register(t, a.rank(0), l, 0) // rank 1's engine has not registered yet
 
 	widerObjects, _ := receivertest.Publish(t, "pair", wider)
 	receivertest.ProjectPlans(t, dir, 2, widerObjects)
@@ -253,9 +253,9 @@ func TestPlanRefusedByOneRankIsRefusedByAll(t *testing.T) {
 	if v := a.metric(t, `pdtopo_receiver_plan_load_failures_total{stage="refused"}`); v != "1" {
 		t.Fatalf("refusals counted %q, want 1", v)
 	}
-	call(t, a.rank(1), "PUT", "/v1/engine", engineBody(t, l, 1), 200) // rank 1 still runs the old plan's buffers
+	register(t, a.rank(1), l, 1) // rank 1 still runs the old plan's buffers
 	for r := range 2 {
-		if got := roomThroughAPI(t, a.rank(r), peer.BootstrapAddr(), 9); got["status"] != "Success" {
+		if got := roomThroughAPI(t, a.rank(r), peer.BootstrapAddr(), 9); got.Status != receiver.Success {
 			t.Fatalf("engine rank %d's room on the kept plan: %v", r, got)
 		}
 	}
