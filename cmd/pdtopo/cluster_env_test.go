@@ -196,15 +196,23 @@ func (tc *testCluster) applySample(t *testing.T, ns, file, name string) *pdv1.PD
 // and set its Ready condition, and returns the pair as the server holds it.
 func (tc *testCluster) waitSettled(t *testing.T, ns, name string) *pdv1.PDPair {
 	t.Helper()
+	return tc.waitFor(t, ns, name, func(p *pdv1.PDPair) bool {
+		return p.Status.ObservedGeneration == p.Generation && hasCondition(p, pdv1.PDPairReady)
+	})
+}
+
+// waitFor polls the pair until ok holds, for at most 30 seconds.
+func (tc *testCluster) waitFor(t *testing.T, ns, name string, ok func(*pdv1.PDPair) bool) *pdv1.PDPair {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var pair pdv1.PDPair
 		err := tc.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pair)
-		if err == nil && pair.Status.ObservedGeneration == pair.Generation && hasCondition(&pair, pdv1.PDPairReady) {
+		if err == nil && ok(&pair) {
 			return &pair
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("PDPair %s/%s not reconciled within 30s (err %v, status %+v)", ns, name, err, pair.Status)
+			t.Fatalf("PDPair %s/%s not as expected within 30s (err %v, status %+v)", ns, name, err, pair.Status)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -24,6 +25,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
@@ -273,12 +279,27 @@ func TestClusterStatusColumns(t *testing.T) {
 	tc := liveCluster(t)
 	const gqaName = "gqa-status"
 	tc.applySample(t, nsB, gqaSample, gqaName)
-	pair := tc.waitSettled(t, nsB, gqaName)
+	tc.waitSettled(t, nsB, gqaName)
+	// One decode pod opts in; with no kubelet its agent never gets ready.
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "gqa-status-decode-0", Namespace: nsB,
+			Labels: map[string]string{pdv1.LabelPDPair: gqaName, pdv1.LabelRole: pdv1.RoleDecode}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "engine", Image: "engine:test"}}},
+	}
+	if err := tc.k8s.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tc.k8s.Delete(context.Background(), pod) })
+	pair := tc.waitFor(t, nsB, gqaName, func(p *pdv1.PDPair) bool { return p.Status.DecodeFleet != nil && p.Status.DecodeFleet.Pods == 1 })
+
 	sum := samplePlans(t, gqaSample).Summarize()
 	code, out, _ := tc.cli(t, "status", "--context", "live-b")
-	row := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s+TP8 DP1\s+TP4 DP1\s+%s\s+True\s+%d\s+True\s+True`, gqaName, sum.Kind, sum.Fragments))
+	row := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s+TP8 DP1\s+TP4 DP1\s+%s\s+True\s+%d\s+True\s+True\s+1\s+0/1\s+0/1\s*$`, gqaName, sum.Kind, sum.Fragments))
 	if code != exitOK || !row.MatchString(out) || pair.Status.Plan.FragmentCount != int64(sum.Fragments) {
 		t.Errorf("status: exit %d, want row %s\n%s", code, row, out)
+	}
+	if !strings.Contains(out, "DECODE PODS  AGENTS READY  AGENTS CURRENT") {
+		t.Errorf("status header lacks the decode fleet columns:\n%s", out)
 	}
 }
 

@@ -19,6 +19,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -97,6 +98,22 @@ func TestRoutesOffline(t *testing.T) {
 	if strings.Contains(out, "Plans:") {
 		t.Errorf("offline routes claims a plan source:\n%s", out)
 	}
+	// 16-token pages: a prefill head is one 256-byte slot in each of the 16
+	// token rows of a decode page (rows of 4096 B on prefill, 8192 B on
+	// decode), so each buffer's 16 fragments fold into one stepped line.
+	code, out, _ = pdtopo(t, "", "routes", "-f", "../../config/samples/pd_v1alpha1_pdpair_gqa_p8_d4_16_tokens.yaml", "--rank", "1")
+	for _, row := range []string{
+		`(?m)^2\s+source\s+1\s+655360\s+0–79\s+target_k\s+16× \[0,256\) \+256 of 4096 → \[0,256\) \+512 of 8192$`,
+		`(?m)^\s+80–159\s+target_v\s+16× \[0,256\) \+256 of 4096 → \[256,512\) \+512 of 8192$`,
+	} {
+		if code != exitOK || !regexp.MustCompile(row).MatchString(out) {
+			t.Errorf("16-token routes lack %s:\n%s", row, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > 12 {
+		t.Errorf("16-token routes not folded: %d lines", n)
+	}
+
 	in, _ := os.ReadFile("../../config/samples/pd_v1alpha1_pdpair_incompatible_fp8_prefill.yaml")
 	if code, out, _ := pdtopo(t, string(in), "routes", "-f", "-", "--rank", "0"); code != exitIncompatible || !strings.HasPrefix(out, "INCOMPATIBLE  UnitSizeMismatch") {
 		t.Errorf("incompatible routes: exit %d %q", code, out)

@@ -202,8 +202,11 @@ func bytesCell(mv topograph.Movement, t transferplan.PlanTarget) string {
 	return fmt.Sprint(mv.BytesPerPage)
 }
 
-// routeLines lists a target's fragments folded by (kind, byte ranges): one
-// line per shape with the buffer indices it covers, as index ranges.
+// routeLines lists a target's fragments folded for reading: fragments of one
+// kind with the same byte ranges become one line naming the buffer indices
+// they cover, and the lines of the same buffers that step through a page by a
+// fixed stride (one per token row of a multi-token page) become one line
+// "N× [a,b) +s … ".
 func routeLines(t transferplan.PlanTarget) []string {
 	if t.IsDummy {
 		return []string{"-\t-\tnothing: dummy registration and empty requests"}
@@ -216,21 +219,69 @@ func routeLines(t transferplan.PlanTarget) []string {
 		srcOff, dstOff, n, srcStride, dstStride int64
 	}
 	byShape := map[shape][]int{}
-	var order []shape
+	var shapes []shape
 	for _, f := range t.Fragments {
 		s := shape{f.BufferKind, f.SrcByteOffset, f.DstByteOffset, f.BytesPerPage, f.SrcPageStrideBytes, f.DstPageStrideBytes}
 		if _, ok := byShape[s]; !ok {
-			order = append(order, s)
+			shapes = append(shapes, s)
 		}
 		byShape[s] = append(byShape[s], f.BufferIndex)
 	}
-	sort.SliceStable(order, func(i, j int) bool { return minInt(byShape[order[i]]) < minInt(byShape[order[j]]) })
-	lines := make([]string, 0, len(order))
-	for _, s := range order {
-		lines = append(lines, fmt.Sprintf("%s\t%s\t[%d,%d) of %d → [%d,%d) of %d", indexRanges(byShape[s]), s.kind,
-			s.srcOff, s.srcOff+s.n, s.srcStride, s.dstOff, s.dstOff+s.n, s.dstStride))
+	// Rows: shapes covering the same buffers with the same length and strides.
+	type rowKey struct {
+		kind                    transferplan.BufferKind
+		buffers                 string
+		n, srcStride, dstStride int64
+	}
+	rows := map[rowKey][]shape{}
+	var keys []rowKey
+	for _, s := range shapes {
+		k := rowKey{s.kind, indexRanges(byShape[s]), s.n, s.srcStride, s.dstStride}
+		if _, ok := rows[k]; !ok {
+			keys = append(keys, k)
+		}
+		rows[k] = append(rows[k], s)
+	}
+	first := func(k rowKey) int { return minInt(byShape[rows[k][0]]) }
+	sort.SliceStable(keys, func(i, j int) bool { return first(keys[i]) < first(keys[j]) })
+	var lines []string
+	for _, k := range keys {
+		ss := rows[k]
+		sort.Slice(ss, func(i, j int) bool { return ss[i].srcOff < ss[j].srcOff })
+		if srcStep, dstStep, ok := steps(ss, func(s shape) (int64, int64) { return s.srcOff, s.dstOff }); ok {
+			a, b := ss[0], ss[0]
+			lines = append(lines, fmt.Sprintf("%s\t%s\t%d× [%d,%d) +%d of %d → [%d,%d) +%d of %d", k.buffers, k.kind, len(ss),
+				a.srcOff, a.srcOff+k.n, srcStep, k.srcStride, b.dstOff, b.dstOff+k.n, dstStep, k.dstStride))
+			continue
+		}
+		for _, s := range ss {
+			lines = append(lines, fmt.Sprintf("%s\t%s\t[%d,%d) of %d → [%d,%d) of %d", k.buffers, k.kind,
+				s.srcOff, s.srcOff+k.n, k.srcStride, s.dstOff, s.dstOff+k.n, k.dstStride))
+		}
 	}
 	return lines
+}
+
+// steps reports whether more than one item's offsets advance by fixed
+// positive steps, and the steps.
+func steps[T any](xs []T, offs func(T) (int64, int64)) (int64, int64, bool) {
+	if len(xs) < 2 {
+		return 0, 0, false
+	}
+	s0, d0 := offs(xs[0])
+	s1, d1 := offs(xs[1])
+	ss, ds := s1-s0, d1-d0
+	if ss <= 0 || ds <= 0 {
+		return 0, 0, false
+	}
+	for i := 2; i < len(xs); i++ {
+		a, b := offs(xs[i-1])
+		c, d := offs(xs[i])
+		if c-a != ss || d-b != ds {
+			return 0, 0, false
+		}
+	}
+	return ss, ds, true
 }
 
 // indexRanges writes sorted indices as "0–79" runs, e.g. "0–3,8,10–11".

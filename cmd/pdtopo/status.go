@@ -43,7 +43,9 @@ func newStatusCommand(kube *genericclioptions.ConfigFlags, streams genericcliopt
 		Long: `List every PDPair of the namespace (or of all namespaces with -A): the prefill
 and decode layouts, the plan kind, whether the layouts are compatible (or the
 reason they are not), the fragment count of the published plans, whether the
-plans are published and the pair is ready.`,
+plans are published and the pair is ready, and its decode fleet: the decode
+pods bound to it and how many of their agents are ready and run the current
+plan.`,
 		Example: `  kubectl pdtopo status -n llm
   kubectl pdtopo status -A`,
 		Args: cobra.NoArgs,
@@ -81,16 +83,16 @@ func (o *statusOptions) run(cmd *cobra.Command) error {
 func writeStatus(w io.Writer, pairs []pdv1.PDPair, withNamespace bool) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	head := "NAME\tPREFILL\tDECODE\tPLAN\tCOMPATIBLE\tFRAGMENTS\tPUBLISHED\tREADY"
+	head := "NAME\tPREFILL\tDECODE\tPLAN\tCOMPATIBLE\tFRAGMENTS\tPUBLISHED\tREADY\tDECODE PODS\tAGENTS READY\tAGENTS CURRENT"
 	if withNamespace {
 		head = "NAMESPACE\t" + head
 	}
 	fmt.Fprintln(tw, head)
 	for i := range pairs {
 		p := &pairs[i]
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.Name, fleet(p.Spec.Prefill), fleet(p.Spec.Decode),
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", p.Name, fleet(p.Spec.Prefill), fleet(p.Spec.Decode),
 			planKind(p), conditionCell(p, pdv1.PDPairLayoutCompatible), fragments(p),
-			conditionCell(p, pdv1.PDPairPlansPublished), conditionCell(p, pdv1.PDPairReady))
+			conditionCell(p, pdv1.PDPairPlansPublished), conditionCell(p, pdv1.PDPairReady), decodeFleet(p))
 		if withNamespace {
 			row = p.Namespace + "\t" + row
 		}
@@ -117,6 +119,16 @@ func planKind(p *pdv1.PDPair) string {
 		return "-"
 	}
 	return p.Status.Plan.Kind
+}
+
+// decodeFleet is the bound decode pods and how many of their agents are
+// ready and run the current plan, as the operator last counted them.
+func decodeFleet(p *pdv1.PDPair) string {
+	f := p.Status.DecodeFleet
+	if f == nil {
+		return "-\t-\t-"
+	}
+	return fmt.Sprintf("%d\t%d/%d\t%d/%d", f.Pods, f.AgentsReady, f.Pods, f.AgentsCurrent, f.Pods)
 }
 
 func fragments(p *pdv1.PDPair) string {
