@@ -21,6 +21,7 @@ import urllib.parse
 from typing import Any, Iterable
 
 from .convert import index_list
+from .errors import AgentRefusedError
 from .transport import DEFAULT_TIMEOUT, AgentConnection
 
 SOCKET_DIR_ENV = "PDTOPO_AGENT_SOCKET_DIR"
@@ -77,6 +78,11 @@ class AgentKVManager:
         self._metadata_lock = threading.Lock()
         self.bootstrap_token_table: dict[int, int] = {}
         self.spec_candidate_ids_table: dict[int, list[int]] = {}
+        self.register()
+
+    def register(self) -> None:
+        """(Re-)register the rank's session and buffers (PUT /v1/engine);
+        the same values again are fine."""
         self.connection.call(
             "PUT",
             "/v1/engine",
@@ -143,7 +149,16 @@ class AgentKVManager:
     # AgentError.
 
     def open_room(self, bootstrap_addr: str, bootstrap_room: int) -> dict:
-        return self.connection.call("POST", "/v1/rooms", {"bootstrapAddr": bootstrap_addr, "room": bootstrap_room})
+        """Open a room. An agent that restarted since the registration
+        (EngineNotRegistered) gets the registration again, then the room."""
+        body = {"bootstrapAddr": bootstrap_addr, "room": bootstrap_room}
+        try:
+            return self.connection.call("POST", "/v1/rooms", body)
+        except AgentRefusedError as exc:
+            if exc.code != "EngineNotRegistered":
+                raise
+        self.register()
+        return self.connection.call("POST", "/v1/rooms", body)
 
     def request_room(self, bootstrap_room: int, body: dict) -> dict:
         return self.connection.call("POST", f"/v1/rooms/{bootstrap_room}/request", body)

@@ -244,6 +244,23 @@ class Faults(Pod):
             receiver.failure_exception()
         self.assertIn("kvIndices[0] is -1", cm.exception.failure_reason)
 
+    def test_agent_restarts(self):
+        mgr = self.manager(0)
+        before = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 11)
+        poll_until(self, before, left_bootstrapping)
+        self.agent.stop()
+        self.agent = procs.Agent(self.plans, self.dir, 0, 1)  # the kubelet restarts the sidecar
+        self.addCleanup(self.agent.stop)
+        before.prefill([1], 0)  # the new agent never heard of room 11
+        self.assertEqual(before.poll(), TransferPoll.Failed)
+        with self.assertRaises(KVTransferError) as cm:
+            before.failure_exception()
+        self.assertIn("RoomNotFound", cm.exception.failure_reason)
+        after = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 12)  # the manager registers again by itself
+        after.prefill([1], 0)
+        self.assertEqual(poll_until(self, after, TransferPoll.finished), TransferPoll.Success)
+        after.clear()
+
     def test_agent_goes_away(self):
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 9)

@@ -41,6 +41,15 @@ type rig struct {
 	rank     int
 	socket   string
 	accepted *atomic.Int64 // connections the agent accepted
+	server   *http.Server
+}
+
+// restart replaces the rig's agent by a new one on the same socket, as the
+// kubelet restarts a crashed sidecar: no rooms, no engine registered.
+func (r *rig) restart(t *testing.T) {
+	r.server.Close() // closing the listener removes the socket file
+	m, _ := receivertest.StartAgent(t, &r.snap, r.rank, nil)
+	r.server = r.serve(t, m)
 }
 
 func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
@@ -49,12 +58,12 @@ func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
 	snap := receivertest.Snapshot(t, l, rank)
 	m, _ := receivertest.StartAgent(t, &snap, rank, nil)
 	r := &rig{peer: peer, snap: snap, rank: rank, socket: agentclient.SocketPath(t.TempDir(), rank), accepted: new(atomic.Int64)}
-	r.serve(t, m)
+	r.server = r.serve(t, m)
 	return r
 }
 
 // serve serves m's local API on the rig's socket until the test ends.
-func (r *rig) serve(t testing.TB, m *receiver.Manager) {
+func (r *rig) serve(t testing.TB, m *receiver.Manager) *http.Server {
 	ln, err := net.Listen("unix", r.socket)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +71,7 @@ func (r *rig) serve(t testing.TB, m *receiver.Manager) {
 	srv := &http.Server{Handler: localapi.Handler(m, nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(countingListener{ln, r.accepted})
 	t.Cleanup(func() { srv.Close() })
+	return srv
 }
 
 func fragmented(t *testing.T) *rig { return newRig(t, receiverfixtures.FragmentedP8D4(), 0) }

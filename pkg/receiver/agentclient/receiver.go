@@ -70,13 +70,20 @@ type Receiver struct {
 
 // NewReceiver opens room against the prefill at bootstrapAddr. It does not
 // wait for the bootstrap: Poll says Bootstrapping until the agent reached
-// the prefill. A refused or unreachable agent fails the room (Poll says
+// the prefill. An agent that restarted since NewManager (it answers
+// EngineNotRegistered) is registered with again first. A refused or unreachable agent fails the room (Poll says
 // Failed, Failure says why) rather than returning an error, as the
 // reference's receiver records its bootstrap failures.
 func (m *Manager) NewReceiver(ctx context.Context, bootstrapAddr string, room int64) *Receiver {
 	r := &Receiver{m: m, bootstrapAddr: bootstrapAddr, room: room}
 	r.last = Room{Room: room, Status: receiver.Bootstrapping, BootstrapToken: -1}
 	got, err := m.client.Open(ctx, bootstrapAddr, room)
+	if CodeOf(err) == string(receiver.CodeEngineNotRegistered) {
+		// the agent restarted since NewManager: register again, then open
+		if err = m.client.RegisterEngine(ctx, m.info); err == nil {
+			got, err = m.client.Open(ctx, bootstrapAddr, room)
+		}
+	}
 	r.record(got, err)
 	return r
 }

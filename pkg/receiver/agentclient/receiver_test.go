@@ -216,3 +216,29 @@ func TestReceiverWhenTheAgentGoesAway(t *testing.T) {
 		t.Fatalf("failure: %+v", fe)
 	}
 }
+
+// TestReceiverAfterAnAgentRestart: rooms opened before fail (the new agent
+// never heard of them); the manager registers again by itself when the
+// new agent answers EngineNotRegistered, so new rooms work.
+func TestReceiverAfterAnAgentRestart(t *testing.T) {
+	r := fragmented(t)
+	mgr, err := agentclient.NewManager(t.Context(), r.client(t), r.engine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 61)
+	pollUntil(t, before, leftBootstrapping)
+	r.restart(t)
+	before.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{1}})
+	if st := before.Poll(t.Context()); st != receiver.Failed {
+		t.Fatalf("a room opened before the restart: %v", st)
+	}
+	if fe := before.Failure(t.Context()); !strings.Contains(fe.FailureReason, string(receiver.CodeRoomNotFound)) {
+		t.Fatalf("failure: %+v", fe)
+	}
+	after := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 62)
+	after.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{1}})
+	if st := pollUntil(t, after, finished); st != receiver.Success {
+		t.Fatalf("a room after the restart: %v: %+v", st, after.Failure(t.Context()))
+	}
+}
