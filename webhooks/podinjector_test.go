@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+)
+
+func podRequest(t testing.TB, op admissionv1.Operation, pod *corev1.Pod) admission.Request {
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: op, Namespace: pod.Namespace, Object: runtime.RawExtension{Raw: raw},
+	}}
+}
+
+func newInjector(t testing.TB) *PodInjector {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	// No Reader: a handler that tried to read a PDPair here would panic.
+	return &PodInjector{Decoder: admission.NewDecoder(scheme), Agent: AgentSidecar{Image: "agent:test"}}
+}
+
+// A pod already carrying the agent, and anything but a creation, is
+// admitted unchanged without even reading the pair.
+func TestHandleLeavesInjectedPodsAndUpdatesAlone(t *testing.T) {
+	p := newInjector(t)
+	injected := decodepodtest.DecodePod("ns", "d", "pair").WithAgent(9440).Obj()
+	for name, req := range map[string]admission.Request{
+		"already injected": podRequest(t, admissionv1.Create, injected),
+		"update":           podRequest(t, admissionv1.Update, decodepodtest.DecodePod("ns", "d", "pair").Obj()),
+	} {
+		resp := p.Handle(context.Background(), req)
+		if !resp.Allowed || len(resp.Patches) != 0 {
+			t.Errorf("%s: allowed %v with %d patches, want allowed unchanged", name, resp.Allowed, len(resp.Patches))
+		}
+	}
+}
+
+// BenchmarkInject is the webhook's own work for one decode pod: decide the
+// ranks, add the agent, and compute the JSON patch (the PDPair read is a
+// cache hit in the manager).
+func BenchmarkInject(b *testing.B) {
+	pair := decodepodtest.GQAPair("ns", "llama", 8, 4, 80, 512)
+	pod := decodepodtest.DecodePod("ns", "decode-0", "llama").
+		Container(corev1.Container{Name: "router", Image: "router:test"}).Obj()
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p := pod.DeepCopy()
+		ranks, r := podRanks(p, pair)
+		if r == nil {
+			r = injectAgent(p, pair.Name, ranks, AgentSidecar{Image: "agent:test"})
+		}
+		if r != nil {
+			b.Fatal(r)
+		}
+		mutated, _ := json.Marshal(p)
+		if resp := admission.PatchResponseFromRaw(raw, mutated); len(resp.Patches) == 0 {
+			b.Fatal("no patch")
+		}
+	}
+}
