@@ -147,8 +147,8 @@ func readLayout(file, name string, stdin io.Reader) (string, transferplan.Layout
 		return "", transferplan.Layout{}, fmt.Errorf("%s: %w", file, err)
 	}
 	layout, err := pairlayout.FromSpec(pair.Spec)
-	if transferplan.IsInvalidLayout(err) {
-		return "", layout, fmt.Errorf("%s: invalid PDPair %q: %s", file, pair.Name, err.(*transferplan.LayoutError).Message)
+	if le := (*transferplan.LayoutError)(nil); transferplan.IsInvalidLayout(err) && errors.As(err, &le) {
+		return "", layout, fmt.Errorf("%s: invalid PDPair %q: %s", file, pair.Name, le.Message)
 	}
 	// Any other error is a planning verdict, reported by the planner itself.
 	return pair.Name, layout, nil

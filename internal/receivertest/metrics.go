@@ -25,11 +25,11 @@ import (
 
 // The agent's metrics the tests read.
 const (
-	MetricRoomsFinished   = "pdtopo_receiver_rooms_total"
-	MetricRoomFailures    = "pdtopo_receiver_room_failures_total"
-	MetricStatusApplied   = "pdtopo_receiver_status_messages_total"
-	MetricStatusRejected  = "pdtopo_receiver_status_messages_rejected_total"
-	MetricHeartbeatMisses = "pdtopo_receiver_heartbeat_misses_total"
+	MetricRooms                  = "pdtopo_receiver_rooms_total"
+	MetricRoomFailures           = "pdtopo_receiver_room_failures_total"
+	MetricStatusMessages         = "pdtopo_receiver_status_messages_total"
+	MetricStatusMessagesRejected = "pdtopo_receiver_status_messages_rejected_total"
+	MetricHeartbeatMisses        = "pdtopo_receiver_heartbeat_misses_total"
 )
 
 // Counter is the sum of the series of counter (or gauge) name in reg whose

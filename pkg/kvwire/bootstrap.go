@@ -3,6 +3,7 @@ package kvwire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"net"
 	"strconv"
@@ -64,9 +65,6 @@ type ParallelInfo struct {
 	EnableMLAL15Cache bool `json:"enable_mla_l1_5_cache"`
 	BufferLens
 }
-
-// TPPerDPGroup is the number of prefill TP ranks in one dp group.
-func (p *ParallelInfo) TPPerDPGroup() int { return p.PrefillTPSize / p.PrefillDPSize }
 
 // RankAddress is the answer to GET /route for one rank: where its PULL
 // socket listens.
@@ -136,7 +134,7 @@ func unmarshalObject(kind MessageKind, body []byte, v any) (map[string]json.RawM
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		field := ""
-		if te, ok := err.(*json.UnmarshalTypeError); ok {
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
 			field = te.Field
 		}
 		return nil, fieldError(kind, field, ReasonMalformedJSON, "%v", err)

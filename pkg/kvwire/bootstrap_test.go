@@ -2,6 +2,7 @@ package kvwire
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 )
@@ -64,7 +65,7 @@ func TestDecodeParallelInfo(t *testing.T) {
 		want ParallelInfo
 	}{
 		{"python bytes", `{"prefill_tp_size": 8, "prefill_dp_size": 2, "enable_mla_l1_5_cache": false, "kv_item_lens": [2048], "kv_unit_lens": [256], "state_item_lens": [], "state_unit_lens": []}`,
-			ParallelInfo{8, 2, false, BufferLens{KVItemLens: []int64{2048}, KVUnitLens: []int64{256}, StateItemLens: []int64{}, StateUnitLens: []int64{}}}},
+			ParallelInfo{PrefillTPSize: 8, PrefillDPSize: 2, EnableMLAL15Cache: false, BufferLens: BufferLens{KVItemLens: []int64{2048}, KVUnitLens: []int64{256}, StateItemLens: []int64{}, StateUnitLens: []int64{}}}},
 		{"lists absent", `{"prefill_tp_size":4,"prefill_dp_size":1,"enable_mla_l1_5_cache":true}`, ParallelInfo{PrefillTPSize: 4, PrefillDPSize: 1, EnableMLAL15Cache: true}},
 		{"lists null", `{"prefill_tp_size":4,"prefill_dp_size":1,"enable_mla_l1_5_cache":false,"kv_item_lens":null}`, ParallelInfo{PrefillTPSize: 4, PrefillDPSize: 1}},
 	}
@@ -100,7 +101,7 @@ func TestDecodeParallelInfo(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeParallelInfo([]byte(c.body))
 			wantReason(t, err, c.reason, -1)
-			if e := err.(*Error); e.Field != c.field {
+			if e := (*Error)(nil); !errors.As(err, &e) || e.Field != c.field {
 				t.Fatalf("field %q, want %q (%v)", e.Field, c.field, err)
 			}
 		})
@@ -109,7 +110,7 @@ func TestDecodeParallelInfo(t *testing.T) {
 
 func TestDecodeRankAddress(t *testing.T) {
 	got, err := DecodeRankAddress([]byte(`{"rank_ip": "10.0.0.3", "rank_port": 41000}`))
-	if err != nil || got != (RankAddress{"10.0.0.3", 41000}) {
+	if err != nil || got != (RankAddress{RankIP: "10.0.0.3", RankPort: 41000}) {
 		t.Fatalf("%+v %v", got, err)
 	}
 	bad := []struct {
@@ -154,7 +155,7 @@ func TestDecodeRankRegistration(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeRankRegistration([]byte(c.body))
 			wantReason(t, err, c.reason, -1)
-			if e := err.(*Error); e.Field != c.field {
+			if e := (*Error)(nil); !errors.As(err, &e) || e.Field != c.field {
 				t.Fatalf("field %q, want %q (%v)", e.Field, c.field, err)
 			}
 		})

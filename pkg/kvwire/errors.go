@@ -103,6 +103,14 @@ func ReasonOf(err error) Reason {
 	return ""
 }
 
+// asError is the *Error in err's chain (the checks return error so that
+// their nil is a nil interface).
+func asError(err error) *Error {
+	var e *Error
+	errors.As(err, &e)
+	return e
+}
+
 func frameError(kind MessageKind, frame int, field string, reason Reason, format string, args ...any) *Error {
 	return &Error{Kind: kind, Reason: reason, Frame: frame, Field: field, Detail: fmt.Sprintf(format, args...)}
 }

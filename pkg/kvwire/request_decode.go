@@ -74,7 +74,7 @@ func (q *Request) decodeHeader(r frameReader) *Error {
 		return err
 	}
 	if e := checkDecodeIP(KindRequest, 1, q.DecodeIP); e != nil {
-		return e.(*Error)
+		return asError(e)
 	}
 	if q.DecodeStatusPort, err = r.port(2, "decode_status_port"); err != nil {
 		return err
@@ -83,7 +83,7 @@ func (q *Request) decodeHeader(r frameReader) *Error {
 		return err
 	}
 	if e := checkSessionID(KindRequest, 3, q.SessionID); e != nil {
-		return e.(*Error)
+		return asError(e)
 	}
 	n, err := r.intIn(6, "required_dst_info_num", 1, math.MaxInt32)
 	q.RequiredDstInfoNum = int(n)

@@ -186,7 +186,7 @@ func TestBootstrapBodiesRoundTrip(t *testing.T) {
 				kvUnits[i] = 1 + g.r.Int64N(512)
 			}
 		}
-		bl := BufferLens{kvItems, kvUnits, stateItems, stateUnits}
+		bl := BufferLens{KVItemLens: kvItems, KVUnitLens: kvUnits, StateItemLens: stateItems, StateUnitLens: stateUnits}
 		reg := RankRegistration{Role: RolePrefill, WorldSize: world, DPSize: dp, RankIP: g.host(), RankPort: g.port(), EngineRank: g.r.IntN(world), EnableMLAL15Cache: g.r.IntN(2) == 0, BufferLens: bl}
 		if got, err := DecodeRankRegistration(reg.MarshalPython()); err != nil || !reflect.DeepEqual(got, reg) {
 			t.Fatalf("registration %+v: %+v, %v", reg, got, err)

@@ -60,10 +60,10 @@ func TestDecodeStatus(t *testing.T) {
 		in   [][]byte
 		want Status
 	}{
-		{"five frames", frames("7301", "5", "3", "128000", lei32(11, -1)), Status{7301, Success, 3, 128000, []int32{11, -1}}},
-		{"empty candidates", frames("7301", "5", "3", "9", ""), Status{7301, Success, 3, 9, nil}},
-		{"four frames", frames("7301", "0", "1", "9"), Status{7301, Failed, 1, 9, nil}},
-		{"three frames", frames("7301", "3", "1"), Status{7301, WaitingForInput, 1, NoBootstrapToken, nil}},
+		{"five frames", frames("7301", "5", "3", "128000", lei32(11, -1)), Status{Room: 7301, State: Success, PrefillTPRank: 3, BootstrapToken: 128000, SpecCandidateIDs: []int32{11, -1}}},
+		{"empty candidates", frames("7301", "5", "3", "9", ""), Status{Room: 7301, State: Success, PrefillTPRank: 3, BootstrapToken: 9, SpecCandidateIDs: nil}},
+		{"four frames", frames("7301", "0", "1", "9"), Status{Room: 7301, State: Failed, PrefillTPRank: 1, BootstrapToken: 9, SpecCandidateIDs: nil}},
+		{"three frames", frames("7301", "3", "1"), Status{Room: 7301, State: WaitingForInput, PrefillTPRank: 1, BootstrapToken: NoBootstrapToken, SpecCandidateIDs: nil}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

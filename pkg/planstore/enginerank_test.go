@@ -1,6 +1,7 @@
 package planstore
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -33,7 +34,7 @@ func TestLoadEngineRankMapsDecodeDP(t *testing.T) {
 	for _, bad := range []int{-1, 8} {
 		if _, _, _, err := LoadEngineRank(objects, bad); err == nil {
 			t.Fatalf("engine rank %d of 8 loaded", bad)
-		} else if fe, ok := err.(*FormatError); !ok || fe.Reason != ReasonRankOutOfRange {
+		} else if fe := (*FormatError)(nil); !errors.As(err, &fe) || fe.Reason != ReasonRankOutOfRange {
 			t.Fatalf("engine rank %d: %v", bad, err)
 		}
 	}

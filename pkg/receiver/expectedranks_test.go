@@ -56,7 +56,7 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				return fmt.Errorf("idle ranks %v do not include 1", p.IdlePrefillTPRanks)
 			}
 			return nil
-		}, receiver.RejectIdleRank},
+		}, receiver.RejectIdlePrefillRank},
 		{"rank outside the plan", receiverfixtures.FragmentedP8D4(), 13, 5, func(p transferplan.RoutePlan) error {
 			return notNamed(p, 5)
 		}, receiver.RejectUnexpectedRank},
@@ -94,8 +94,8 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				}
 				// wait for the message to be handled, counted one way or the other
 				waitHandled(t, reg, 1)
-				if n := receivertest.Counter(t, reg, receivertest.MetricStatusRejected, "reason", c.reason); n != 1 {
-					t.Fatalf("%s{reason=%s} = %v, want 1 (applied: %v)", receivertest.MetricStatusRejected, c.reason, n, receivertest.Counter(t, reg, receivertest.MetricStatusApplied))
+				if n := receivertest.Counter(t, reg, receivertest.MetricStatusMessagesRejected, "reason", c.reason); n != 1 {
+					t.Fatalf("%s{reason=%s} = %v, want 1 (applied: %v)", receivertest.MetricStatusMessagesRejected, c.reason, n, receivertest.Counter(t, reg, receivertest.MetricStatusMessages))
 				}
 				st, err := m.Status(c.room)
 				if err != nil {
@@ -104,7 +104,7 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				if st.Status != receiver.Bootstrapped || st.BootstrapToken != -1 || st.Failure != nil {
 					t.Fatalf("after %s from prefill TP rank %d: %+v, want the room unchanged (Bootstrapped, no token)", state, c.sender, st)
 				}
-				for _, metric := range []string{receivertest.MetricStatusApplied, receivertest.MetricRoomsFinished} {
+				for _, metric := range []string{receivertest.MetricStatusMessages, receivertest.MetricRooms} {
 					if n := receivertest.Counter(t, reg, metric); n != 0 {
 						t.Fatalf("%s = %v; the message must not count", metric, n)
 					}
@@ -121,11 +121,11 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 				if st.Status != receiver.Success || st.BootstrapToken != 7 {
 					t.Fatalf("after the real targets %v answered: %+v, want Success with their token 7", real, st)
 				}
-				if n := receivertest.Counter(t, reg, receivertest.MetricStatusApplied); n != float64(len(real)) {
-					t.Fatalf("%s = %v, want %d (the real targets only)", receivertest.MetricStatusApplied, n, len(real))
+				if n := receivertest.Counter(t, reg, receivertest.MetricStatusMessages); n != float64(len(real)) {
+					t.Fatalf("%s = %v, want %d (the real targets only)", receivertest.MetricStatusMessages, n, len(real))
 				}
-				if n := receivertest.Counter(t, reg, receivertest.MetricStatusRejected, "reason", c.reason); n != 1 {
-					t.Fatalf("%s{reason=%s} = %v, want 1", receivertest.MetricStatusRejected, c.reason, n)
+				if n := receivertest.Counter(t, reg, receivertest.MetricStatusMessagesRejected, "reason", c.reason); n != 1 {
+					t.Fatalf("%s{reason=%s} = %v, want 1", receivertest.MetricStatusMessagesRejected, c.reason, n)
 				}
 			})
 		}
@@ -136,7 +136,7 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 func waitHandled(t *testing.T, reg *prometheus.Registry, n float64) {
 	t.Helper()
 	receivertest.Eventually(t, func() string {
-		if got := receivertest.Counter(t, reg, receivertest.MetricStatusRejected) + receivertest.Counter(t, reg, receivertest.MetricStatusApplied); got < n {
+		if got := receivertest.Counter(t, reg, receivertest.MetricStatusMessagesRejected) + receivertest.Counter(t, reg, receivertest.MetricStatusMessages); got < n {
 			return fmt.Sprintf("%v of %v status messages handled after %v", got, n, receivertest.WaitTimeout)
 		}
 		return ""

@@ -17,8 +17,8 @@ const (
 	// ReasonSendFailed: a registration or request could not be queued to a
 	// prefill rank's socket.
 	ReasonSendFailed FailureReason = "SendFailed"
-	// ReasonPrefillFailed: an expected prefill rank reported Failed.
-	ReasonPrefillFailed FailureReason = "PrefillReportedFailure"
+	// ReasonPrefillReportedFailure: an expected prefill rank reported Failed.
+	ReasonPrefillReportedFailure FailureReason = "PrefillReportedFailure"
 	// ReasonBootstrapTimeout: the room did not finish bootstrapping in time.
 	ReasonBootstrapTimeout FailureReason = "BootstrapTimeout"
 	// ReasonWaitingTimeout: the room did not finish in time after it was

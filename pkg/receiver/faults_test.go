@@ -62,9 +62,9 @@ func TestPrefillReportsFailed(t *testing.T) {
 	s.Peer.ScriptRank(8, 3, prefillpeer.Failure())
 	s.Peer.ScriptRank(8, 2, prefillpeer.Success(1).After(100*time.Millisecond))
 	s.OpenAndRequest(8)
-	s.ExpectFailure(0, 8, receiver.ReasonPrefillFailed, "prefill TP rank 3 reported Failed")
+	s.ExpectFailure(0, 8, receiver.ReasonPrefillReportedFailure, "prefill TP rank 3 reported Failed")
 	// the other target's later Success must not revive the room
-	s.WaitCounter(0, 1, receivertest.MetricStatusRejected, "reason", receiver.RejectFinished)
+	s.WaitCounter(0, 1, receivertest.MetricStatusMessagesRejected, "reason", receiver.RejectRoomFinished)
 	if st, _ := s.Agents[0].Status(8); st.Status != receiver.Failed {
 		t.Fatalf("room revived: %+v", st)
 	}
@@ -137,10 +137,10 @@ func TestForgedAndMalformedStatusesAreIgnoredAndCounted(t *testing.T) {
 	forge(status(40, kvwire.Success, 0))                    // the expected rank: counted
 	forge(status(40, kvwire.Success, 0))                    // the same rank again: a duplicate
 	for reason, want := range map[string]float64{
-		receiver.RejectUnexpectedRank: 2, receiver.RejectUnknownRoom: 1, receiver.RejectDuplicate: 1,
+		receiver.RejectUnexpectedRank: 2, receiver.RejectUnknownRoom: 1, receiver.RejectDuplicateSuccess: 1,
 		string(kvwire.ReasonFrameCount): 1, string(kvwire.ReasonNotAnInteger): 1, string(kvwire.ReasonUnknownStatus): 1,
 	} {
-		s.WaitCounter(0, want, receivertest.MetricStatusRejected, "reason", reason)
+		s.WaitCounter(0, want, receivertest.MetricStatusMessagesRejected, "reason", reason)
 	}
 	st, _ := s.Agents[0].Status(40)
 	if st.Status != receiver.Bootstrapped || st.BootstrapToken != 99 {

@@ -145,14 +145,6 @@ func (m *Manager) checkPlan(snap PlanSnapshot) (*routeView, error) {
 	return newRouteView(snap)
 }
 
-// Plan returns the plan in use, if any.
-func (m *Manager) Plan() (PlanSnapshot, bool) {
-	if r := m.routing.Load(); r != nil {
-		return r.view.snap, true
-	}
-	return PlanSnapshot{}, false
-}
-
 // RegisterEngine records the engine's session and buffer pointers. It is
 // accepted once; repeating the same values is harmless.
 func (m *Manager) RegisterEngine(info EngineInfo) error {

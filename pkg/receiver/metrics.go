@@ -25,18 +25,18 @@ const (
 	// ranks) owes no status; counting it would complete a room before the
 	// real target's data arrived.
 	RejectDummyTarget = "DummyTarget"
-	// RejectIdleRank: an idle prefill rank released by decode TP rank 0
+	// RejectIdlePrefillRank: an idle prefill rank released by decode TP rank 0
 	// owes no status either.
-	RejectIdleRank = "IdlePrefillRank"
+	RejectIdlePrefillRank = "IdlePrefillRank"
 	// RejectRankOutOfRange: a rank number no prefill DP group of the layout
 	// has (an engine rank of another DP group, or a forgery). Status frames
 	// do not name the DP group, so a rank of another group that sends a TP
 	// rank this room expects cannot be told apart on the wire.
-	RejectRankOutOfRange = "RankOutOfRange"
-	RejectDuplicate      = "DuplicateSuccess"
-	RejectFinished       = "RoomFinished"
-	RejectNotRequested   = "RoomNotRequested"
-	RejectInvalidStatus  = "UnknownStatus"
+	RejectRankOutOfRange   = "RankOutOfRange"
+	RejectDuplicateSuccess = "DuplicateSuccess"
+	RejectRoomFinished     = "RoomFinished"
+	RejectRoomNotRequested = "RoomNotRequested"
+	RejectUnknownStatus    = "UnknownStatus"
 )
 
 // Metrics are the agent's Prometheus metrics. A nil *Metrics records

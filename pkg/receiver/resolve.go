@@ -78,10 +78,10 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 func (m *Manager) fetchParallelInfo(view *routeView, addr string) (*kvwire.ParallelInfo, *RoomFailure) {
 	info, err := m.boot.parallelInfo(m.ctx, addr)
 	if err != nil {
-		return nil, &RoomFailure{ReasonParallelInfoUnavailable, fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
+		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
 	}
 	if err := checkLayout(&info, view.snap.Layout); err != nil {
-		return nil, &RoomFailure{ReasonLayoutMismatch, fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
+		return nil, &RoomFailure{Reason: ReasonLayoutMismatch, Message: fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
 	}
 	return &info, nil
 }
@@ -119,14 +119,14 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 	for i, s := range view.sends {
 		ra, err := m.boot.rankAddress(m.ctx, addr, s.rank, g)
 		if err != nil {
-			return nil, &RoomFailure{ReasonTargetInfoUnavailable, fmt.Sprintf("could not fetch the address of prefill TP rank %d in dp group %d from bootstrap address %s: %v", s.rank, g, addr, err)}
+			return nil, &RoomFailure{Reason: ReasonTargetInfoUnavailable, Message: fmt.Sprintf("could not fetch the address of prefill TP rank %d in dp group %d from bootstrap address %s: %v", s.rank, g, addr, err)}
 		}
 		endpoints[i] = ra.Endpoint()
 	}
 	reg := m.registrationFrames()
 	for i, ep := range endpoints {
 		if err := m.push.send(ep, reg); err != nil {
-			return nil, &RoomFailure{ReasonSendFailed, fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
+			return nil, &RoomFailure{Reason: ReasonSendFailed, Message: fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
 		}
 	}
 	m.log.Info("registered with prefill ranks", "addr", addr, "dpGroup", g, "endpoints", strings.Join(endpoints, ","))

@@ -100,7 +100,7 @@ func (s *RoomState) Observe(idx, rank int, status TransferPoll, token int64, spe
 	case !s.requested:
 		return ObservedNotRequested
 	case status == Failed:
-		s.Fail(ReasonPrefillFailed, fmt.Sprintf("prefill TP rank %d reported Failed: it could not send the KV cache (it might be dead)", rank))
+		s.Fail(ReasonPrefillReportedFailure, fmt.Sprintf("prefill TP rank %d reported Failed: it could not send the KV cache (it might be dead)", rank))
 		return ObservedFailed
 	case status != Success:
 		s.raise(status)

@@ -51,8 +51,8 @@ func TestRoomStateFailedIsStickyAndFirstReasonWins(t *testing.T) {
 	if got := s.Observe(0, 3, Success, 1, nil); got != ObservedFinished || s.Status() != Failed {
 		t.Fatalf("success after failure: %v, status %v", got, s.Status())
 	}
-	if f := s.Failure(); f == nil || f.Reason != ReasonPrefillFailed {
-		t.Fatalf("failure %v, want %s", f, ReasonPrefillFailed)
+	if f := s.Failure(); f == nil || f.Reason != ReasonPrefillReportedFailure {
+		t.Fatalf("failure %v, want %s", f, ReasonPrefillReportedFailure)
 	}
 }
 

@@ -105,7 +105,7 @@ const (
 var rejectReasons = map[rankRole]string{
 	roleNotInPlan:  RejectUnexpectedRank,
 	roleDummy:      RejectDummyTarget,
-	roleIdle:       RejectIdleRank,
+	roleIdle:       RejectIdlePrefillRank,
 	roleOutOfRange: RejectRankOutOfRange,
 }
 

@@ -161,7 +161,7 @@ func TestMLAL15WaitsForAllResponses(t *testing.T) {
 	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
 	s.Peer.ScriptRank(22, 1, prefillpeer.Silence())
 	s.OpenAndRequest(22)
-	s.WaitCounter(0, 1, receivertest.MetricStatusApplied) // prefill rank 0's Success arrived and counted
+	s.WaitCounter(0, 1, receivertest.MetricStatusMessages) // prefill rank 0's Success arrived and counted
 	if st, _ := s.Agents[0].Status(22); st.Status != receiver.Bootstrapped {
 		t.Fatalf("room 22 after 1 of 2 responses: %+v, want still Bootstrapped", st)
 	}
@@ -181,7 +181,7 @@ func TestMLAL15TimeoutCountsTheResponses(t *testing.T) {
 	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 3 * time.Second })
 	s.Peer.ScriptRank(23, 1, prefillpeer.Silence())
 	s.OpenAndRequest(23)
-	s.WaitCounter(0, 1, receivertest.MetricStatusApplied)
+	s.WaitCounter(0, 1, receivertest.MetricStatusMessages)
 	if st, _ := s.Agents[0].Status(23); st.Status.Finished() {
 		t.Fatalf("room 23 finished before prefill rank 0's Success was counted: %+v (the machine is slower than 3 s per loopback message?)", st)
 	}

@@ -53,10 +53,10 @@ func (m *Manager) handleStatus(frames [][]byte) {
 }
 
 var observationReject = map[Observation]string{
-	ObservedDuplicate:    RejectDuplicate,
-	ObservedFinished:     RejectFinished,
-	ObservedNotRequested: RejectNotRequested,
-	ObservedInvalid:      RejectInvalidStatus,
+	ObservedDuplicate:    RejectDuplicateSuccess,
+	ObservedFinished:     RejectRoomFinished,
+	ObservedNotRequested: RejectRoomNotRequested,
+	ObservedInvalid:      RejectUnknownStatus,
 }
 
 // reject counts an ignored status message and logs it, at most once per

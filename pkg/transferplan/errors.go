@@ -1,6 +1,9 @@
 package transferplan
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Reason is a stable, machine-readable code for why a layout cannot be planned.
 // Reasons are used verbatim as Kubernetes condition reasons.
@@ -71,8 +74,8 @@ func layoutErrorf(reason Reason, field, format string, args ...any) *LayoutError
 // IsInvalidLayout reports whether err says the input itself is malformed (as
 // opposed to a well-formed pair of layouts that cannot exchange KV cache).
 func IsInvalidLayout(err error) bool {
-	le, ok := err.(*LayoutError)
-	return ok && le.Reason == ReasonInvalidLayout
+	var le *LayoutError
+	return errors.As(err, &le) && le.Reason == ReasonInvalidLayout
 }
 
 // bufferErrorf builds a LayoutError about one buffer: the message starts with

@@ -65,18 +65,6 @@ func classify(l Layout) (*Planner, error) {
 // Kind is the plan kind every decode rank of this layout gets.
 func (p *Planner) Kind() PlanKind { return p.kind }
 
-// DecodeTPSize is the number of decode TP ranks per DP group (plans per layout).
-func (p *Planner) DecodeTPSize() int { return p.decodeTP }
-
-// PrefillTPSize is the number of prefill TP ranks per DP group.
-func (p *Planner) PrefillTPSize() int { return p.prefillTP }
-
-// Layout is the layout the planner was built for.
-func (p *Planner) Layout() Layout { return p.layout }
-
-// PrefillFanOut returns, per prefill TP rank, how many decode TP ranks target it.
-func (p *Planner) PrefillFanOut() []int { return append([]int(nil), p.fanOut...) }
-
 // IdlePrefillTPRanks are the prefill TP ranks no decode rank targets.
 func (p *Planner) IdlePrefillTPRanks() []int {
 	idle := []int{}

@@ -95,7 +95,7 @@ const (
 	// FailureAgentRefused: the agent refused a call for the room (the
 	// message carries the agent's own code).
 	FailureAgentRefused = "AgentRefused"
-	// FailureOtherRank: the room did not fail on this rank; the engine's
+	// FailureOnAnotherRank: the room did not fail on this rank; the engine's
 	// ranks agreed it failed (the reference's all-reduce of polls).
-	FailureOtherRank = "FailedOnAnotherRank"
+	FailureOnAnotherRank = "FailedOnAnotherRank"
 )

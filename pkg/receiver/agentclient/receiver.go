@@ -191,7 +191,7 @@ func (r *Receiver) Clear(ctx context.Context) error {
 // Failure marks the room failed, clears it, and returns why it failed as
 // the reference's KVTransferError says it: the agent's reason when the
 // room failed on this rank, the client's when the agent could not be
-// reached or refused, and FailureOtherRank when only another rank's room
+// reached or refused, and FailureOnAnotherRank when only another rank's room
 // failed (the engine's ranks agree on a room's fate).
 func (r *Receiver) Failure(ctx context.Context) *TransferError {
 	r.mu.Lock()
@@ -209,7 +209,7 @@ func (r *Receiver) Failure(ctx context.Context) *TransferError {
 	case last.Status == receiver.Failed:
 		fe = &TransferError{BootstrapRoom: r.room, FailureCode: last.FailureCode, FailureReason: last.FailureMessage, RemoteEndpoint: r.bootstrapAddr}
 	default:
-		fe = &TransferError{BootstrapRoom: r.room, FailureCode: FailureOtherRank,
+		fe = &TransferError{BootstrapRoom: r.room, FailureCode: FailureOnAnotherRank,
 			FailureReason: "Failed due to an unknown reason from another rank", RemoteEndpoint: r.bootstrapAddr}
 	}
 	r.mu.Lock()

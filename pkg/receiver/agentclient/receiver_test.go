@@ -129,7 +129,7 @@ func TestReceiverFaultsSurfaceThroughFailure(t *testing.T) {
 			t.Fatalf("room 31: %v", st)
 		}
 		fe := rc.Failure(t.Context())
-		if fe.BootstrapRoom != 31 || fe.FailureCode != string(receiver.ReasonPrefillFailed) || fe.RemoteEndpoint != r.peer.BootstrapAddr() || fe.FailureReason == "" {
+		if fe.BootstrapRoom != 31 || fe.FailureCode != string(receiver.ReasonPrefillReportedFailure) || fe.RemoteEndpoint != r.peer.BootstrapAddr() || fe.FailureReason == "" {
 			t.Fatalf("failure: %+v", fe)
 		}
 		if _, err := mgr.Client().Room(t.Context(), 31); agentclient.CodeOf(err) != string(receiver.CodeRoomNotFound) {
@@ -154,7 +154,7 @@ func TestReceiverFaultsSurfaceThroughFailure(t *testing.T) {
 		rc := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 33)
 		pollUntil(t, rc, leftBootstrapping)
 		fe := rc.Failure(t.Context())
-		if fe.FailureCode != agentclient.FailureOtherRank || fe.FailureReason != "Failed due to an unknown reason from another rank" {
+		if fe.FailureCode != agentclient.FailureOnAnotherRank || fe.FailureReason != "Failed due to an unknown reason from another rank" {
 			t.Fatalf("failure: %+v", fe)
 		}
 		if st := rc.Poll(t.Context()); st != receiver.Failed {

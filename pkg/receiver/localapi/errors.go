@@ -63,7 +63,7 @@ func writeError(w http.ResponseWriter, err error) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorBody{ErrorDetail{Code: code, Message: msg}})
+	writeJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg}})
 }
 
 var jsonContentType = []string{"application/json"}

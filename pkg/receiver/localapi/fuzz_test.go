@@ -3,6 +3,7 @@ package localapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func FuzzParseRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := parseRequest(bytes.NewReader(body))
 		if err != nil {
-			if be, ok := err.(*bodyError); !ok || be.msg == "" {
+			if be := (*bodyError)(nil); !errors.As(err, &be) || be.msg == "" {
 				t.Fatalf("error %v is not a described body error", err)
 			}
 			return
