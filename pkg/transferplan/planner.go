@@ -65,6 +65,12 @@ func classify(l Layout) (*Planner, error) {
 // Kind is the plan kind every decode rank of this layout gets.
 func (p *Planner) Kind() PlanKind { return p.kind }
 
+// DecodeTPSize is the number of decode TP ranks per DP group (plans per layout).
+func (p *Planner) DecodeTPSize() int { return p.decodeTP }
+
+// Layout is the layout the planner was built for.
+func (p *Planner) Layout() Layout { return p.layout }
+
 // IdlePrefillTPRanks are the prefill TP ranks no decode rank targets.
 func (p *Planner) IdlePrefillTPRanks() []int {
 	idle := []int{}

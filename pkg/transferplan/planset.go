@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // LayoutRecord is the layout a set of plans was made for, in the terms a
@@ -48,6 +49,37 @@ func lens(bs []BufferSpec) (pi, pu, di, du []int64) {
 		pi[i], pu[i], di[i], du[i] = b.PrefillItemBytes, b.PrefillUnitBytes, b.DecodeItemBytes, b.DecodeUnitBytes
 	}
 	return pi, pu, di, du
+}
+
+// Layout rebuilds the planner input from a record (buffer fields are named
+// after their index, as the record does not keep the spec's groups).
+func (r LayoutRecord) Layout() Layout {
+	l := Layout{
+		Attention: r.AttentionBackend, MLAL15Cache: r.MLAL15Cache, TokensPerPage: r.TokensPerPage,
+		Prefill: r.Prefill, Decode: r.Decode,
+	}
+	for i, k := range r.KVBufferKinds {
+		l.KVBuffers = append(l.KVBuffers, BufferSpec{
+			Kind: k, Field: "kvBuffer " + strconv.Itoa(i),
+			PrefillItemBytes: at(r.PrefillKVItemLens, i), DecodeItemBytes: at(r.DecodeKVItemLens, i),
+			PrefillUnitBytes: at(r.PrefillKVUnitLens, i), DecodeUnitBytes: at(r.DecodeKVUnitLens, i),
+		})
+	}
+	for i := range r.DecodeStateItemLens {
+		l.StateBuffers = append(l.StateBuffers, BufferSpec{
+			Kind: MambaState, Field: "stateBuffer " + strconv.Itoa(i),
+			PrefillItemBytes: at(r.PrefillStateItemLens, i), DecodeItemBytes: at(r.DecodeStateItemLens, i),
+			PrefillUnitBytes: at(r.PrefillStateUnitLens, i), DecodeUnitBytes: at(r.DecodeStateUnitLens, i),
+		})
+	}
+	return l
+}
+
+func at(xs []int64, i int) int64 {
+	if i < len(xs) {
+		return xs[i]
+	}
+	return 0
 }
 
 // PlanSet is every decode TP rank's plan for one layout: what `pdtopo plan -o
