@@ -92,12 +92,14 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 	}
 	plans := newPlanState(o.engineRanks(), managers(ranks), reg)
 	if loadErr == nil {
-		if err := plans.apply(loaded.Plans); err != nil {
+		if loadErr = plans.apply(loaded.Plans); loadErr != nil && o.planFile != "" {
 			closeRanks(ranks)
-			return fmt.Errorf("%s: %w", src.Describe(), err)
+			return fmt.Errorf("%s: %w", src.Describe(), loadErr)
 		}
-	} else {
-		// ConfigMaps may be published after the pod starts: not ready until then
+	}
+	if loadErr != nil {
+		// ConfigMaps may be published (or fixed) after the pod starts: not
+		// ready until then, rather than restarting in a loop
 		log.Warn("no plan yet; waiting for the plan source", "source", src.Describe(), "error", loadErr)
 		loaded = plansource.Loaded{}
 	}
