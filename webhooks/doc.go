@@ -19,5 +19,5 @@ limitations under the License.
 // a small, self-contained decision over one object kind.
 //
 // The pod injector (podinjector*.go) adds the receiver agent to opted-in
-// decode pods as a native sidecar (docs/design.md, "Admission").
+// decode pods as a native sidecar (docs/decode-pods.md).
 package webhooks
