@@ -18,13 +18,17 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/root/go/pkg/mod go mod download
 COPY . .
 
+# VERSION is stamped into the binaries (`--version`); `make docker-build`
+# passes it. An ARG lives in one stage, so each build stage declares it.
 FROM builder AS build-manager
+ARG VERSION=dev
 RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/manager ./cmd/manager
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/pdtopo/pdtopo/internal/version.Version=${VERSION}" -o /out/manager ./cmd/manager
 
 FROM builder AS build-receiver-agent
+ARG VERSION=dev
 RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/receiver-agent ./cmd/receiver-agent
+    CGO_ENABLED=1 go build -trimpath -ldflags="-s -w -X github.com/pdtopo/pdtopo/internal/version.Version=${VERSION}" -o /out/receiver-agent ./cmd/receiver-agent
 
 # The decode-side agent: needs libzmq at run time, so a slim Debian matching
 # the builder's glibc rather than a static image.

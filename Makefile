@@ -9,6 +9,9 @@ CONTROLLER_GEN := $(GO) tool controller-gen
 export KUBEBUILDER_ASSETS := $(BIN)
 CONTROLPLANE := $(BIN)/kube-apiserver $(BIN)/etcd
 TEST_FLAGS ?= -count=1 -timeout 40m
+# VERSION is stamped into every binary (`--version`); default: git describe.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+GO_LDFLAGS := -ldflags "-X github.com/pdtopo/pdtopo/internal/version.Version=$(VERSION)"
 IMG ?= ghcr.io/pdtopo/manager:dev
 AGENT_IMG ?= ghcr.io/pdtopo/receiver-agent:dev
 
@@ -35,7 +38,7 @@ generate: ## Generate deepcopy code from markers.
 
 .PHONY: build
 build: ## Build the manager, the pdtopo CLI and the receiver agent into bin/.
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/ ./cmd/...
 
 .PHONY: test
 test: controlplane $(BIN)/kubectl ## Run every test against a real kube-apiserver and etcd.
@@ -65,7 +68,7 @@ kubectl: $(BIN)/kubectl ## Build bin/kubectl (then: bin/kubectl --kubeconfig bin
 
 .PHONY: run
 run: controlplane $(BIN)/kubectl manifests ## Run etcd, kube-apiserver and the manager locally with the samples; Ctrl-C stops all.
-	$(GO) build -o $(BIN)/manager ./cmd/manager
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/manager ./cmd/manager
 	$(GO) build -o $(BIN)/run-local ./hack/run-local
 	$(BIN)/run-local $(RUN_ARGS)
 
@@ -97,8 +100,8 @@ CONTAINER_TOOL ?= docker
 
 .PHONY: docker-build
 docker-build: ## Build the manager (IMG) and receiver-agent (AGENT_IMG) images.
-	$(CONTAINER_TOOL) build --target manager -t $(IMG) .
-	$(CONTAINER_TOOL) build --target receiver-agent -t $(AGENT_IMG) .
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --target manager -t $(IMG) .
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --target receiver-agent -t $(AGENT_IMG) .
 
 .PHONY: docker-push
 docker-push: ## Push both images.

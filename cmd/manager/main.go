@@ -23,6 +23,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/internal/version"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
@@ -74,6 +75,9 @@ func parseFlags(args []string) (options, error) {
 }
 
 func main() {
+	if version.Handle("manager", os.Args[1:], os.Stdout) {
+		return
+	}
 	o, err := parseFlags(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

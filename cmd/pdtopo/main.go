@@ -31,6 +31,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/pdtopo/pdtopo/internal/version"
 )
 
 // Exit codes: scripts tell a broken manifest from an incompatible layout and
@@ -122,6 +124,8 @@ are past the plan budget.`,
 		// As a kubectl plugin the user types `kubectl pdtopo`.
 		root.Use = "kubectl pdtopo"
 	}
+	root.Version = version.Version
+	root.SetVersionTemplate(version.String("pdtopo") + "\n")
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

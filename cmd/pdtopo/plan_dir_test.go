@@ -119,3 +119,10 @@ func TestRoutesOffline(t *testing.T) {
 		t.Errorf("incompatible routes: exit %d %q", code, out)
 	}
 }
+
+func TestVersionFlag(t *testing.T) {
+	code, out, _ := pdtopo(t, "", "--version")
+	if code != exitOK || !regexp.MustCompile(`^pdtopo dev \(go[0-9.]+ [a-z0-9]+/[a-z0-9]+[^)]*\)\n$`).MatchString(out) {
+		t.Errorf("--version: exit %d %q", code, out)
+	}
+}

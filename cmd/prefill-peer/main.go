@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/pdtopo/pdtopo/internal/version"
 )
 
 const (
@@ -19,6 +21,9 @@ const (
 )
 
 func main() {
+	if version.Handle("prefill-peer", os.Args[1:], os.Stdout) {
+		return
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, stop))

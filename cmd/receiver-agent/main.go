@@ -40,12 +40,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pdtopo/pdtopo/internal/version"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
 )
 
 func main() {
+	if version.Handle("receiver-agent", os.Args[1:], os.Stdout) {
+		return
+	}
 	receiver.UseAgentGCPercent()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
