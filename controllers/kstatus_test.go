@@ -19,7 +19,9 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -112,4 +114,29 @@ func TestKStatusWhileRetrying(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A status someone else wiped (a restore, a GitOps prune, a status patch)
+// is written again at once, not at the next spec change; and the manager's
+// own status writes do not reconcile the pair again.
+func TestWipedStatusIsRewritten(t *testing.T) {
+	ns := newNamespace(t)
+	p := gqaP8D4(ns, "wiped").obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
+	got.Status = pdv1.PDPairStatus{}
+	if err := k8s.Status().Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the wiped status is rewritten", func() error {
+		var now pdv1.PDPair
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &now); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(now.Status.Conditions, string(pdv1.PDPairReady)); c == nil || c.Status != metav1.ConditionTrue || now.Status.Plan == nil {
+			return errorf("status %+v", now.Status)
+		}
+		return nil
+	})
 }

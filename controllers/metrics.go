@@ -15,6 +15,13 @@ var (
 		Help: "PDPairs known to this manager, by whether their prefill and decode layouts are compatible.",
 	}, []string{"compatible"})
 
+	// planningBytesInFlight is the estimated memory of the plannings under
+	// way (planMemory), bounded by --max-plan-memory.
+	planningBytesInFlight = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdtopo_planning_bytes_in_flight",
+		Help: "Estimated peak memory of the PDPair plannings under way, admitted up to the manager's --max-plan-memory.",
+	})
+
 	// publishedPlanBytes is the size of every plan set written to ConfigMaps.
 	publishedPlanBytes = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "pdtopo_published_plan_bytes",
@@ -24,7 +31,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(pdpairsByCompatibility, publishedPlanBytes)
+	metrics.Registry.MustRegister(pdpairsByCompatibility, planningBytesInFlight, publishedPlanBytes)
 }
 
 // compatibilityGauge keeps the gauge exact: it remembers each PDPair's last

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -39,14 +38,20 @@ type PDPairReconciler struct {
 	// with PlanTooLarge before anything is planned.
 	Budget transferplan.Budget
 
+	// MaxPlanMemoryBytes bounds the estimated memory of the plannings in
+	// flight (planMemory): large pairs wait for each other instead of adding
+	// up past the manager's memory limit. 0 leaves planning unbounded.
+	MaxPlanMemoryBytes int64
+
 	// FleetRecheckInterval is how soon a pair whose decode agents lag is
 	// looked at again: an agent picking up a new plan changes nothing the
 	// operator watches (default 10s).
 	FleetRecheckInterval time.Duration
 
-	plans  *planCache
-	gauge  *compatibilityGauge
-	prober *agentProber
+	plans   *planCache
+	gauge   *compatibilityGauge
+	prober  *agentProber
+	written *writtenStatuses
 }
 
 // NewPDPairReconciler wires a reconciler to a manager's client, cache and recorder.
@@ -57,9 +62,13 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorder(ControllerName),
 		Budget:    transferplan.DefaultBudget,
-		plans:     newPlanCache(),
-		gauge:     newCompatibilityGauge(),
-		prober:    newAgentProber(),
+		// The default admits the largest pair of the default budget alone
+		// with room, and several ordinary ones beside it.
+		MaxPlanMemoryBytes: DefaultMaxPlanMemoryBytes,
+		plans:              newPlanCache(),
+		written:            newWrittenStatuses(),
+		gauge:              newCompatibilityGauge(),
+		prober:             newAgentProber(),
 	}
 }
 
@@ -81,7 +90,10 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !pair.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the garbage collector removes the owned ConfigMaps
 	}
-	outcome := r.plans.get(pair, r.Budget)
+	outcome, err := r.plans.get(ctx, pair, r.Budget)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	pub := r.publish(ctx, pair, outcome)
 	if pub.wrote {
 		publishedPlanBytes.Observe(float64(pub.bytes))
@@ -107,6 +119,7 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 	err := r.Get(ctx, key, &pair)
 	if apierrors.IsNotFound(err) {
 		r.plans.forget(key)
+		r.written.forget(key)
 		r.gauge.forget(key)
 		return nil, nil
 	}
@@ -119,11 +132,13 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 // Builder is the controller's wiring without its reconciler, so tests can
 // wrap the reconciler (to count calls) and keep the exact same watches.
 func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
+	r.plans.memory = newPlanMemoryGate(r.MaxPlanMemoryBytes)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-		// Status writes do not change the generation: no reconcile storms.
-		For(&pdv1.PDPair{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Spec changes, and a status someone else changed; not the echoes of
+		// the manager's own status writes (see statuswatch.go).
+		For(&pdv1.PDPair{}, builder.WithPredicates(specOrForeignStatusChange{written: r.written})).
 		// A published ConfigMap deleted or edited by someone else is restored.
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{})).
 		// A decode pod appearing, going, or its agent changing readiness

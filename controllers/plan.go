@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,6 +45,17 @@ type planOutcome struct {
 // budget before anything is planned, so that no PDPair, however large its
 // plans would be, costs the manager more than the budget allows.
 func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
+	out, _ := planPairGated(pair, budget, nil)
+	return out
+}
+
+// planGate admits the planning of a pair of the given size, blocking while
+// too much planning is in flight; release ends the admission.
+type planGate func(size transferplan.PlanSize) (release func(), err error)
+
+// planPairGated is planPair with the planning and encoding (not the sizing)
+// admitted by gate, when there is one.
+func planPairGated(pair *pdv1.PDPair, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
 	out := &planOutcome{uid: pair.UID, generation: pair.Generation}
 	layout, err := pairlayout.FromSpec(pair.Spec)
 	if err == nil {
@@ -52,15 +64,23 @@ func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
 	if errors.As(err, &out.overBudget) {
 		out.compatible = true
 		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeOverBudget(layout, out.size)
-		return out
-	}
-	var planner *transferplan.Planner
-	if err == nil {
-		planner, err = transferplan.NewPlanner(layout)
+		return out, nil
 	}
 	if err != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(err)
-		return out
+		return out, nil
+	}
+	if gate != nil {
+		release, err := gate(out.size)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	planner, err := transferplan.NewPlanner(layout)
+	if err != nil {
+		out.layoutReason, out.layoutMessage = explainLayoutError(err)
+		return out, nil
 	}
 	out.compatible = true
 	out.decodeRanks = planner.DecodeTPSize()
@@ -74,7 +94,7 @@ func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
 			out.encodeErr = &planstore.FormatError{Reason: "", Message: err.Error()}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // encode plans and encodes one decode rank at a time (the whole plan set is
@@ -137,25 +157,35 @@ func span(lo, hi int) string {
 type planCache struct {
 	mu       sync.Mutex
 	outcomes map[types.NamespacedName]*planOutcome
+	// memory admits planning by its estimated peak memory (planMemory); nil
+	// admits everything.
+	memory *planMemoryGate
 }
 
 func newPlanCache() *planCache { return &planCache{outcomes: map[types.NamespacedName]*planOutcome{}} }
 
 // get returns the outcome for the PDPair's current generation, planning it
-// if needed.
-func (c *planCache) get(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
+// if needed; it fails only when ctx ends while waiting for planning memory.
+func (c *planCache) get(ctx context.Context, pair *pdv1.PDPair, budget transferplan.Budget) (*planOutcome, error) {
 	key := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
 	c.mu.Lock()
 	cached, ok := c.outcomes[key]
 	c.mu.Unlock()
 	if ok && cached.uid == pair.UID && cached.generation == pair.Generation {
-		return cached
+		return cached, nil
 	}
-	out := planPair(pair, budget)
+	var gate planGate
+	if c.memory != nil {
+		gate = func(size transferplan.PlanSize) (func(), error) { return c.memory.admit(ctx, size) }
+	}
+	out, err := planPairGated(pair, budget, gate)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	c.outcomes[key] = out
 	c.mu.Unlock()
-	return out
+	return out, nil
 }
 
 // forget drops the outcome of a PDPair that no longer exists.

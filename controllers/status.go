@@ -29,10 +29,15 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	if fleet != nil {
 		setFleetStatus(pair, *fleet)
 	}
+	key := client.ObjectKeyFromObject(pair)
+	// Remembered before the write, so that its echo, which may arrive before
+	// Patch returns, is recognised as the manager's own.
+	r.written.remember(key, &pair.Status)
 	if equality.Semantic.DeepEqual(before.Status, pair.Status) {
 		return nil
 	}
 	if err := r.Status().Patch(ctx, pair, client.MergeFrom(before)); err != nil {
+		r.written.forget(key)
 		return err
 	}
 	r.recordCompatibilityChange(before, pair)

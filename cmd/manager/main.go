@@ -40,6 +40,7 @@ type options struct {
 	agentImage              string
 	webhook                 webhookOptions
 	budget                  transferplan.Budget
+	planMemory              int64
 	zap                     zap.Options
 }
 
@@ -58,6 +59,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.agentImage, "agent-image", "ghcr.io/pdtopo/receiver-agent:dev", "receiver-agent image injected into decode pods")
 	o.webhook.bindFlags(fs)
 	planbudget.BindFlags(fs, &o.budget)
+	fs.Int64Var(&o.planMemory, "max-plan-memory", controllers.DefaultMaxPlanMemoryBytes,
+		"bytes of estimated memory the PDPair plannings under way may take together; larger ones wait (0: unbounded)")
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -129,6 +132,7 @@ func run(o options) error {
 	r := controllers.NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = o.concurrency
 	r.Budget = o.budget
+	r.MaxPlanMemoryBytes = o.planMemory
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PDPair controller: %w", err)
 	}
