@@ -31,6 +31,11 @@ vet: ## Vet the code.
 .PHONY: manifests
 manifests: ## Generate the CRD, RBAC and webhook configurations from markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./webhooks/...;./cmd/manager/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+	$(GO) run ./hack/api-docs > docs/api-reference.md
+
+.PHONY: api-docs
+api-docs: ## Write docs/api-reference.md from the generated CRD (make manifests does it too).
+	$(GO) run ./hack/api-docs > docs/api-reference.md
 
 .PHONY: generate
 generate: ## Generate deepcopy code from markers.
