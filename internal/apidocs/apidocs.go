@@ -207,7 +207,7 @@ func writeRules(b *strings.Builder, s *apiextensionsv1.JSONSchemaProps) {
 	}
 	b.WriteString("Validation rules (CEL, enforced by the API server):\n\n")
 	for _, r := range s.XValidations {
-		fmt.Fprintf(b, "- `%s`", strings.Join(strings.Fields(r.Rule), " "))
+		fmt.Fprintf(b, "- %s", code(strings.Join(strings.Fields(r.Rule), " ")))
 		if r.FieldPath != "" {
 			fmt.Fprintf(b, " (on `%s`)", r.FieldPath)
 		}

@@ -137,6 +137,14 @@ func TestConstraintsAndRules(t *testing.T) {
 			t.Errorf("reference lacks %s", want)
 		}
 	}
+	// The only links are to the reference's own sections: a "](" inside a
+	// pattern would read as a link to tools (and to internal/repolint).
+	if bad := regexp.MustCompile(`\]\([^#]`).FindString(doc); bad != "" {
+		t.Errorf("reference holds %q outside a link to a section", bad)
+	}
+	if !strings.Contains(doc, "pattern <code>^[A-Za-z]&#40;[A-Za-z0-9_,:]*[A-Za-z0-9_]&#41;?$</code>") {
+		t.Errorf("condition reason pattern not shown as HTML code")
+	}
 	// Table rows stay rows: no cell may hold an unescaped pipe or a newline.
 	for _, line := range strings.Split(doc, "\n") {
 		if strings.HasPrefix(line, "| `") && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 5 {

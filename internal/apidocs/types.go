@@ -93,7 +93,7 @@ func constraints(s *apiextensionsv1.JSONSchemaProps) []string {
 		c = append(c, fmt.Sprintf("at most %d characters", *s.MaxLength))
 	}
 	if s.Pattern != "" {
-		c = append(c, "pattern `"+s.Pattern+"`")
+		c = append(c, "pattern "+code(s.Pattern))
 	}
 	if s.MinItems != nil {
 		c = append(c, fmt.Sprintf("at least %d item(s)", *s.MinItems))
@@ -111,7 +111,7 @@ func constraints(s *apiextensionsv1.JSONSchemaProps) []string {
 	// An object's own CEL rules are listed in its section; a scalar's here.
 	if s.Type != "object" {
 		for _, r := range s.XValidations {
-			c = append(c, "rule `"+strings.Join(strings.Fields(r.Rule), " ")+"`")
+			c = append(c, "rule "+code(strings.Join(strings.Fields(r.Rule), " ")))
 		}
 	}
 	return c
@@ -133,6 +133,17 @@ func rawJSON(raw []byte) string {
 		return s
 	}
 	return string(raw)
+}
+
+// code shows s as code. A Markdown code span cannot hold a backtick and
+// would show "](" (read as a link by tools); those become an HTML <code>
+// element whose parentheses and pipes are entities.
+func code(s string) string {
+	if !strings.Contains(s, "](") && !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "(", "&#40;", ")", "&#41;", "|", "&#124;", "`", "&#96;")
+	return "<code>" + r.Replace(s) + "</code>"
 }
 
 // paragraph joins a description's lines into one (Markdown table cells and
