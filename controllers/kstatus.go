@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
@@ -76,7 +77,7 @@ func (r *PDPairReconciler) recordPublicationChange(before, after *pdv1.PDPair) {
 		return // the LayoutCompatible event already says why
 	}
 	eventType := corev1.EventTypeNormal
-	if now.Status != "True" {
+	if now.Status != metav1.ConditionTrue {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(after, nil, eventType, now.Reason, "Publish", "%s", truncate(fmt.Sprintf("generation %d: %s", after.Generation, now.Message), 1000))

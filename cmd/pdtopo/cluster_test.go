@@ -259,7 +259,7 @@ func TestClusterIncompatiblePair(t *testing.T) {
 	pair := tc.waitSettled(t, nsA, incompatibleName)
 	var reason string
 	for _, c := range pair.Status.Conditions {
-		if c.Type == "LayoutCompatible" {
+		if c.Type == string(pdv1.PDPairLayoutCompatible) {
 			reason = c.Reason
 		}
 	}

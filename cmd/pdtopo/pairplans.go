@@ -24,6 +24,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
@@ -90,7 +91,7 @@ func loadPublished(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*transfe
 		return nil, "the PDPair has no status (is the operator running?)", nil
 	case st.ObservedGeneration != pair.Generation:
 		return nil, fmt.Sprintf("the operator has observed generation %d, the spec is at generation %d", st.ObservedGeneration, pair.Generation), nil
-	case published == nil || published.Status != "True" || st.Plan == nil || len(st.Plan.ConfigMaps) == 0:
+	case published == nil || published.Status != metav1.ConditionTrue || st.Plan == nil || len(st.Plan.ConfigMaps) == 0:
 		if published != nil {
 			return nil, fmt.Sprintf("not published (%s=%s, %s: %s)", published.Type, published.Status, published.Reason, published.Message), nil
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -147,8 +148,8 @@ func conditionCell(p *pdv1.PDPair, t pdv1.PDPairConditionType) string {
 		return "Unknown"
 	case c.ObservedGeneration != 0 && c.ObservedGeneration != p.Generation:
 		return fmt.Sprintf("%s (generation %d)", c.Status, c.ObservedGeneration)
-	case c.Status == "True":
-		return "True"
+	case c.Status == metav1.ConditionTrue:
+		return string(metav1.ConditionTrue)
 	default:
 		return fmt.Sprintf("%s (%s)", c.Status, c.Reason)
 	}

@@ -146,11 +146,13 @@ func TestGoCommentsNameOnlyFilesThatExist(t *testing.T) {
 }
 
 type comment struct {
-	line int
-	text string
+	line       int
+	start, end int // byte offsets in the file
+	text       string
 }
 
-// comments are the comments of a Go source file, with their lines.
+// comments are the comments of a Go source file, with their lines and
+// offsets.
 func comments(name string, src []byte) []comment {
 	fset := token.NewFileSet()
 	f := fset.AddFile(name, -1, len(src))
@@ -163,7 +165,8 @@ func comments(name string, src []byte) []comment {
 			return out
 		}
 		if tok == token.COMMENT {
-			out = append(out, comment{fset.Position(pos).Line, lit})
+			start := f.Offset(pos)
+			out = append(out, comment{line: fset.Position(pos).Line, start: start, end: start + len(lit), text: lit})
 		}
 	}
 }
