@@ -104,7 +104,7 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if err := webhooks.RegisterPodInjector(mgr, webhooks.AgentSidecar{Image: testAgentImage}); err != nil {
+	if err := webhooks.Register(mgr, webhooks.Options{Agent: webhooks.AgentSidecar{Image: testAgentImage}}); err != nil {
 		return nil, err
 	}
 	stopped := make(chan struct{})

@@ -170,5 +170,5 @@ func run(o options) error {
 // registerWebhooks adds every admission handler to the manager's webhook
 // server; setupWebhooks decides when (once certificates are in place).
 func registerWebhooks(mgr ctrl.Manager, o options) error {
-	return webhooks.RegisterPodInjector(mgr, webhooks.AgentSidecar{Image: o.agentImage})
+	return webhooks.Register(mgr, webhooks.Options{Agent: webhooks.AgentSidecar{Image: o.agentImage}})
 }
