@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+// mutant is one deliberate bug: Old (which must occur exactly once in File)
+// replaced by New, and the packages whose tests must catch it.
+type mutant struct {
+	Name, File string
+	Old, New   string
+	Pkgs       []string
+	Bug        string
+}
+
+var (
+	planner    = []string{"./pkg/transferplan/..."}
+	wire       = []string{"./pkg/kvwire/..."}
+	store      = []string{"./pkg/planstore/..."}
+	agent      = []string{"./pkg/receiver/..."}
+	operator   = []string{"./controllers/..."}
+	publishing = []string{"./pkg/planstore/...", "./controllers/..."}
+)
+
+// mutants: the first of each group are the bugs the test review found
+// surviving (issue "Tests that fail when the code is wrong"); the rest are
+// bugs of the same kinds elsewhere.
+var mutants = []mutant{
+	// pkg/transferplan
+	{Name: "planner-middle-dst-half-unit", File: "pkg/transferplan/fragmentwalk.go",
+		Old:  "f.DstByteOffset = t*decRow + (from-s)*u\n",
+		New:  "f.DstByteOffset = t*decRow + (from-s)*u + func() int64 { if from > s && to < e { return u / 2 }; return 0 }()\n",
+		Pkgs: planner, Bug: "a half-unit shift of the destination offset of middle fragments"},
+	{Name: "planner-src-offset-from-decode", File: "pkg/transferplan/fragmentwalk.go",
+		Old: "f.SrcByteOffset = t*preRow + (from-ps)*u", New: "f.SrcByteOffset = t*preRow + (from-s)*u",
+		Pkgs: planner, Bug: "the source offset measured from the decode range's start"},
+	{Name: "planner-identity-with-replicas", File: "pkg/transferplan/planner.go",
+		Old: "if p.prefillTP == p.decodeTP && p.noReplicaGroups() {", New: "if p.prefillTP == p.decodeTP {",
+		Pkgs: planner, Bug: "identity plans for equal TP sizes even with replica groups"},
+	{Name: "planner-no-idle-ranks", File: "pkg/transferplan/planner.go",
+		Old: "\t\tif n == 0 {\n\t\t\tidle = append(idle, r)", New: "\t\tif n < 0 {\n\t\t\tidle = append(idle, r)",
+		Pkgs: planner, Bug: "idle prefill ranks not reported"},
+	{Name: "planner-mla-no-dummies", File: "pkg/transferplan/mla.go",
+		Old: "IsDummy:            plan.TargetTPRank != nil && r != *plan.TargetTPRank,", New: "IsDummy:            false,",
+		Pkgs: planner, Bug: "MLA targets beside the real one not marked dummy"},
+	{Name: "planner-mla-dst-info-1", File: "pkg/transferplan/mla.go",
+		Old: "RequiredDstInfoNum: p.fanOut[r],", New: "RequiredDstInfoNum: 1,",
+		Pkgs: planner, Bug: "MLA requiredDstInfoNum 1 even when several decode ranks share a prefill rank"},
+	{Name: "planner-replicated-source", File: "pkg/transferplan/fragmentwalk.go",
+		Old: "f.SrcRank, f.BytesPerPage = d*P/D, dec.ItemStrideBytes", New: "f.SrcRank, f.BytesPerPage = d%P, dec.ItemStrideBytes",
+		Pkgs: planner, Bug: "a replicated buffer pulled from prefill rank d mod P instead of d*P/D"},
+
+	// pkg/kvwire
+	{Name: "wire-fragment-key", File: "pkg/kvwire/fragments.go",
+		Old: "dst = append(dst, `,\"dst_byte_offset\":`...)", New: "dst = append(dst, `,\"dst_offset\":`...)",
+		Pkgs: wire, Bug: "a fragment key misspelt on the wire"},
+	{Name: "wire-big-endian-pointers", File: "pkg/kvwire/numbers.go",
+		Old: "dst = binary.LittleEndian.AppendUint64(dst, v)", New: "dst = binary.BigEndian.AppendUint64(dst, v)",
+		Pkgs: wire, Bug: "buffer pointers encoded big-endian"},
+	{Name: "wire-l15-flag", File: "pkg/kvwire/request.go",
+		Old: "\t\tbuf = append(buf, '1')\n", New: "\t\tbuf = append(buf, '0')\n",
+		Pkgs: wire, Bug: "the MLA L1.5 flag always sent as 0"},
+	{Name: "wire-token-needs-five-frames", File: "pkg/kvwire/status.go",
+		Old: "\tif len(frames) > 3 {\n", New: "\tif len(frames) > 4 {\n",
+		Pkgs: wire, Bug: "the bootstrap token of a four-frame status ignored"},
+
+	// pkg/planstore
+	{Name: "store-index-field-renamed", File: "pkg/planstore/format.go",
+		Old: "`json:\"planHash\"`", New: "`json:\"planDigest\"`",
+		Pkgs: publishing, Bug: "an index field renamed on both the writing and the reading side"},
+	{Name: "store-hash-not-checked", File: "pkg/planstore/decode.go",
+		Old: "if got := hasher.sum(); got != idx.PlanHash {", New: "if got := hasher.sum(); got != idx.PlanHash && false {",
+		Pkgs: store, Bug: "a reassembled plan set not checked against the index's plan hash"},
+	{Name: "store-rank-key-unpadded", File: "pkg/planstore/format.go",
+		Old: `"rank-%04d.json.gz"`, New: `"rank-%d.json.gz"`,
+		Pkgs: publishing, Bug: "rank keys without zero padding (a silent format change)"},
+	{Name: "store-unknown-fields-accepted", File: "pkg/planstore/decode.go",
+		Old: "\tdec.DisallowUnknownFields()\n", New: "\n",
+		Pkgs: store, Bug: "unknown keys in the index or a plan accepted"},
+
+	// pkg/receiver
+	{Name: "agent-dummy-status-counted", File: "pkg/receiver/routeview.go",
+		Old: "v.expectIdx[t.PrefillTPRank] = int(roleDummy)", New: "v.expectIdx[t.PrefillTPRank] = 0",
+		Pkgs: agent, Bug: "a status from an MLA dummy target counted as the real target's answer"},
+	{Name: "agent-one-response-short", File: "pkg/receiver/roomstate.go",
+		Old: "if s.count < s.required {", New: "if s.count < s.required-1 {",
+		Pkgs: agent, Bug: "a room completes one response early"},
+	{Name: "agent-duplicate-success-counted", File: "pkg/receiver/roomstate.go",
+		Old: "case !s.responded.add(idx):", New: "case !s.responded.add(idx) && false:",
+		Pkgs: agent, Bug: "a second Success from the same rank counted"},
+	{Name: "agent-late-failed-after-success", File: "pkg/receiver/roomstate.go",
+		Old: "\tcase s.status.Finished():\n\t\treturn ObservedFinished", New: "\tcase s.status == Failed:\n\t\treturn ObservedFinished",
+		Pkgs: agent, Bug: "a late Failed turns a successful room into a failure"},
+	{Name: "agent-idle-ranks-not-released", File: "pkg/receiver/routeview.go",
+		Old: "for _, r := range plan.IdlePrefillTPRanks {", New: "for _, r := range plan.IdlePrefillTPRanks[:0] {",
+		Pkgs: agent, Bug: "decode TP rank 0 does not release idle prefill ranks"},
+
+	// controllers
+	{Name: "operator-summary-min-is-max", File: "controllers/status.go",
+		Old: "MinTargetsPerDecodeRank: int32(s.MinTargets),", New: "MinTargetsPerDecodeRank: int32(s.MaxTargets),",
+		Pkgs: operator, Bug: "the status summary's minimum targets per decode rank is the maximum"},
+	{Name: "operator-reason-unmapped", File: "controllers/conditions.go",
+		Old: "\ttransferplan.ReasonItemNotUnitAligned:         pdv1.ReasonItemNotUnitAligned,\n", New: "",
+		Pkgs: operator, Bug: "a planner reason missing from the condition reason table"},
+	{Name: "operator-ready-unpublished", File: "controllers/status.go",
+		Old: "\tcase !pub.published:\n", New: "\tcase !pub.published && false:\n",
+		Pkgs: operator, Bug: "Ready=True although the plans are not published"},
+	{Name: "operator-no-role-label", File: "controllers/configmaps.go",
+		Old: "pdv1.LabelRole: role, ", New: "",
+		Pkgs: operator, Bug: "plan ConfigMaps published without their role label"},
+	{Name: "operator-status-loop", File: "controllers/pdpair_controller.go",
+		Old: "builder.WithPredicates(predicate.GenerationChangedPredicate{})", New: "builder.WithPredicates(predicate.Funcs{})",
+		Pkgs: operator, Bug: "every status write reconciles the PDPair again"},
+}
