@@ -76,6 +76,7 @@ class Pod(unittest.TestCase):
     manifest = GQA_P8_D4
     first_rank, rank_count = 0, 4
     peer_args: tuple[str, ...] = ("--token", "7")
+    agent_args: tuple[str, ...] = ()
 
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="pdtopo-e2e-")
@@ -85,7 +86,7 @@ class Pod(unittest.TestCase):
         self.kv_ptrs, self.state_ptrs = procs.engine_pointers(*procs.buffer_counts(self.manifest))
         self.peer = procs.PrefillPeer(self.manifest, self.dir, *self.peer_args)
         self.addCleanup(self.peer.stop)
-        self.agent = procs.Agent(self.plans, self.dir, self.first_rank, self.rank_count)
+        self.agent = procs.Agent(self.plans, self.dir, self.first_rank, self.rank_count, *self.agent_args)
         self.addCleanup(self.agent.stop)
 
     def manager(self, rank: int) -> AgentKVManager:
@@ -186,6 +187,23 @@ class PrefillFails(Pod):
         self.assertEqual(receiver.poll(), TransferPoll.Failed)
         with self.assertRaises(AgentRefusedError):
             mgr.get_room(77)  # failure_exception cleared it
+
+
+class PrefillDies(Pod):
+    rank_count = 1
+    peer_args = ("--behavior", "die")  # the whole prefill instance dies on the first request
+    agent_args = ("--heartbeat-interval=2s", "--heartbeat-misses=1")
+
+    def test_lost_connection(self):
+        mgr = self.manager(0)
+        receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 90)
+        poll_until(self, receiver, left_bootstrapping)
+        receiver.prefill([1], 0)
+        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)
+        with self.assertRaises(KVTransferError) as cm:
+            receiver.failure_exception()
+        self.assertEqual(cm.exception.failure_code, "LostConnection")
+        self.assertIn(self.peer.bootstrap_addr, cm.exception.failure_reason)
 
 
 class Faults(Pod):
