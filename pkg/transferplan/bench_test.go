@@ -47,3 +47,34 @@ func BenchmarkPlanScaling(b *testing.B) {
 		})
 	}
 }
+
+// gqaPaged is a GQA model of 80 layers (K and V) whose KV heads are 128
+// bf16 values (256 bytes per token), paged tokensPerPage tokens a page,
+// prefill TP16 → decode TP8. With 8 KV heads both sides hold one head per
+// rank (the prefill in replica pairs): whole rows, one fragment per page.
+// With 16 heads each decode rank takes one head of each token row of two
+// prefill ranks: one fragment per row, 8 × 2 × 160 × 64 = 163,840 fragments.
+func gqaPaged(kvHeads, tokensPerPage int) Layout {
+	return mha(16, 8).tokensPerPage(tokensPerPage).heads(80, kvHeads, 256).build()
+}
+
+func BenchmarkPlanGQAP16D8TokenPages(b *testing.B) {
+	for _, c := range []struct{ heads, tokens int }{{8, 64}, {16, 1}, {16, 64}} {
+		l := gqaPaged(c.heads, c.tokens)
+		b.Run(fmt.Sprintf("%dheads/%dtokens", c.heads, c.tokens), func(b *testing.B) {
+			set, err := Plan(l)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fragments := set.Summarize().Fragments
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Plan(l); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(fragments), "fragments")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(fragments), "ns/fragment")
+		})
+	}
+}
