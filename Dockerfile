@@ -7,8 +7,26 @@
 
 ARG GO_VERSION=1.26.8
 
-# Shared Go toolchain, module cache and libzmq headers (the agent links libzmq
-# through cgo; the manager is pure Go and ignores them).
+# The manager is pure Go: it cross-compiles on the build machine's platform
+# for each target (`make docker-buildx` builds linux/amd64 and linux/arm64),
+# with no emulation.
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build-manager
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/root/go/pkg/mod go mod download
+COPY . .
+# VERSION is stamped into the binaries (`--version`); `make docker-build`
+# passes it. TARGETOS/TARGETARCH are set by BuildKit. An ARG lives in one
+# stage, so each build stage declares its own.
+ARG VERSION=dev
+ARG TARGETOS
+ARG TARGETARCH
+RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w -X github.com/pdtopo/pdtopo/internal/version.Version=${VERSION}" -o /out/manager ./cmd/manager
+
+# The agent links libzmq through cgo, so it builds on the target platform
+# itself (under QEMU when buildx builds a foreign architecture), with the
+# target's libzmq headers.
 FROM golang:${GO_VERSION}-bookworm AS builder
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libzmq3-dev pkg-config \
@@ -17,13 +35,6 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/root/go/pkg/mod go mod download
 COPY . .
-
-# VERSION is stamped into the binaries (`--version`); `make docker-build`
-# passes it. An ARG lives in one stage, so each build stage declares it.
-FROM builder AS build-manager
-ARG VERSION=dev
-RUN --mount=type=cache,target=/root/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/pdtopo/pdtopo/internal/version.Version=${VERSION}" -o /out/manager ./cmd/manager
 
 FROM builder AS build-receiver-agent
 ARG VERSION=dev

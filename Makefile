@@ -92,12 +92,23 @@ uninstall: $(KUBECTL_DEP) ## Remove the PDPair CRD (and every PDPair) from the c
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
 .PHONY: deploy
-deploy: manifests $(KUBECTL_DEP) ## Deploy the operator (CRD, RBAC, manager IMG, webhook injecting AGENT_IMG) to the current cluster.
-	$(KUBECTL) kustomize config/default | sed -e 's|image: ghcr.io/pdtopo/manager:dev$$|image: $(IMG)|' -e 's|--agent-image=ghcr.io/pdtopo/receiver-agent:dev$$|--agent-image=$(AGENT_IMG)|' | $(KUBECTL) apply --server-side -f -
+deploy: build-installer ## Deploy the operator (dist/install.yaml for IMG and AGENT_IMG) to the current cluster.
+	$(KUBECTL) apply --server-side -f $(INSTALL_YAML)
 
 .PHONY: undeploy
 undeploy: $(KUBECTL_DEP) ## Remove everything `make deploy` created.
 	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+##@ Release
+
+INSTALLER_DIR ?= dist/installer
+INSTALL_YAML ?= dist/install.yaml
+
+.PHONY: build-installer
+build-installer: manifests $(KUBECTL_DEP) ## Write dist/install.yaml (CRD, RBAC, manager, webhooks, certificate Secret) for IMG and AGENT_IMG.
+	$(GO) run ./hack/installer --img $(IMG) --agent-img $(AGENT_IMG) --base config/default --out $(INSTALLER_DIR)
+	@mkdir -p $(dir $(INSTALL_YAML))
+	$(KUBECTL) kustomize $(INSTALLER_DIR) > $(INSTALL_YAML)
 
 ##@ Images
 
@@ -107,6 +118,20 @@ CONTAINER_TOOL ?= docker
 docker-build: ## Build the manager (IMG) and receiver-agent (AGENT_IMG) images.
 	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --target manager -t $(IMG) .
 	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) --target receiver-agent -t $(AGENT_IMG) .
+
+# docker-buildx builds and pushes both images for every platform in
+# PLATFORMS with a throwaway buildx builder. The manager cross-compiles on the
+# build machine (pure Go); the agent links libzmq, so it builds on each target
+# platform (emulated by QEMU where the machine's architecture differs).
+PLATFORMS ?= linux/amd64,linux/arm64
+
+.PHONY: docker-buildx
+docker-buildx: ## Build and push both images for PLATFORMS (linux/amd64,linux/arm64) with docker buildx.
+	- $(CONTAINER_TOOL) buildx create --name pdtopo-builder
+	$(CONTAINER_TOOL) buildx use pdtopo-builder
+	$(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --target manager -t $(IMG) .
+	$(CONTAINER_TOOL) buildx build --push --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --target receiver-agent -t $(AGENT_IMG) .
+	- $(CONTAINER_TOOL) buildx rm pdtopo-builder
 
 .PHONY: docker-push
 docker-push: ## Push both images.
