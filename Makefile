@@ -97,7 +97,10 @@ deploy: build-installer ## Deploy the operator (dist/install.yaml for IMG and AG
 
 .PHONY: undeploy
 undeploy: $(KUBECTL_DEP) ## Remove everything `make deploy` created.
-	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -
+	@# Nothing is waited for: the namespace's finalizer belongs to the namespace
+	@# controller, which a local control plane does not run, and the objects in
+	@# it are deleted one by one anyway. In a cluster it terminates on its own.
+	$(KUBECTL) kustomize config/default | $(KUBECTL) delete --ignore-not-found --wait=false -f -
 
 ##@ Release
 
