@@ -190,3 +190,22 @@ func TestCheckPerTarget(t *testing.T) {
 		t.Fatalf("shifted row: %v", err)
 	}
 }
+
+// A label tells every coordinate apart, and says them back.
+func TestLabelsNameEveryCoordinate(t *testing.T) {
+	base := label(3, 5, 7, 9)
+	for name, other := range map[string]Label{
+		"buffer": label(4, 5, 7, 9), "token": label(3, 6, 7, 9), "head": label(3, 5, 8, 9), "byte": label(3, 5, 7, 10),
+		"unused page": garbage(3, 5, 7, 9),
+	} {
+		if other == base {
+			t.Errorf("a label of another %s equals %v", name, base)
+		}
+	}
+	if got := base.String(); got != "token 5 head 7 byte 9 of buffer key 3" {
+		t.Errorf("label says %q", got)
+	}
+	if got := Label(0).String(); got != "nothing" {
+		t.Errorf("the unwritten label says %q", got)
+	}
+}

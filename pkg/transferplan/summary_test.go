@@ -38,6 +38,10 @@ func TestSummaryPageCost(t *testing.T) {
 			"1 fragment per page for each buffer a decode rank pulls from a prefill rank: every slice is whole token rows on both sides, so a page's rows move as one block"},
 		{"GQA P8→D4, one token per page", mha(8, 4).heads(2, 8, head).build(), 1,
 			"1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token"},
+		// Consecutive state buffers of one target are separate buffers, one
+		// fragment each, not a run.
+		{"Mamba hybrid P4→D2 with 3 state buffers", mha(4, 2).heads(2, 8, head).state(3, 8192, 4096, 1).build(), 1,
+			"1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token"},
 		{"identity P4→D4, 16-token pages", mha(4, 4).tokensPerPage(16).heads(2, 8, head).build(), 0,
 			"whole items: each prefill rank copies whole pages, no fragments"},
 		{"MLA P16→D8", mla(16, 8).tokensPerPage(64).kv(TargetK, 2, 64*1152, 1).build(), 0,
