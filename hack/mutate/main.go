@@ -46,6 +46,7 @@ func main() {
 	list := flag.Bool("list", false, "list the mutants and exit")
 	only := flag.String("run", "", "run only the mutants whose name contains this")
 	timeout := flag.Duration("timeout", 10*time.Minute, "the longest one mutant's tests may run (a hang counts as killed)")
+	baseline := flag.Bool("baseline", true, "first run the selected mutants' packages unmutated: a failure there would pass for a kill")
 	flag.Parse()
 	if *list {
 		if err := listMutants(); err != nil {
@@ -54,16 +55,26 @@ func main() {
 		}
 		return
 	}
-	if err := run(*only, *timeout); err != nil {
+	if err := run(*only, *timeout, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(only string, timeout time.Duration) error {
+func run(only string, timeout time.Duration, baseline bool) error {
 	root, err := gitOutput("", "rev-parse", "--show-toplevel")
 	if err != nil {
 		return err
+	}
+	env, err := testEnv(root)
+	if err != nil {
+		return err
+	}
+	var selected []mutant
+	for _, m := range mutants {
+		if only == "" || strings.Contains(m.Name, only) {
+			selected = append(selected, m)
+		}
 	}
 	tree, err := os.MkdirTemp("", "pdtopo-mutate-")
 	if err != nil {
@@ -73,12 +84,13 @@ func run(only string, timeout time.Duration) error {
 	if err := copyHEAD(root, tree); err != nil {
 		return err
 	}
-	env := testEnv(root)
-	var results []result
-	for _, m := range mutants {
-		if only != "" && !strings.Contains(m.Name, only) {
-			continue
+	if baseline {
+		if err := runBaseline(tree, selected, env, timeout); err != nil {
+			return err
 		}
+	}
+	var results []result
+	for _, m := range selected {
 		r := apply(tree, m, env, timeout)
 		results = append(results, r)
 		fmt.Printf("%-34s %-9s %6s  %s\n", m.Name, r.verdict, r.took.Round(time.Second), r.detail)
@@ -212,14 +224,45 @@ func copyHEAD(root, dir string) error {
 	return extract.Wait()
 }
 
-// testEnv points the envtest suites at the control-plane binaries of the
-// real checkout (the copy has no bin/).
-func testEnv(root string) []string {
-	env := os.Environ()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		env = append(env, "KUBEBUILDER_ASSETS="+filepath.Join(root, "bin"))
+// runBaseline runs every package set of the selected mutants once, without
+// a mutant: they must pass, or a failure would count as a kill.
+func runBaseline(tree string, selected []mutant, env []string, timeout time.Duration) error {
+	seen := map[string]bool{}
+	for _, m := range selected {
+		key := strings.Join(m.Pkgs, " ")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1"}, m.Pkgs...)...)
+		cmd.Dir, cmd.Env = tree, env
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the tests of %s fail without any mutant (%v); fix them first:\n%s", key, err, out)
+		}
+		fmt.Printf("%-34s %-9s %6s  %s\n", "(baseline) "+key, "passes", time.Since(start).Round(time.Second), "")
 	}
-	return env
+	return nil
+}
+
+// testEnv points the envtest suites at the control-plane binaries of the
+// real checkout (the copy has no bin/): KUBEBUILDER_ASSETS, else bin/.
+func testEnv(root string) ([]string, error) {
+	env := os.Environ()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(root, "bin")
+		env = append(env, "KUBEBUILDER_ASSETS="+dir)
+	}
+	for _, b := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return nil, fmt.Errorf("the envtest suites need %s in %s: run `make controlplane` or set KUBEBUILDER_ASSETS", b, dir)
+		}
+	}
+	return env, nil
 }
 
 func gitOutput(dir string, args ...string) (string, error) {
