@@ -14,6 +14,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 const usage = `prefill-peer — the prefill side of the pdtopo KV handshake, for demos and tests.
@@ -32,6 +33,11 @@ Usage:
 Layout:
   -f FILE               PDPair manifest (YAML or JSON); its prefill side is played
   --name NAME           which PDPair of the file, when it holds several
+  --check-transfers     with -f: execute every request's fragments byte by byte,
+                        as the reference prefill does, on synthetic memories of
+                        both sides of the PDPair's layout; a byte that would land
+                        where the decode rank's layout wants another fails the
+                        room (WrongBytes)
   --tp N                prefill world size, all dp groups (tensorParallelSize)
   --dp N                dp attention groups; divides --tp (default 1)
   --mla-l15             register the MLA L1.5 cache flag
@@ -71,7 +77,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		kvItems, kvUnits, stItems, stUnits string
 		tp, dp, port                       int
 		token                              int64
-		mla, quiet                         bool
+		mla, quiet, checkTransfers         bool
 		delay                              time.Duration
 	)
 	fs.StringVar(&file, "f", "", "")
@@ -90,6 +96,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	fs.StringVar(&spec, "spec-candidates", "", "")
 	fs.DurationVar(&delay, "delay", 0, "")
 	fs.BoolVar(&quiet, "quiet", false, "")
+	fs.BoolVar(&checkTransfers, "check-transfers", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -105,12 +112,17 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	switch {
 	case file != "" && (tp != 0 || kvItems != "" || stItems != "" || mla):
 		return usageError(stderr, "-f and the layout flags (--tp, --kv-item-lens, …) exclude each other")
+	case file == "" && checkTransfers:
+		return usageError(stderr, "--check-transfers needs -f: the decode side's layout comes from the PDPair")
 	case file != "":
-		c, err := configFromManifest(file, name)
+		c, l, err := configFromManifest(file, name)
 		if err != nil {
 			return usageError(stderr, err.Error())
 		}
 		cfg = c
+		if checkTransfers {
+			cfg.Transfer = &l
+		}
 	default:
 		if tp < 1 {
 			return usageError(stderr, "give -f FILE or --tp N with the buffer lengths")
@@ -146,21 +158,21 @@ func usageError(stderr io.Writer, msg string) (options, int) {
 	return options{}, exitUsage
 }
 
-func configFromManifest(file, name string) (prefillpeer.Config, error) {
+func configFromManifest(file, name string) (prefillpeer.Config, transferplan.Layout, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return prefillpeer.Config{}, err
+		return prefillpeer.Config{}, transferplan.Layout{}, err
 	}
 	defer f.Close()
 	pair, err := manifest.ReadPDPair(f, name)
 	if err != nil {
-		return prefillpeer.Config{}, fmt.Errorf("%s: %w", file, err)
+		return prefillpeer.Config{}, transferplan.Layout{}, fmt.Errorf("%s: %w", file, err)
 	}
 	l, err := pairlayout.FromSpec(pair.Spec)
 	if err != nil {
-		return prefillpeer.Config{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
+		return prefillpeer.Config{}, transferplan.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
 	}
-	return prefillpeer.ConfigFor(l), nil
+	return prefillpeer.ConfigFor(l), l, nil
 }
 
 // parseList reads "2048,80x256": comma-separated values, NxV repeating V.

@@ -53,6 +53,7 @@ func TestUsageErrors(t *testing.T) {
 		"unpaired units":   {"--tp", "2", "--kv-item-lens", "2x2048", "--kv-unit-lens", "256", "--bootstrap-port", "0"},
 		"negative delay":   {"--tp", "2", "--delay", "-1s"},
 		"token below none": {"--tp", "2", "--token", "-5"},
+		"check without -f": {"--tp", "2", "--kv-item-lens", "2048", "--check-transfers"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,6 +63,28 @@ func TestUsageErrors(t *testing.T) {
 				t.Fatalf("%v: exit %d, stderr %q", args, code, errOut.String())
 			}
 		})
+	}
+}
+
+// --check-transfers hands the peer both sides of the PDPair's layout.
+func TestCheckTransfersTakesTheLayout(t *testing.T) {
+	sample := "../../config/samples/pd_v1alpha1_pdpair_gqa_p8_d4_16_tokens.yaml"
+	for _, check := range []bool{false, true} {
+		args := []string{"-f", sample}
+		if check {
+			args = append(args, "--check-transfers")
+		}
+		var out, errOut bytes.Buffer
+		opts, code := parseFlags(args, &out, &errOut)
+		if code != -1 {
+			t.Fatalf("%v: exit %d %q", args, code, errOut.String())
+		}
+		if got := opts.cfg.Transfer != nil; got != check {
+			t.Fatalf("%v: transfer check %v", args, got)
+		}
+		if check && (opts.cfg.Transfer.TokensPerPage != 16 || opts.cfg.Transfer.Decode.TPSize != 4 || opts.cfg.Transfer.KVBuffers[0].DecodeItemBytes != 8192) {
+			t.Fatalf("layout handed to the peer: %+v", *opts.cfg.Transfer)
+		}
 	}
 }
 
