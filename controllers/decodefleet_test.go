@@ -42,9 +42,11 @@ func runPod(t *testing.T, pod *corev1.Pod, status corev1.PodStatus) {
 	}
 }
 
-// waitFleet waits until DecodeAgentsCurrent has the status and reason and
-// the fleet counts are as given, and returns the condition.
-func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, pods, ready, current int32) *metav1.Condition {
+// waitFleet waits until DecodeAgentsCurrent has the status and reason, the
+// fleet counts are as given and the message says every part of says (a pod
+// created and then given a status passes through other states first), and
+// returns the condition.
+func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, pods, ready, current int32, says ...string) *metav1.Condition {
 	t.Helper()
 	var cond *metav1.Condition
 	eventually(t, settle, fmt.Sprintf("%s: DecodeAgentsCurrent=%s/%s with %d/%d/%d", p.Name, status, reason, pods, ready, current), func() error {
@@ -62,6 +64,11 @@ func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reas
 		case f.Pods != pods || f.AgentsReady != ready || f.AgentsCurrent != current:
 			return fmt.Errorf("fleet %+v", *f)
 		}
+		for _, part := range says {
+			if !strings.Contains(cond.Message, part) {
+				return fmt.Errorf("message %q does not say %q", cond.Message, part)
+			}
+		}
 		return nil
 	})
 	return cond
@@ -77,10 +84,7 @@ func TestDecodeFleetStatus(t *testing.T) {
 	create(t, p)
 	p = waitObserved(t, p)
 	current := p.Status.Plan.Hash
-	cond := waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonNoDecodePods, 0, 0, 0)
-	if !strings.Contains(cond.Message, "pd.pdtopo.dev/pdpair=fleet") {
-		t.Errorf("NoDecodePods message %q does not say which labels", cond.Message)
-	}
+	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonNoDecodePods, 0, 0, 0, "pd.pdtopo.dev/pdpair=fleet")
 
 	agent0 := decodepodtest.NewAgentProbe(current)
 	defer agent0.Close()
@@ -90,18 +94,10 @@ func TestDecodeFleetStatus(t *testing.T) {
 	// Not counted: another pair's decode pod, and a pod with only the pair label.
 	runPod(t, decodepodtest.DecodePod(ns, "other-0", "other").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(true))
 	runPod(t, decodepodtest.Pod(ns, "prefill-0").Label(pdv1.LabelPDPair, "fleet").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(true))
-	cond = waitFleet(t, p, metav1.ConditionTrue, pdv1.ReasonAgentsCurrent, 1, 1, 1)
-	if !strings.Contains(cond.Message, current[:12]) {
-		t.Errorf("AgentsCurrent message %q does not name the plan", cond.Message)
-	}
+	waitFleet(t, p, metav1.ConditionTrue, pdv1.ReasonAgentsCurrent, 1, 1, 1, current[:12])
 
 	runPod(t, decodepodtest.DecodePod(ns, "decode-1", "fleet").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(true))
-	cond = waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsOnStalePlan, 2, 2, 1)
-	for _, want := range []string{"decode-1", "0ldplan0ldp", current[:12], "1 of 2"} {
-		if !strings.Contains(cond.Message, want) {
-			t.Errorf("AgentsOnStalePlan message %q does not say %q", cond.Message, want)
-		}
-	}
+	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsOnStalePlan, 2, 2, 1, "decode-1", "0ldplan0ldp", current[:12], "1 of 2")
 	// The agent loads the current plan: no pod changes, the recheck sees it.
 	agent1.Set(current, "")
 	waitFleet(t, p, metav1.ConditionTrue, pdv1.ReasonAgentsCurrent, 2, 2, 2)
@@ -109,18 +105,10 @@ func TestDecodeFleetStatus(t *testing.T) {
 	// A pod whose agent is not ready (still loading; the agent says why).
 	agent1.Set(current, "planstore: index.json: no such file")
 	runPod(t, decodepodtest.DecodePod(ns, "decode-2", "fleet").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(false))
-	cond = waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 3, 2, 2)
-	for _, want := range []string{"decode-2", "not ready", "no such file"} {
-		if !strings.Contains(cond.Message, want) {
-			t.Errorf("AgentsNotReady message %q does not say %q", cond.Message, want)
-		}
-	}
+	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 3, 2, 2, "decode-2", "running but not ready", "no such file")
 	// And a pod not yet scheduled (no IP): not ready, not probed.
 	create(t, decodepodtest.DecodePod(ns, "decode-3", "fleet").WithAgent(agent1.Port()).Obj())
-	cond = waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 4, 2, 2)
-	if !strings.Contains(cond.Message, "decode-3 (") || !strings.Contains(cond.Message, "Pending") {
-		t.Errorf("message %q does not say decode-3 is Pending", cond.Message)
-	}
+	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 4, 2, 2, "decode-3 (the pod is Pending")
 
 	// An unreachable agent is not current, and says so.
 	for _, name := range []string{"decode-2", "decode-3"} {
@@ -129,10 +117,7 @@ func TestDecodeFleetStatus(t *testing.T) {
 		}
 	}
 	agent0.Close()
-	cond = waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 2, 2, 1)
-	if !strings.Contains(cond.Message, "decode-0") || !strings.Contains(cond.Message, "does not answer") {
-		t.Errorf("message %q does not say decode-0's agent does not answer", cond.Message)
-	}
+	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 2, 2, 1, "decode-0 (the agent's probe address does not answer")
 }
 
 // The manager caches decode pods only: the cache's pod selector matches a
