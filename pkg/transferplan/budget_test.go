@@ -61,6 +61,9 @@ func TestEstimateMatchesPlans(t *testing.T) {
 	checked, kinds, large, loosest := 0, map[PlanKind]int{}, 0, 0.0
 	for i := range 4000 {
 		l := randomLayout(rng)
+		if i%3 == 1 { // pages of 1 to 64 tokens: token-row fragments
+			l = randomPagedLayout(rng)
+		}
 		if i%4 == 0 { // many layers, so that fragments dominate the plans
 			l.KVBuffers = slices.Repeat(l.KVBuffers, 40)
 		}
