@@ -30,7 +30,7 @@ func TestExpandAsTheKubeletDoes(t *testing.T) {
 	for in, want := range map[string]string{
 		"--probe-addr=$(POD_IP):9440": "--probe-addr=10.0.0.7:9440",
 		"$(POD_IP)$(POD_IP)":          "10.0.0.710.0.0.7",
-		"$$(POD_IP)":                 "$(POD_IP)",
+		"$$(POD_IP)":                  "$(POD_IP)",
 		"$(UNSET)":                    "$(UNSET)",
 		"x$(EMPTY)y":                  "xy",
 		"$(POD_IP":                    "$(POD_IP",
