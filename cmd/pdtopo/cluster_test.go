@@ -322,3 +322,37 @@ func TestClusterGraph(t *testing.T) {
 		t.Errorf("graph of a missing pair: exit %d %q", code, errOut)
 	}
 }
+
+// TestClusterStalePublicationIsNotUsed: a status written for an older
+// generation, or naming ConfigMaps that are gone, never passes for the
+// current plans. The status is written through the real status subresource
+// where no operator runs, as an operator would have left it.
+func TestClusterStalePublicationIsNotUsed(t *testing.T) {
+	tc := liveCluster(t)
+	const name = "gqa-stale"
+	ctx := context.Background()
+	pair := tc.applySample(t, nsNoOperator, gqaSample, name)
+	pair.Status = pdv1.PDPairStatus{
+		ObservedGeneration: pair.Generation,
+		Conditions: []metav1.Condition{{Type: string(pdv1.PDPairPlansPublished), Status: metav1.ConditionTrue,
+			Reason: string(pdv1.ReasonPublished), Message: "published", ObservedGeneration: pair.Generation, LastTransitionTime: metav1.Now()}},
+		Plan: &pdv1.PlanSummary{Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
+			MaxPrefillFanOut: 1, FragmentCount: 1280, Hash: strings.Repeat("ab", 32), ConfigMaps: []string{name + "-plans", name + "-plans-0"}},
+	}
+	if err := tc.k8s.Status().Update(ctx, pair); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := tc.cli(t, "routes", name, "--rank", "0", "--context", "live", "-n", nsNoOperator)
+	if code != exitOK || !strings.Contains(out, "Plans: planned here from the spec: published ConfigMap "+name+"-plans is missing") {
+		t.Errorf("status naming missing ConfigMaps: exit %d\n%s", code, out)
+	}
+
+	pair.Spec.Prefill.BootstrapAddress = "elsewhere.llm.svc:8998" // a spec change: generation 2
+	if err := tc.k8s.Update(ctx, pair); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = tc.cli(t, "routes", name, "--rank", "0", "--context", "live", "-n", nsNoOperator)
+	if want := "Plans: planned here from the spec: the operator has observed generation 1, the spec is at generation 2"; code != exitOK || !strings.Contains(out, want) {
+		t.Errorf("status of an older generation: exit %d, want %q\n%s", code, want, out)
+	}
+}
