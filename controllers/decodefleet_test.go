@@ -148,3 +148,28 @@ func TestCacheHoldsOnlyDecodePods(t *testing.T) {
 		}
 	}
 }
+
+// A large lagging fleet: the status lists at most MaxLaggingPods pods, the
+// condition names a few and counts the rest, so the status stays small.
+func TestFleetStatusCapsLagging(t *testing.T) {
+	var obs fleetObservation
+	obs.currentHash = "0123456789abcdef"
+	for i := range 25 {
+		obs.add(decodepodtest.DecodePod("ns", fmt.Sprintf("decode-%02d", i), "p").Obj(), nil)
+	}
+	p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 3}}
+	setFleetStatus(p, obs)
+	f := p.Status.DecodeFleet
+	if f.Pods != 25 || f.AgentsReady != 0 || len(f.Lagging) != pdv1.MaxLaggingPods {
+		t.Fatalf("fleet %d pods, %d ready, %d lagging listed; want 25, 0, %d", f.Pods, f.AgentsReady, len(f.Lagging), pdv1.MaxLaggingPods)
+	}
+	c := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairDecodeAgentsCurrent))
+	for _, want := range []string{"25 of 25", "decode-00 (the pod has no pdtopo-agent container", "decode-04", "and 20 more"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("message %q does not say %q", c.Message, want)
+		}
+	}
+	if strings.Contains(c.Message, "decode-05") || c.ObservedGeneration != 3 {
+		t.Errorf("message %q names more than %d pods, or observedGeneration %d != 3", c.Message, laggingInMessage, c.ObservedGeneration)
+	}
+}
