@@ -65,8 +65,8 @@ func (b *bootstrapServer) health(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	b.counts.health.Add(1)
-	if b.injectFault(w, r, b.currentFault().Health) {
+	n := b.counts.health.Add(1) - 1
+	if b.injectFault(w, r, b.currentFault().healthFault(n)) {
 		return
 	}
 	text(w, http.StatusOK, "OK")

@@ -41,6 +41,18 @@ type BootstrapFault struct {
 	RankAddress Fault
 	// Health: GET /health.
 	Health Fault
+	// HealthSequence, when set, scripts GET /health check by check: the
+	// n-th check since the peer started (from 0) is answered with
+	// HealthSequence[n % len(HealthSequence)], and Health is not used.
+	HealthSequence []Fault
+}
+
+// healthFault is the fault for the n-th health check.
+func (f BootstrapFault) healthFault(n int64) Fault {
+	if len(f.HealthSequence) > 0 {
+		return f.HealthSequence[n%int64(len(f.HealthSequence))]
+	}
+	return f.Health
 }
 
 func (b *bootstrapServer) setFault(f BootstrapFault) {

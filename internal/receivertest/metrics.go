@@ -30,6 +30,7 @@ const (
 	MetricStatusMessages         = "pdtopo_receiver_status_messages_total"
 	MetricStatusMessagesRejected = "pdtopo_receiver_status_messages_rejected_total"
 	MetricHeartbeatMisses        = "pdtopo_receiver_heartbeat_misses_total"
+	MetricConnectionsLost        = "pdtopo_receiver_prefill_connections_lost_total"
 )
 
 // Counter is the sum of the series of counter (or gauge) name in reg whose

@@ -1,6 +1,7 @@
 package receiver_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,6 +113,33 @@ func TestPrefillDyingMidRoomFailsItsRooms(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.ExpectFailure(0, 32, receiver.ReasonParallelInfoUnavailable, s.Peer.BootstrapAddr())
+}
+
+// Only consecutive misses drop a prefill: a bootstrap server that misses
+// every other health check stays in use, its rooms open.
+func TestScatteredHeartbeatMissesKeepThePrefill(t *testing.T) {
+	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
+		c.HeartbeatFloor = 10 * time.Millisecond
+		c.HeartbeatInterval = 20 * time.Millisecond
+		c.HeartbeatMisses = 2
+		c.WaitingTimeout = time.Minute
+	})
+	s.Peer.Script(33, prefillpeer.Silence())
+	s.OpenAndRequest(33)
+	// checks are counted from the peer's start: from now on they alternate
+	s.Peer.SetBootstrapFault(prefillpeer.BootstrapFault{HealthSequence: []prefillpeer.Fault{prefillpeer.Fault500, prefillpeer.NoFault}})
+	receivertest.Eventually(t, func() string { // four misses, each followed by an answer
+		if n := s.Counter(0, receivertest.MetricConnectionsLost); n != 0 {
+			t.Fatalf("%v bootstrap addresses dropped after misses that were never consecutive", n)
+		}
+		if n := s.Counter(0, receivertest.MetricHeartbeatMisses); n < 4 {
+			return fmt.Sprintf("%v heartbeat misses, want 4", n)
+		}
+		return ""
+	})
+	if st, _ := s.Agents[0].Status(33); st.Status.Finished() {
+		t.Fatalf("room 33: %+v; the prefill never missed two checks in a row", st)
+	}
 }
 
 func TestForgedAndMalformedStatusesAreIgnoredAndCounted(t *testing.T) {
