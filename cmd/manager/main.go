@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -39,6 +40,7 @@ type options struct {
 	kubeconfig              string
 	agentImage              string
 	webhook                 webhookOptions
+	metricsSecure           bool
 	budget                  transferplan.Budget
 	planMemory              int64
 	zap                     zap.Options
@@ -48,6 +50,9 @@ func parseFlags(args []string) (options, error) {
 	o := options{zap: zap.Options{Development: false}, budget: transferplan.DefaultBudget}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus metrics endpoint ("0" disables it)`)
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", false,
+		"serve metrics over HTTPS to callers the API server authenticates (TokenReview) and authorizes for GET /metrics "+
+			"(SubjectAccessReview; config/rbac's metrics-reader ClusterRole grants it); config/manager sets it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "hold a Lease so that only one replica reconciles")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "pdtopo-manager.pd.pdtopo.dev", "name of the leader election Lease")
@@ -117,7 +122,7 @@ func run(o options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   controllers.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.probeAddr,
 		WebhookServer:           webhook.NewServer(o.webhook.serverOptions()),
 		LeaderElection:          o.leaderElect,
@@ -171,4 +176,17 @@ func run(o options) error {
 // server; setupWebhooks decides when (once certificates are in place).
 func registerWebhooks(mgr ctrl.Manager, o options) error {
 	return webhooks.Register(mgr, webhooks.Options{Agent: webhooks.AgentSidecar{Image: o.agentImage}})
+}
+
+// metricsOptions serves metrics in the clear (local runs, tests) or, with
+// --metrics-secure, over HTTPS with controller-runtime's self-signed
+// certificate to callers whose bearer token the API server accepts and who
+// may GET the /metrics non-resource URL.
+func metricsOptions(o options) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: o.metricsAddr}
+	if o.metricsSecure {
+		opts.SecureServing = true
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
 }

@@ -22,8 +22,9 @@ type managerProcess struct {
 	log                  string
 }
 
-// startManager builds cmd/manager and starts it with the kubeconfig.
-func startManager(t *testing.T, root, kubeconfig string) *managerProcess {
+// startManager builds cmd/manager and starts it with the kubeconfig and any
+// extra flags.
+func startManager(t *testing.T, root, kubeconfig string, extraArgs ...string) *managerProcess {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "manager")
@@ -46,6 +47,7 @@ func startManager(t *testing.T, root, kubeconfig string) *managerProcess {
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metrics),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes),
 		"--zap-log-level=error")
+	m.cmd.Args = append(m.cmd.Args, extraArgs...)
 	m.cmd.Stdout, m.cmd.Stderr = logFile, logFile
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
