@@ -101,9 +101,13 @@ func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
 	if idle := s.Set.Plans[0].IdlePrefillTPRanks; !slices.Equal(idle, []int{1, 3}) {
 		t.Fatalf("fixture: idle ranks %v, want [1 3]", idle)
 	}
+	s.Peer.Script(5, prefillpeer.Success(8, 4, 2)) // candidates sent: the plan does not let the engine use them
+	if s.Set.Plans[0].SupportsRemoteSpecCandidates {
+		t.Fatal("fixture: a fragmented plan supports remote spec candidates")
+	}
 	s.OpenAndRequest(5)
-	if st := s.WaitFinished(0, 5); st.Status != receiver.Success || st.SpecCandidateIDs != nil {
-		t.Fatalf("room 5: %+v; fragmented plans complete without spec candidates", st)
+	if st := s.WaitFinished(0, 5); st.Status != receiver.Success || st.BootstrapToken != 8 || st.SpecCandidateIDs != nil {
+		t.Fatalf("room 5: %+v; fragmented plans complete with the token but without the spec candidates prefill sent", st)
 	}
 	s.EachRank(func(r *prefillpeer.Rank, c prefillpeer.RankCounts) string {
 		idle := r.TPRank == 1 || r.TPRank == 3
