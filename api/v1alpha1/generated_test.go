@@ -28,7 +28,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		t.Skip("runs controller-gen (several seconds)")
 	}
 	_, err := exec.LookPath("make")
-	testenv.RequireTool(t, err, "PDTOPO_SKIP_GENERATED_CHECK", "make runs controller-gen to check the generated files")
+	testenv.RequireTool(t, err, testenv.SkipMakeEnv, "make runs controller-gen to check the generated files")
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)

@@ -40,10 +40,9 @@ func TestDeployedWebhookNamesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubectl := filepath.Join(root, "bin", "kubectl")
-	if _, err := os.Stat(kubectl); err != nil {
-		t.Skipf("%s is not built (make kubectl; make test builds it)", kubectl)
-	}
+	kubectl := filepath.Join(testenv.BinDir(t), "kubectl") // KUBEBUILDER_ASSETS or bin/
+	_, err = os.Stat(kubectl)
+	testenv.RequireTool(t, err, testenv.SkipEnv, "kubectl kustomize renders config/default (make kubectl; make test builds it)")
 	out, err := exec.Command(kubectl, "kustomize", filepath.Join(root, "config", "default")).Output()
 	if err != nil {
 		t.Fatalf("kubectl kustomize config/default: %v", err)

@@ -43,6 +43,9 @@ func BinDir(tb testing.TB) string {
 	return dir
 }
 
+// SkipMakeEnv lets a machine without make skip the tests that run it.
+const SkipMakeEnv = "PDTOPO_SKIP_MAKE"
+
 // RequireTool fails the test when a tool it runs is missing, saying what
 // it is for, unless the opt-out variable optOut is "1": then it skips. A
 // missing tool never turns a check off quietly.
