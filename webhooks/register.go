@@ -26,6 +26,8 @@ import (
 type Options struct {
 	// Agent is the sidecar the pod injector adds.
 	Agent AgentSidecar
+	// PDPairs says where the PDPair validator refuses at apply time.
+	PDPairs PDPairValidation
 }
 
 // Register adds every admission handler of this package to the manager's
@@ -36,5 +38,6 @@ type Options struct {
 func Register(mgr ctrl.Manager, o Options) error {
 	return errors.Join(
 		RegisterPodInjector(mgr, o.Agent),
+		RegisterPDPairValidator(mgr, o.PDPairs),
 	)
 }

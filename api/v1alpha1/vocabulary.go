@@ -160,6 +160,14 @@ const (
 	// pod under LWS hosts ranks from worker-index × ranks-per-pod.
 	LabelLWSWorkerIndex = "leaderworkerset.sigs.k8s.io/worker-index"
 
+	// LabelPDPairValidation on a Namespace set to PDPairValidationEnforce
+	// makes the validating webhook refuse incompatible and over-budget
+	// PDPairs there at apply time (everywhere with the manager's
+	// --validate-pdpairs).
+	LabelPDPairValidation = "pd.pdtopo.dev/pdpair-validation"
+	// PDPairValidationEnforce is LabelPDPairValidation's enabling value.
+	PDPairValidationEnforce = "enforce"
+
 	// LabelManagedBy marks objects the operator manages.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	// ManagerName is LabelManagedBy's value and the server-side apply field owner.

@@ -41,6 +41,7 @@ type options struct {
 	agentImage              string
 	webhook                 webhookOptions
 	metricsSecure           bool
+	validatePDPairs         bool
 	budget                  transferplan.Budget
 	planMemory              int64
 	zap                     zap.Options
@@ -64,6 +65,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.agentImage, "agent-image", "ghcr.io/pdtopo/receiver-agent:dev", "receiver-agent image injected into decode pods")
 	o.webhook.bindFlags(fs)
 	planbudget.BindFlags(fs, &o.budget)
+	fs.BoolVar(&o.validatePDPairs, "validate-pdpairs", false,
+		"refuse incompatible and over-budget PDPairs at apply time in every namespace (without it, only in namespaces labelled "+
+			pdv1.LabelPDPairValidation+"="+pdv1.PDPairValidationEnforce+"); needs the webhook server (--webhook-certs)")
 	fs.Int64Var(&o.planMemory, "max-plan-memory", controllers.DefaultMaxPlanMemoryBytes,
 		"bytes of estimated memory the PDPair plannings under way may take together; larger ones wait (0: unbounded)")
 	o.zap.BindFlags(fs)
@@ -175,7 +179,10 @@ func run(o options) error {
 // registerWebhooks adds every admission handler to the manager's webhook
 // server; setupWebhooks decides when (once certificates are in place).
 func registerWebhooks(mgr ctrl.Manager, o options) error {
-	return webhooks.Register(mgr, webhooks.Options{Agent: webhooks.AgentSidecar{Image: o.agentImage}})
+	return webhooks.Register(mgr, webhooks.Options{
+		Agent:   webhooks.AgentSidecar{Image: o.agentImage},
+		PDPairs: webhooks.PDPairValidation{Everywhere: o.validatePDPairs, Budget: o.budget},
+	})
 }
 
 // metricsOptions serves metrics in the clear (local runs, tests) or, with

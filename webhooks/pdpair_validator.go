@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// PDPairValidatorPath is where the manager's webhook server serves the
+// PDPair validator.
+const PDPairValidatorPath = "/validate-pd-pdtopo-dev-v1alpha1-pdpair"
+
+// The status conditions are the primary answer about a PDPair; refusing it
+// at apply time is opt-in. The configuration sends every PDPair write, with
+// failurePolicy Ignore so that a manager outage never blocks them, and the
+// handler admits everything unless the manager runs with --validate-pdpairs
+// or the namespace carries pd.pdtopo.dev/pdpair-validation=enforce.
+// +kubebuilder:webhook:path=/validate-pd-pdtopo-dev-v1alpha1-pdpair,mutating=false,failurePolicy=ignore,sideEffects=None,groups=pd.pdtopo.dev,resources=pdpairs,verbs=create;update,versions=v1alpha1,name=pdpair-layout.pd.pdtopo.dev,admissionReviewVersions=v1,timeoutSeconds=5
+// +kubebuilder:webhookconfiguration:mutating=false,name=validating-webhook-configuration
+
+// The validator reads the namespace's opt-in label.
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
+// PDPairValidation is how the validator is switched on.
+type PDPairValidation struct {
+	// Everywhere refuses incompatible and over-budget PDPairs in every
+	// namespace (--validate-pdpairs); otherwise only in namespaces labelled
+	// pd.pdtopo.dev/pdpair-validation=enforce.
+	Everywhere bool
+	// Budget is the manager's plan budget (--max-plan-fragments, …).
+	Budget transferplan.Budget
+}
+
+// PDPairValidator refuses PDPairs whose layouts are incompatible or whose
+// plans are past the budget, with the planner's reason and field.
+type PDPairValidator struct {
+	// Namespaces reads a namespace's labels (uncached: one read per write).
+	Namespaces client.Reader
+	Decoder    admission.Decoder
+	PDPairValidation
+}
+
+// RegisterPDPairValidator serves the validator on the manager's webhook
+// server; a zero Budget means the default one.
+func RegisterPDPairValidator(mgr ctrl.Manager, v PDPairValidation) error {
+	if v.Budget == (transferplan.Budget{}) {
+		v.Budget = transferplan.DefaultBudget
+	}
+	mgr.GetWebhookServer().Register(PDPairValidatorPath, &webhook.Admission{Handler: &PDPairValidator{
+		Namespaces:       mgr.GetAPIReader(),
+		Decoder:          admission.NewDecoder(mgr.GetScheme()),
+		PDPairValidation: v,
+	}})
+	return nil
+}
+
+// Handle refuses a created or changed spec that the planner rejects or the
+// budget refuses, where validation is on; it admits everything else.
+func (v *PDPairValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	var pair pdv1.PDPair
+	if err := v.Decoder.Decode(req, &pair); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if req.Operation == admissionv1.Update {
+		var old pdv1.PDPair
+		if err := v.Decoder.DecodeRaw(req.OldObject, &old); err == nil && equality.Semantic.DeepEqual(old.Spec, pair.Spec) {
+			return admission.Allowed("the spec is unchanged")
+		}
+	}
+	on, err := v.enforcedIn(ctx, req.Namespace)
+	if err != nil {
+		// Not knowing whether to enforce is not a reason to refuse: the
+		// status conditions will say what is wrong.
+		return admission.Allowed(fmt.Sprintf("validation not checked: reading namespace %s: %v", req.Namespace, err))
+	}
+	if !on {
+		return admission.Allowed("")
+	}
+	return v.validate(&pair)
+}
+
+func (v *PDPairValidator) enforcedIn(ctx context.Context, namespace string) (bool, error) {
+	if v.Everywhere {
+		return true, nil
+	}
+	var ns corev1.Namespace
+	if err := v.Namespaces.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil {
+		return false, err
+	}
+	return ns.Labels[pdv1.LabelPDPairValidation] == pdv1.PDPairValidationEnforce, nil
+}
+
+// validate runs what the controller runs before planning: the layout and
+// the plan budget, both without building a plan.
+func (v *PDPairValidator) validate(pair *pdv1.PDPair) admission.Response {
+	layout, err := pairlayout.FromSpec(pair.Spec)
+	if err == nil {
+		_, err = transferplan.CheckBudget(layout, v.Budget)
+	}
+	var le *transferplan.LayoutError
+	var be *transferplan.BudgetError
+	switch {
+	case err == nil:
+		return admission.Allowed("the layouts are compatible and the plans within the budget")
+	case errors.As(err, &le):
+		return denied(string(le.Reason), "spec."+fieldOr(le.Field, "kvBuffers"),
+			fmt.Sprintf("PDPair %s: %s: %s", pair.Name, le.Reason, le.Message))
+	case errors.As(err, &be):
+		return denied(string(pdv1.ReasonPlanTooLarge), "spec",
+			fmt.Sprintf("PDPair %s: %s: %s", pair.Name, pdv1.ReasonPlanTooLarge, planbudget.Explain(be, "the manager's")))
+	default:
+		return denied(string(pdv1.ReasonPlanningFailed), "spec", fmt.Sprintf("PDPair %s: %v", pair.Name, err))
+	}
+}
+
+func fieldOr(field, fallback string) string {
+	if field == "" {
+		return fallback
+	}
+	return field
+}
+
+// denied refuses with the reason as the status reason and the field as its
+// cause, so `kubectl apply` prints both.
+func denied(reason, field, message string) admission.Response {
+	resp := admission.Denied(message)
+	resp.Result.Reason = metav1.StatusReason(reason)
+	resp.Result.Details = &metav1.StatusDetails{Causes: []metav1.StatusCause{{
+		Type: metav1.CauseTypeFieldValueInvalid, Field: field, Message: message,
+	}}}
+	return resp
+}
