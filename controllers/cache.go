@@ -12,14 +12,22 @@ import (
 
 // CacheOptions makes the manager's cache hold only plan ConfigMaps (those
 // with the PDPair label) and decode pods (the PDPair label and role decode),
-// not every ConfigMap and pod in the cluster.
-func CacheOptions() cache.Options {
-	return cache.Options{
+// not every ConfigMap and pod in the cluster. With namespaces, the cache (and so the manager's watches and lists) is
+// restricted to them: the namespaced mode, which needs only Roles there.
+func CacheOptions(namespaces ...string) cache.Options {
+	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Label: planConfigMapSelector()},
 			&corev1.Pod{}:       {Label: decodePodSelector()},
 		},
 	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // planConfigMapSelector selects every plan ConfigMap.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -42,6 +43,7 @@ type options struct {
 	webhook                 webhookOptions
 	metricsSecure           bool
 	validatePDPairs         bool
+	watchNamespaces         string
 	budget                  transferplan.Budget
 	planMemory              int64
 	zap                     zap.Options
@@ -65,6 +67,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.agentImage, "agent-image", "ghcr.io/pdtopo/receiver-agent:dev", "receiver-agent image injected into decode pods")
 	o.webhook.bindFlags(fs)
 	planbudget.BindFlags(fs, &o.budget)
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
+		"comma-separated namespaces to reconcile PDPairs in (namespaced mode: only Roles in those namespaces are needed, "+
+			"config/namespaced); default: every namespace")
 	fs.BoolVar(&o.validatePDPairs, "validate-pdpairs", false,
 		"refuse incompatible and over-budget PDPairs at apply time in every namespace (without it, only in namespaces labelled "+
 			pdv1.LabelPDPairValidation+"="+pdv1.PDPairValidationEnforce+"); needs the webhook server (--webhook-certs)")
@@ -125,7 +130,7 @@ func run(o options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   controllers.CacheOptions(),
+		Cache:                   controllers.CacheOptions(o.namespaces()...),
 		Metrics:                 metricsOptions(o),
 		HealthProbeBindAddress:  o.probeAddr,
 		WebhookServer:           webhook.NewServer(o.webhook.serverOptions()),
@@ -196,4 +201,15 @@ func metricsOptions(o options) metricsserver.Options {
 		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	return opts
+}
+
+// namespaces are the --watch-namespaces, none for every namespace.
+func (o options) namespaces() []string {
+	var out []string
+	for _, ns := range strings.Split(o.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }
