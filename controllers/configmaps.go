@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -142,4 +144,25 @@ func dataBytes(cm *corev1.ConfigMap) int64 {
 // planObject is a ConfigMap as the planstore loaders read it.
 func planObject(cm *corev1.ConfigMap) planstore.Object {
 	return planstore.Object{Name: cm.Name, Data: cm.Data, BinaryData: cm.BinaryData}
+}
+
+// configMapApply is want as a server-side apply configuration: every field
+// the manager owns, and nothing else.
+func configMapApply(want *corev1.ConfigMap) *corev1ac.ConfigMapApplyConfiguration {
+	ac := corev1ac.ConfigMap(want.Name, want.Namespace).
+		WithLabels(want.Labels).
+		WithAnnotations(want.Annotations).
+		WithData(want.Data).
+		WithBinaryData(want.BinaryData)
+	for _, ref := range want.OwnerReferences {
+		o := metav1ac.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).WithName(ref.Name).WithUID(ref.UID)
+		if ref.Controller != nil {
+			o.WithController(*ref.Controller)
+		}
+		if ref.BlockOwnerDeletion != nil {
+			o.WithBlockOwnerDeletion(*ref.BlockOwnerDeletion)
+		}
+		ac.WithOwnerReferences(o)
+	}
+	return ac
 }

@@ -2,13 +2,14 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -141,28 +142,64 @@ func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPai
 	return wrote, nil
 }
 
-// applyConfigMap makes one ConfigMap match want. have is the cached copy, or
-// nil when the cache has none (never created, deleted, or its label removed).
+// applyConfigMap makes one ConfigMap match want with a server-side apply
+// owned by the manager (field owner pdtopo): the labels, annotations, owner
+// reference and data it sets are its own, and what others add to labels and
+// annotations is left alone. have is the cached copy, or nil when the cache
+// has none (never created, deleted, or its label removed).
 func (r *PDPairReconciler) applyConfigMap(ctx context.Context, pair *pdv1.PDPair, want, have *corev1.ConfigMap) (bool, error) {
 	if have == nil {
-		err := r.Create(ctx, want)
-		if !apierrors.IsAlreadyExists(err) {
-			return err == nil, err
+		// Not in the cache: absent, or on the server without the label
+		// (someone else's, which is never applied over, or ours relabelled).
+		live, err := r.liveConfigMap(ctx, pair, want.Name)
+		if client.IgnoreNotFound(err) != nil {
+			return false, err
 		}
-		// Not in the cache but on the server: someone else's, or ours with the
-		// label removed (the label-filtered cache no longer sees it).
-		if have, err = r.liveConfigMap(ctx, pair, want.Name); err != nil {
+		if err == nil {
+			have = live
+		}
+	}
+	if have != nil && upToDate(have, want) {
+		return false, nil
+	}
+	if have != nil {
+		// Data keys someone else added are theirs under server-side apply;
+		// plan directories must hold the plans and nothing else.
+		if err := r.removeForeignKeys(ctx, have, want); err != nil {
 			return false, err
 		}
 	}
-	if upToDate(have, want) {
-		return false, nil
+	return true, r.Apply(ctx, configMapApply(want), client.FieldOwner(pdv1.ManagerName), client.ForceOwnership)
+}
+
+// removeForeignKeys deletes the data and binary data keys of have that want
+// does not hold, with a merge patch (null removes a key).
+func (r *PDPairReconciler) removeForeignKeys(ctx context.Context, have, want *corev1.ConfigMap) error {
+	patch := map[string]map[string]any{}
+	for k := range have.Data {
+		if _, ok := want.Data[k]; !ok {
+			if patch["data"] == nil {
+				patch["data"] = map[string]any{}
+			}
+			patch["data"][k] = nil
+		}
 	}
-	update := have.DeepCopy()
-	update.Labels, update.Annotations = merged(update.Labels, want.Labels), merged(update.Annotations, want.Annotations)
-	update.OwnerReferences = want.OwnerReferences
-	update.Data, update.BinaryData = want.Data, want.BinaryData
-	return true, r.Update(ctx, update)
+	for k := range have.BinaryData {
+		if _, ok := want.BinaryData[k]; !ok {
+			if patch["binaryData"] == nil {
+				patch["binaryData"] = map[string]any{}
+			}
+			patch["binaryData"][k] = nil
+		}
+	}
+	if len(patch) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	return r.Patch(ctx, have, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(pdv1.ManagerName))
 }
 
 // liveConfigMap reads a ConfigMap from the API server, bypassing the cache,
@@ -202,17 +239,6 @@ func names(cms []*corev1.ConfigMap) map[string]bool {
 	out := make(map[string]bool, len(cms))
 	for _, cm := range cms {
 		out[cm.Name] = true
-	}
-	return out
-}
-
-func merged(have, want map[string]string) map[string]string {
-	out := make(map[string]string, len(have)+len(want))
-	for k, v := range have {
-		out[k] = v
-	}
-	for k, v := range want {
-		out[k] = v
 	}
 	return out
 }
