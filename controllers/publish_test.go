@@ -441,3 +441,22 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Every sample has as many targets on each decode rank; this layout has
+// not, so the summary's minimum and maximum differ: 6 KV heads, 3 per
+// prefill rank (TP2) and 2 per decode rank (TP3). Decode rank 0 takes heads
+// 0-1 from prefill rank 0, rank 1 heads 2 (prefill 0) and 3 (prefill 1),
+// rank 2 heads 4-5 from prefill rank 1: targets 1, 2, 1; each prefill rank
+// serves two decode ranks; 4 fragments per buffer, 2 buffers.
+func TestStatusSummaryOfUnevenTargets(t *testing.T) {
+	ns := newNamespace(t)
+	p := newPair(ns, "uneven").prefill(2, 1).decode(3, 1).kvPair(1, 256, 384, 128).obj()
+	create(t, p)
+	got := waitObserved(t, p)
+	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
+	wantSummary(t, got, pdv1.PlanSummary{
+		Kind: "fragmented", DecodeTPRanks: 3, MinTargetsPerDecodeRank: 1, MaxTargetsPerDecodeRank: 2,
+		PrefillFanOut: []int32{2, 2}, MaxPrefillFanOut: 2, FragmentCount: 8,
+		FragmentsPerPage: 1, PageCost: "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token",
+	}, plannedJSON(t, got))
+}
