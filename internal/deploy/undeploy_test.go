@@ -65,6 +65,9 @@ func TestUndeployFinishesWithoutANamespaceController(t *testing.T) {
 		cmd.Dir = env.Root
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 		cmd.Stdin = bytes.NewReader(stdin)
+		// make's children (kubectl) outlive a killed make and hold its output
+		// open; stop waiting for them shortly after the deadline.
+		cmd.WaitDelay = 5 * time.Second
 		out, err := cmd.CombinedOutput()
 		if ctx.Err() != nil {
 			t.Fatalf("%s %v did not finish within %s:\n%s", name, args, timeout, out)
