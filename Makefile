@@ -72,8 +72,10 @@ $(BIN)/kubectl: hack/controlplane/go.mod hack/controlplane/go.sum
 kubectl: $(BIN)/kubectl ## Build bin/kubectl (then: bin/kubectl --kubeconfig bin/local.kubeconfig get pdp).
 
 .PHONY: run
-run: controlplane $(BIN)/kubectl manifests ## Run etcd, kube-apiserver and the manager locally with the samples; Ctrl-C stops all.
+run: controlplane $(BIN)/kubectl manifests ## Run etcd, kube-apiserver, the manager, a sample decode pod's agent and a prefill peer locally, driving KV handshakes; Ctrl-C stops all.
 	$(GO) build $(GO_LDFLAGS) -o $(BIN)/manager ./cmd/manager
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/receiver-agent ./cmd/receiver-agent
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/prefill-peer ./cmd/prefill-peer
 	$(GO) build -o $(BIN)/run-local ./hack/run-local
 	$(BIN)/run-local $(RUN_ARGS)
 

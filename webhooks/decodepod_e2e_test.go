@@ -39,6 +39,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/internal/receivertest"
@@ -70,7 +71,7 @@ func TestDecodePodEndToEnd(t *testing.T) {
 	}
 	kubeletSync := func() {
 		t.Helper()
-		if err := decodepodtest.MaterialiseVolume(context.Background(), k8s, pod, pdv1.AgentPlansVolume, volumes[pdv1.AgentPlansVolume]); err != nil {
+		if err := kubeletsim.MaterialiseVolume(context.Background(), k8s, pod, pdv1.AgentPlansVolume, volumes[pdv1.AgentPlansVolume]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,11 +160,11 @@ func runAgentContainer(t *testing.T, pod *corev1.Pod, podIP string, volumes map[
 	if c == nil {
 		t.Fatal("the admitted pod has no agent")
 	}
-	vars, envList, err := decodepodtest.ContainerEnv(pod, c, decodepodtest.PodFacts{PodIP: podIP})
+	vars, envList, err := kubeletsim.ContainerEnv(pod, c, kubeletsim.PodFacts{PodIP: podIP})
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := decodepodtest.CommandLine(c, vars)
+	argv := kubeletsim.CommandLine(c, vars)
 	if argv[0] != "/receiver-agent" {
 		t.Fatalf("the agent's command is %q, want the image's /receiver-agent", argv[0])
 	}

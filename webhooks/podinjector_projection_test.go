@@ -29,6 +29,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 )
 
@@ -48,7 +49,7 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 	// its last rank against the pair's published status.
 	seen := func(pair *pdv1.PDPair) []string {
 		t.Helper()
-		if err := decodepodtest.MaterialiseVolume(context.Background(), k8s, pod, pdv1.AgentPlansVolume, dir); err != nil {
+		if err := kubeletsim.MaterialiseVolume(context.Background(), k8s, pod, pdv1.AgentPlansVolume, dir); err != nil {
 			t.Fatal(err)
 		}
 		_, _, hash, err := planstore.LoadEngineRankFromDir(dir, 3)
@@ -58,7 +59,7 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 		if hash != pair.Status.Plan.Hash {
 			t.Fatalf("the pod's volume holds plan %s, the pair publishes %s", hash, pair.Status.Plan.Hash)
 		}
-		files, err := decodepodtest.VisibleFiles(dir)
+		files, err := kubeletsim.VisibleFiles(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

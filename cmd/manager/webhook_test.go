@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
@@ -105,7 +106,7 @@ func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
 		}
 		return nil
 	})
-	if err := decodepodtest.WriteAtomic(w.certDir, secret.Data); err != nil {
+	if err := kubeletsim.WriteAtomic(w.certDir, secret.Data); err != nil {
 		t.Fatal(err)
 	}
 	var caBundle []byte

@@ -17,9 +17,11 @@ limitations under the License.
 // Command run-local is `make run`: pdtopo's embedded local control plane. It
 // starts etcd and kube-apiserver from bin/, installs the PDPair CRD, runs
 // bin/manager against them (its admission webhooks on a local CA), applies
-// config/samples, creates a labelled sample decode pod, writes
-// bin/local.kubeconfig, and shows a live table of PDPairs until Ctrl-C, which
-// stops everything it started.
+// config/samples, creates a labelled sample decode pod, runs that pod's
+// injected agent (bin/receiver-agent, from the container's own spec) and a
+// prefill peer (bin/prefill-peer), drives KV handshakes through the agent,
+// writes bin/local.kubeconfig, and shows a live table of PDPairs and
+// handshakes until Ctrl-C, which stops everything it started.
 //
 // It lives under hack/ rather than cmd/ because it is a developer tool that
 // needs a source checkout (CRDs, samples, the binaries `make` builds), not a
@@ -50,6 +52,9 @@ func main() {
 	flags.StringVar(&o.ManagerPath, "manager", o.ManagerPath, "manager binary to run; empty runs none")
 	flags.StringVar(&o.WebhookDir, "webhooks", o.WebhookDir, "directory of the generated webhook configurations")
 	flags.StringVar(&o.DecodePodFile, "decode-pod", o.DecodePodFile, "labelled decode pod to create once its PDPair is Ready")
+	flags.StringVar(&o.PeerPath, "prefill-peer", o.PeerPath, "prefill-peer binary playing the decode pod's pair's prefill side; empty drives no rooms")
+	flags.StringVar(&o.AgentPath, "agent", o.AgentPath, "receiver-agent binary run as the decode pod's pdtopo-agent container; empty drives no rooms")
+	flags.StringVar(&o.PodIP, "pod-ip", "127.0.0.1", "the decode pod's IP as its agent sees it (a loopback address)")
 	flags.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "receiver-agent image the webhook injects into decode pods")
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "usage: run-local [flags] [-- manager flags]\n\n"+
@@ -77,7 +82,7 @@ func stopOnSignal(cancel context.CancelFunc) {
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
-	fmt.Fprintln(os.Stderr, "\nrun-local: stopping (manager, kube-apiserver, etcd)…")
+	fmt.Fprintln(os.Stderr, "\nrun-local: stopping (agent, prefill peer, manager, kube-apiserver, etcd)…")
 	cancel()
 	for range sig {
 		fmt.Fprintln(os.Stderr, "run-local: still stopping; each process gets at most 15s before it is killed")

@@ -19,9 +19,12 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,7 +62,11 @@ func TestCtrlCStopsEverything(t *testing.T) {
 		"--decode-pod", filepath.Join(repoRoot, "config", "samples", "decode", "pod.yaml"),
 		"--kubeconfig", kubeconfig,
 		"--logs", filepath.Join(tmp, "logs"),
-		"--manager", buildManager(t, tmp))
+		"--manager", buildManager(t, tmp),
+		"--prefill-peer", buildCmd(t, tmp, "prefill-peer"),
+		"--agent", buildCmd(t, tmp, "receiver-agent"),
+		// A random loopback address: the agent's probe port is the fixed 9440.
+		"--pod-ip", fmt.Sprintf("127.%d.%d.%d", 64+rand.IntN(64), 1+rand.IntN(254), 1+rand.IntN(254)))
 	cmd.Env = append(os.Environ(), "PDTOPO_RUN_LOCAL_AS_MAIN=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
@@ -85,9 +92,14 @@ func TestCtrlCStopsEverything(t *testing.T) {
 
 	waitForLine(t, lines, &output, "Ctrl-C stops", 3*time.Minute, &stderr)
 	children := childrenOf(cmd.Process.Pid)
-	if len(children) < 2 {
-		t.Fatalf("want etcd, kube-apiserver (and the manager) as children of run-local, found pids %v", children)
+	if len(children) < 5 {
+		t.Fatalf("want etcd, kube-apiserver, the manager, the decode agent and the prefill peer as children of run-local, found pids %v", children)
 	}
+	// The live table shows rooms completing through the pod's agent.
+	succeeded := waitForMatch(t, lines, &output, regexp.MustCompile(`(\d+) engine ranks, [0-9.]+ rooms/s, (\d+) succeeded, (\d+) failed`), func(m []string) bool {
+		return m[1] == "4" && m[2] != "0" && m[3] == "0"
+	}, 2*time.Minute, &stderr)
+	t.Logf("live table: %s", succeeded)
 	if _, err := os.Stat(kubeconfig); err != nil {
 		t.Fatalf("run-local is up but wrote no kubeconfig: %v", err)
 	}
@@ -141,6 +153,39 @@ func waitForLine(t *testing.T, lines <-chan string, output *strings.Builder, wan
 			t.Fatalf("run-local did not print %q within %s\nstdout:\n%s", want, timeout, output.String())
 		}
 	}
+}
+
+// waitForMatch waits for a line matching re whose submatches satisfy ok,
+// and returns it.
+func waitForMatch(t *testing.T, lines <-chan string, output *strings.Builder, re *regexp.Regexp, ok func([]string) bool, timeout time.Duration, stderr *strings.Builder) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l, open := <-lines:
+			if !open {
+				t.Fatalf("run-local ended before printing a line matching %q\nstdout:\n%s\nstderr:\n%s", re, output.String(), stderr.String())
+			}
+			output.WriteString(l + "\n")
+			if m := re.FindStringSubmatch(l); m != nil && ok(m) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("run-local printed no line matching %q with rooms succeeding within %s\nstdout:\n%s", re, timeout, output.String())
+		}
+	}
+}
+
+// buildCmd builds ./cmd/name into dir.
+func buildCmd(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	build := exec.Command("go", "build", "-o", out, "./cmd/"+name)
+	build.Dir = repoRoot
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, msg)
+	}
+	return out
 }
 
 // buildManager builds cmd/manager into dir; "" runs without one while

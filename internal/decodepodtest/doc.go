@@ -15,10 +15,9 @@ limitations under the License.
 */
 
 // Package decodepodtest is the test-helper package for decode pods: builders
-// for PDPairs and labelled pods, and the two things the kubelet does that a
-// test without a kubelet must do itself: project ConfigMaps into a volume
-// directory the way the kubelet's atomic writer does, and expand $(VAR)
-// references in a container's command and args. Tests of the webhook, the
-// decode-fleet status and the end-to-end path use it from their external
-// test packages.
+// for PDPairs and labelled pods, waits, and a probe server standing in for an
+// agent. What the kubelet does for a container (environment, $(VAR)
+// expansion, projected ConfigMap volumes) is in internal/kubeletsim, which
+// `make run` uses too. Tests of the webhook, the decode-fleet status and the
+// end-to-end path use it from their external test packages.
 package decodepodtest

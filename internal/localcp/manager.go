@@ -35,6 +35,9 @@ import (
 // so a Ctrl-C in the terminal reaches only the parent, which stops the
 // children in order (manager first, then kube-apiserver, then etcd).
 type managerProcess struct {
+	// name says which process this is in messages ("manager" unless set:
+	// the same type runs the demo's prefill peer and decode agent).
+	name    string
 	cmd     *exec.Cmd
 	logPath string
 	log     *os.File
@@ -93,6 +96,38 @@ func startManager(o Options, kubeconfigPath string) (*managerProcess, error) {
 	return m, nil
 }
 
+func (m *managerProcess) displayName() string {
+	if m.name == "" {
+		return "manager"
+	}
+	return m.name
+}
+
+// startChild runs path with args and env (added to this process's) as a
+// child in its own process group, its output in logDir/logName.
+func startChild(name, path string, args, env []string, logDir, logName string) (*managerProcess, error) {
+	m := &managerProcess{name: name, done: make(chan struct{})}
+	var err error
+	if m.log, err = createLog(logDir, logName); err != nil {
+		return nil, err
+	}
+	m.logPath = m.log.Name()
+	m.cmd = exec.Command(path, args...)
+	m.cmd.Env = append(os.Environ(), env...)
+	m.cmd.Stdout, m.cmd.Stderr = m.log, m.log
+	m.cmd.SysProcAttr = childProcAttr()
+	if err := m.cmd.Start(); err != nil {
+		m.log.Close()
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	go func() {
+		m.exitErr = m.cmd.Wait()
+		m.log.Close()
+		close(m.done)
+	}()
+	return m, nil
+}
+
 // pid is the manager's process id.
 func (m *managerProcess) pid() int { return m.cmd.Process.Pid }
 
@@ -105,7 +140,7 @@ func (m *managerProcess) exitError() error {
 	if m.exitErr != nil {
 		status = "with " + m.exitErr.Error()
 	}
-	return fmt.Errorf("the manager exited on its own (%s); last lines of %s:\n%s", status, m.logPath, tailFile(m.logPath, 15))
+	return fmt.Errorf("the %s exited on its own (%s); last lines of %s:\n%s", m.displayName(), status, m.logPath, tailFile(m.logPath, 15))
 }
 
 // waitReady polls the readiness probe (ready once the manager's caches have
@@ -139,7 +174,7 @@ func (m *managerProcess) stop(timeout time.Duration) error {
 	}
 	pgid := -m.cmd.Process.Pid
 	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signalling manager: %w", err)
+		return fmt.Errorf("signalling %s: %w", m.displayName(), err)
 	}
 	select {
 	case <-m.done:
@@ -147,7 +182,7 @@ func (m *managerProcess) stop(timeout time.Duration) error {
 	case <-time.After(timeout):
 		_ = syscall.Kill(pgid, syscall.SIGKILL)
 		<-m.done
-		return fmt.Errorf("manager did not stop within %s of SIGTERM and was killed; see %s", timeout, m.logPath)
+		return fmt.Errorf("%s did not stop within %s of SIGTERM and was killed; see %s", m.displayName(), timeout, m.logPath)
 	}
 }
 

@@ -66,6 +66,14 @@ type Options struct {
 	// Ready, to show injection (config/samples/decode/pod.yaml); only with a
 	// manager and samples.
 	DecodePodFile string
+	// PeerPath (bin/prefill-peer) and AgentPath (bin/receiver-agent), when
+	// both are set and the decode pod was admitted with its agent, run the
+	// demo's data path: the pair's prefill side, the pod's agent from its
+	// own container spec, and rooms driven through it (see Traffic).
+	PeerPath, AgentPath string
+	// PodIP is the decode pod's address as the agent sees it (POD_IP; its
+	// probe and status sockets bind there). Default 127.0.0.1.
+	PodIP string
 	// StartTimeout bounds each control-plane process's start and the
 	// manager's readiness (default $KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or
 	// 60s; a cold kube-apiserver on 2 busy cores takes 5-20s).
@@ -89,11 +97,13 @@ func Defaults() Options {
 		WebhookDir:     filepath.Join("config", "webhook"),
 		AgentImage:     "ghcr.io/pdtopo/receiver-agent:dev",
 		DecodePodFile:  filepath.Join("config", "samples", "decode", "pod.yaml"),
+		PeerPath:       filepath.Join("bin", "prefill-peer"),
+		AgentPath:      filepath.Join("bin", "receiver-agent"),
 	}
 }
 
 // withDefaults fills empty locations and durations from Defaults, except
-// ManagerPath: an empty ManagerPath means "no manager".
+// ManagerPath, PeerPath and AgentPath: empty means "do not run it".
 func (o Options) withDefaults() Options {
 	d := Defaults()
 	fill := func(v *string, def string) {
@@ -107,6 +117,7 @@ func (o Options) withDefaults() Options {
 	fill(&o.LogDir, d.LogDir)
 	fill(&o.WebhookDir, d.WebhookDir)
 	fill(&o.AgentImage, d.AgentImage)
+	fill(&o.PodIP, "127.0.0.1")
 	if !o.NoSamples {
 		fill(&o.DecodePodFile, d.DecodePodFile)
 	}
@@ -147,6 +158,10 @@ func (o Options) check() error {
 		need(filepath.Join(o.WebhookDir, "manifests.yaml"), "make manifests")
 		if !o.NoSamples {
 			need(o.DecodePodFile, "git checkout config/samples")
+		}
+		if o.PeerPath != "" && o.AgentPath != "" {
+			need(o.PeerPath, "go build -o bin/ ./cmd/prefill-peer")
+			need(o.AgentPath, "go build -o bin/ ./cmd/receiver-agent")
 		}
 	}
 	if crds, _ := filepath.Glob(filepath.Join(o.CRDDir, "*.yaml")); len(crds) == 0 {

@@ -45,6 +45,9 @@ type LiveTable struct {
 	Header string
 	// InPlace redraws over the previous table (defaults to Out being a terminal).
 	InPlace bool
+	// Extra, when set, is drawn under the table and polled every second
+	// (e.g. the demo's rooms/s, which no watch event announces).
+	Extra func() string
 
 	last  string
 	pairs map[string]pdv1.PDPair
@@ -88,10 +91,18 @@ func (t *LiveTable) listAndWatch(ctx context.Context) error {
 	defer w.Stop()
 	redraw := time.NewTimer(time.Hour)
 	redraw.Stop()
+	var poll <-chan time.Time
+	if t.Extra != nil {
+		every := time.NewTicker(pollExtra(t.InPlace))
+		defer every.Stop()
+		poll = every.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-poll:
+			t.draw()
 		case <-redraw.C:
 			t.draw()
 		case ev, ok := <-w.ResultChan():
@@ -131,6 +142,9 @@ func (t *LiveTable) draw() {
 	}
 	var b bytes.Buffer
 	_ = WriteTable(&b, pairs)
+	if t.Extra != nil {
+		b.WriteString(t.Extra())
+	}
 	if b.String() == t.last {
 		return
 	}
@@ -142,6 +156,15 @@ func (t *LiveTable) draw() {
 		return
 	}
 	fmt.Fprintf(t.Out, "\n--- PDPairs at %s ---\n%s", stamp, t.last)
+}
+
+// pollExtra redraws a terminal every second; a log gets a new table at
+// most every 5s, so that it stays readable.
+func pollExtra(inPlace bool) time.Duration {
+	if inPlace {
+		return time.Second
+	}
+	return 5 * time.Second
 }
 
 func isTerminal(w io.Writer) bool {

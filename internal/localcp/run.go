@@ -23,6 +23,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
 // Run starts a session, shows the live PDPair table on out until ctx ends (or
@@ -45,6 +47,11 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 
 	header := s.banner()
 	table := NewLiveTable(s.Client(), out, header)
+	if s.Traffic != nil {
+		table.Extra = func() string {
+			return "KV handshakes (prefill peer ↔ decode agent, rooms of every engine rank):\n  " + s.Traffic.Line() + "\n"
+		}
+	}
 	if !table.InPlace {
 		fmt.Fprint(out, header)
 	}
@@ -82,10 +89,21 @@ func (s *Session) banner() string {
 	case s.DecodeErr != nil:
 		fmt.Fprintf(&b, "  decode pod not shown:   %v\n", s.DecodeErr)
 	}
+	switch {
+	case s.Traffic != nil:
+		fmt.Fprintf(&b, "  decode agent:           %s   (the pod's %s container, run as the kubelet would; log %s/agent.log)\n", strings.Join(s.Traffic.AgentArgv, " "), pdv1.AgentContainerName, s.opts.LogDir)
+		fmt.Fprintf(&b, "  prefill peer:           %s/prefill-peer.log; rooms are driven through the agent's unix sockets, one goroutine per engine rank\n", s.opts.LogDir)
+	case s.TrafficErr != nil:
+		fmt.Fprintf(&b, "  KV handshakes not shown: %v\n", s.TrafficErr)
+	}
 	if s.SampleErr != nil {
 		fmt.Fprintf(&b, "  refused samples:\n%s\n", indent(s.SampleErr.Error()))
 	}
-	b.WriteString("Ctrl-C stops the manager, kube-apiserver and etcd.\n")
+	if s.Traffic != nil {
+		b.WriteString("Ctrl-C stops the agent, the prefill peer, the manager, kube-apiserver and etcd.\n")
+	} else {
+		b.WriteString("Ctrl-C stops the manager, kube-apiserver and etcd.\n")
+	}
 	return b.String()
 }
 

@@ -47,6 +47,11 @@ type Session struct {
 	// or samples); DecodeErr says why it could not be shown.
 	Decode    *DecodeDemo
 	DecodeErr error
+	// Traffic is the demo's data path for the decode pod's pair (nil
+	// without PeerPath and AgentPath, or when it could not start:
+	// TrafficErr says why).
+	Traffic    *Traffic
+	TrafficErr error
 	// StartupTime is how long Start took, from nothing to samples applied.
 	StartupTime time.Duration
 }
@@ -116,6 +121,14 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 				step(o, "the sample decode pod of %s was not created: %v", o.DecodePodFile, s.DecodeErr)
 			} else {
 				step(o, "%s", s.Decode.Summary())
+				if o.PeerPath != "" && o.AgentPath != "" {
+					s.Traffic, s.TrafficErr = startTraffic(ctx, s.client, o, s.Decode)
+					if s.TrafficErr != nil {
+						step(o, "no KV handshakes shown: %v", s.TrafficErr)
+					} else {
+						step(o, "prefill peer (log %s/prefill-peer.log) and the pod's agent (log %s/agent.log) running; driving rooms on engine ranks %v", o.LogDir, o.LogDir, s.Traffic.Ranks)
+					}
+				}
 			}
 		}
 	}
@@ -144,11 +157,15 @@ func (s *Session) ManagerExited() <-chan struct{} {
 // ManagerExitError describes why the manager exited, with its log's last lines.
 func (s *Session) ManagerExitError() error { return s.manager.exitError() }
 
-// Stop stops the manager, kube-apiserver and etcd, in that order, removes
+// Stop stops the demo's traffic (agent, peer), the manager, kube-apiserver and etcd, in that order, removes
 // their temporary directories and the kubeconfig, and reports every failure.
 // Logs stay in Options.LogDir.
 func (s *Session) Stop() error {
 	var errs []error
+	if s.Traffic != nil {
+		step(s.opts, "stopping the room drivers, the decode agent and the prefill peer")
+		errs = append(errs, s.Traffic.stop(s.opts.StopTimeout))
+	}
 	if s.manager != nil {
 		step(s.opts, "stopping the manager")
 		errs = append(errs, s.manager.stop(s.opts.StopTimeout))

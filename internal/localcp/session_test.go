@@ -20,12 +20,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	corev1 "k8s.io/api/core/v1"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +56,11 @@ const repoRoot = "../.."
 func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	o := testOptions(t)
 	o.ManagerPath = buildManager(t)
+	if o.ManagerPath != "" {
+		o.PeerPath, o.AgentPath = buildCmd(t, "prefill-peer"), buildCmd(t, "receiver-agent")
+		// A random loopback address: the agent's probe port is the fixed 9440.
+		o.PodIP = fmt.Sprintf("127.%d.%d.%d", 64+rand.IntN(64), 1+rand.IntN(254), 1+rand.IntN(254))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
@@ -86,6 +94,7 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	if o.ManagerPath != "" {
 		waitForSampleStatus(ctx, t, other, names)
 		checkDecodeDemo(ctx, t, s, other)
+		checkTraffic(t, s)
 	}
 	checkLiveTable(t, s, names)
 
@@ -96,6 +105,11 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	managerPID := 0
 	if s.manager != nil {
 		managerPID = s.manager.pid()
+	}
+	var trafficPIDs []int
+	if s.Traffic != nil {
+		trafficPIDs = []int{s.Traffic.agent.pid(), s.Traffic.peer.pid()}
+		dirs = append(dirs, s.Traffic.dir)
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil || d == "" {
@@ -128,9 +142,58 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 			t.Errorf("manager pid %d still exists after Stop (kill 0: %v)", managerPID, err)
 		}
 	}
+	for _, pid := range trafficPIDs {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("agent or prefill peer pid %d still exists after Stop (kill 0: %v)", pid, err)
+		}
+	}
 	if _, err := os.Stat(s.KubeconfigPath()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("kubeconfig %s still exists after Stop", s.KubeconfigPath())
 	}
+}
+
+// checkTraffic: the decode pod's agent, run from its container spec, serves
+// every engine rank of the pod, and rooms driven through it against the
+// prefill peer succeed, none failing; the table line says so.
+func checkTraffic(t *testing.T, s *Session) {
+	t.Helper()
+	if s.TrafficErr != nil || s.Traffic == nil {
+		t.Fatalf("no traffic: %v", s.TrafficErr)
+	}
+	if got := s.Traffic.Ranks; len(got) != 4 || got[0] != 0 || got[3] != 3 {
+		t.Errorf("agent serves engine ranks %v, want 0..3 (ranks-per-pod defaults to the decode TP, 4)", got)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		ok, failed := s.Traffic.Counts()
+		if failed > 0 {
+			t.Fatalf("rooms failed: %s", s.Traffic.Line())
+		}
+		if ok >= 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 20 rooms succeeded within 90s: %s", s.Traffic.Line())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	line := s.Traffic.Line()
+	if !regexp.MustCompile(`: 4 engine ranks, [1-9][0-9.]* rooms/s, [0-9]+ succeeded, 0 failed$`).MatchString(line) {
+		t.Errorf("table line %q does not show 4 ranks, a positive rate and no failures", line)
+	}
+	t.Logf("traffic: %s", line)
+}
+
+// buildCmd builds ./cmd/name into a temporary directory.
+func buildCmd(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
+	cmd.Dir = repoRoot
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/%s: %v\n%s", name, err, msg)
+	}
+	return out
 }
 
 // TestStartNamesWhatIsMissing needs no binaries: every missing input is
@@ -165,7 +228,7 @@ func testOptions(t *testing.T) Options {
 	o.KubeconfigPath = filepath.Join(t.TempDir(), "local.kubeconfig")
 	o.LogDir = t.TempDir()
 	o.Progress = testLog{t}
-	o.ManagerPath = ""
+	o.ManagerPath, o.PeerPath, o.AgentPath = "", "", ""
 	return o
 }
 

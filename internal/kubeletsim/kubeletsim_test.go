@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package decodepodtest_test
+package kubeletsim_test
 
 import (
 	"os"
@@ -22,7 +22,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 )
 
 func TestExpandAsTheKubeletDoes(t *testing.T) {
@@ -36,7 +36,7 @@ func TestExpandAsTheKubeletDoes(t *testing.T) {
 		"$(POD_IP":                    "$(POD_IP",
 		"a$b $":                       "a$b $",
 	} {
-		if got := decodepodtest.Expand(in, env); got != want {
+		if got := kubeletsim.Expand(in, env); got != want {
 			t.Errorf("Expand(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -47,15 +47,15 @@ func TestExpandAsTheKubeletDoes(t *testing.T) {
 // every visible name goes through ..data.
 func TestWriteAtomicSwapsGenerations(t *testing.T) {
 	dir := t.TempDir()
-	if err := decodepodtest.WriteAtomic(dir, map[string][]byte{"a": []byte("1"), "b": []byte("2")}); err != nil {
+	if err := kubeletsim.WriteAtomic(dir, map[string][]byte{"a": []byte("1"), "b": []byte("2")}); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := os.Readlink(filepath.Join(dir, "..data"))
-	if err := decodepodtest.WriteAtomic(dir, map[string][]byte{"b": []byte("3"), "c": []byte("4")}); err != nil {
+	if err := kubeletsim.WriteAtomic(dir, map[string][]byte{"b": []byte("3"), "c": []byte("4")}); err != nil {
 		t.Fatal(err)
 	}
 	second, _ := os.Readlink(filepath.Join(dir, "..data"))
-	files, err := decodepodtest.VisibleFiles(dir)
+	files, err := kubeletsim.VisibleFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

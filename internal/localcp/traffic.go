@@ -1,0 +1,377 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/kubeletsim"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// roomInterval is how often each engine rank opens a room: a modest rate
+// that shows handshakes completing without loading a shared machine.
+const roomInterval = 200 * time.Millisecond
+
+// roomWait bounds how long one room may take before it counts as "stuck".
+const roomWait = 10 * time.Second
+
+// Traffic is the demo's data path for the sample decode pod's pair: the
+// prefill peer (bin/prefill-peer playing the pair's prefill side on
+// loopback), the pod's pdtopo-agent run from its own container spec as the
+// kubelet would, and one goroutine per engine rank driving rooms through
+// that rank's unix socket with the Go agent client.
+type Traffic struct {
+	Pair      client.ObjectKey
+	Ranks     []int
+	AgentArgv []string // the agent's command line as run (paths on this machine)
+	dir       string   // plans and sockets volumes
+	peer      *managerProcess
+	agent     *managerProcess
+	stopRooms context.CancelFunc
+	drivers   sync.WaitGroup
+
+	mu       sync.Mutex
+	outcomes map[string]int64 // "success", a failure code, or a client error kind
+	first    time.Time        // first finished room
+	last     time.Time
+	total    int64
+}
+
+// startTraffic starts the peer and the agent of demo's pod and the room
+// drivers. On error, whatever it started is stopped again.
+func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeDemo) (t *Traffic, err error) {
+	if demo.Agent == nil {
+		return nil, errors.New("the decode pod has no agent container to run")
+	}
+	pod := demo.Pod
+	t = &Traffic{Pair: client.ObjectKey{Namespace: pod.Namespace, Name: pod.Labels[pdv1.LabelPDPair]}, outcomes: map[string]int64{}}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, t.stop(o.StopTimeout))
+			t = nil
+		}
+	}()
+	var pair pdv1.PDPair
+	if err := c.Get(ctx, t.Pair, &pair); err != nil {
+		return t, fmt.Errorf("reading PDPair %s: %w", t.Pair, err)
+	}
+	layout, err := pairlayout.FromSpec(pair.Spec)
+	if err != nil {
+		return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
+	}
+	// Short and absolute: unix socket paths are limited to 108 bytes.
+	if t.dir, err = os.MkdirTemp("", "pdtopo-run-"); err != nil {
+		return t, err
+	}
+	volumes := map[string]string{
+		pdv1.AgentPlansVolume:   filepath.Join(t.dir, "plans"),
+		pdv1.AgentSocketsVolume: filepath.Join(t.dir, "sockets"),
+	}
+	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o755); err != nil {
+		return t, err
+	}
+
+	// The prefill side: the peer binary, given the pair as a manifest.
+	peerPort, err := freeLoopbackPorts(1)
+	if err != nil {
+		return t, err
+	}
+	manifest := filepath.Join(t.dir, "pdpair.yaml")
+	data, err := yaml.Marshal(pdv1.PDPair{TypeMeta: metav1.TypeMeta{APIVersion: pdv1.GroupVersion.String(), Kind: "PDPair"},
+		ObjectMeta: metav1.ObjectMeta{Name: pair.Name, Namespace: pair.Namespace}, Spec: pair.Spec})
+	if err != nil {
+		return t, err
+	}
+	if err := os.WriteFile(manifest, data, 0o644); err != nil {
+		return t, err
+	}
+	bootstrap := "127.0.0.1:" + strconv.Itoa(peerPort[0])
+	if t.peer, err = startChild("prefill peer", o.PeerPath,
+		[]string{"-f", manifest, "--bootstrap-port", strconv.Itoa(peerPort[0]), "--quiet"}, nil, o.LogDir, "prefill-peer.log"); err != nil {
+		return t, err
+	}
+
+	// The kubelet's part: the plan volume projected from the pair's
+	// ConfigMaps, the agent container's own command line and environment.
+	if err := kubeletsim.MaterialiseVolume(ctx, c, pod, pdv1.AgentPlansVolume, volumes[pdv1.AgentPlansVolume]); err != nil {
+		return t, err
+	}
+	vars, envList, err := kubeletsim.ContainerEnv(pod, demo.Agent, kubeletsim.PodFacts{PodIP: o.PodIP})
+	if err != nil {
+		return t, fmt.Errorf("agent container env: %w", err)
+	}
+	argv := kubeletsim.CommandLine(demo.Agent, vars)
+	if len(argv) == 0 {
+		return t, errors.New("the agent container has no command")
+	}
+	// The process has no mount namespace: each mount path in the arguments
+	// points at that volume's directory here.
+	for i := 1; i < len(argv); i++ {
+		for _, m := range demo.Agent.VolumeMounts {
+			if dir, ok := volumes[m.Name]; ok {
+				argv[i] = strings.ReplaceAll(argv[i], m.MountPath, dir)
+			}
+		}
+	}
+	first, count, probe, err := agentFlags(argv)
+	if err != nil {
+		return t, err
+	}
+	for r := first; r < first+count; r++ {
+		t.Ranks = append(t.Ranks, r)
+	}
+	t.AgentArgv = append([]string{o.AgentPath}, argv[1:]...)
+	if t.agent, err = startChild("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, "agent.log"); err != nil {
+		return t, err
+	}
+	if err := waitProbe(ctx, "http://"+probe+"/readyz", t.agent, o.StartTimeout); err != nil {
+		return t, err
+	}
+
+	roomsCtx, cancel := context.WithCancel(context.Background())
+	t.stopRooms = cancel
+	for _, r := range t.Ranks {
+		snap, err := planSnapshot(layout, r)
+		if err != nil {
+			return t, err
+		}
+		sock := filepath.Join(volumes[pdv1.AgentSocketsVolume], "rank-"+strconv.Itoa(r)+".sock")
+		t.drivers.Add(1)
+		go func() {
+			defer t.drivers.Done()
+			t.driveRank(roomsCtx, sock, bootstrap, r, snap)
+		}()
+	}
+	return t, nil
+}
+
+// agentFlags reads the ranks and probe address from the agent's arguments.
+func agentFlags(argv []string) (first, count int, probe string, err error) {
+	count = 1
+	for _, a := range argv[1:] {
+		k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "first-rank", "engine-rank":
+			first, err = strconv.Atoi(v)
+		case "rank-count":
+			count, err = strconv.Atoi(v)
+		case "probe-addr":
+			probe = v
+		}
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("agent argument %q: %w", a, err)
+		}
+	}
+	if probe == "" || count < 1 || count > 1024 {
+		return 0, 0, "", fmt.Errorf("agent arguments %q: want --probe-addr=HOST:PORT and --rank-count between 1 and 1024", argv)
+	}
+	return first, count, probe, nil
+}
+
+func planSnapshot(l transferplan.Layout, rank int) (receiver.PlanSnapshot, error) {
+	set, err := transferplan.Plan(l)
+	if err != nil {
+		return receiver.PlanSnapshot{}, err
+	}
+	return receiver.SnapshotFor(set, rank)
+}
+
+// waitProbe polls url until it answers 200, p exits, or timeout passes.
+func waitProbe(ctx context.Context, url string, p *managerProcess, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.done:
+			return p.exitError()
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready within %s (probe %s); see %s", p.displayName(), timeout, url, p.logPath)
+		case <-tick.C:
+			if probeOK(ctx, url) {
+				return nil
+			}
+		}
+	}
+}
+
+// engineInfo is what a decode engine rank registers: its session and one
+// (fake, never dereferenced: no KV bytes move here) buffer address per
+// buffer of the pair's decode layout.
+func engineInfo(snap receiver.PlanSnapshot, rank int) receiver.EngineInfo {
+	info := receiver.EngineInfo{SessionID: fmt.Sprintf("127.0.0.1:%d", 17000+rank)}
+	for i := range snap.Layout.DecodeKVItemLens {
+		info.KVDataPtrs = append(info.KVDataPtrs, uint64(0x7f0000000000+i<<20))
+	}
+	for i := range snap.Layout.DecodeStateItemLens {
+		info.StateDataPtrs = append(info.StateDataPtrs, uint64(0x7e0000000000+i<<20))
+	}
+	return info
+}
+
+// driveRank is one engine rank: register, then open, request, wait for and
+// clear room after room, as every rank of a decode instance does for the
+// same request ids.
+func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, rank int, snap receiver.PlanSnapshot) {
+	c := agentclient.New(sock, agentclient.Options{})
+	defer c.Close()
+	for ctx.Err() == nil {
+		if err := c.RegisterEngine(ctx, engineInfo(snap, rank)); err == nil {
+			break
+		}
+		sleepCtx(ctx, time.Second)
+	}
+	tick := time.NewTicker(roomInterval)
+	defer tick.Stop()
+	for room := int64(1); ctx.Err() == nil; room++ {
+		t.record(ctx, oneRoom(ctx, c, bootstrap, room))
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+}
+
+// oneRoom runs room to the end and names its outcome.
+func oneRoom(ctx context.Context, c *agentclient.Client, bootstrap string, room int64) string {
+	defer func() { _ = c.Clear(context.WithoutCancel(ctx), room) }()
+	if _, err := c.Open(ctx, bootstrap, room); err != nil {
+		return clientErrorKind(err)
+	}
+	if _, err := c.Request(ctx, room, agentclient.Request{KVIndices: []int64{3, 4, 5}, AuxIndex: 7}); err != nil {
+		return clientErrorKind(err)
+	}
+	r, err := c.Wait(ctx, room, roomWait)
+	switch {
+	case err != nil:
+		return clientErrorKind(err)
+	case r.Status == receiver.Success:
+		return "success"
+	case r.Status == receiver.Failed:
+		return r.FailureCode
+	default:
+		return "stuck-" + r.Status.String()
+	}
+}
+
+func clientErrorKind(err error) string {
+	var api *agentclient.APIError
+	if errors.As(err, &api) {
+		return "refused-" + api.Code
+	}
+	var un *agentclient.UnavailableError
+	if errors.As(err, &un) {
+		return "agent-unavailable"
+	}
+	return "client-error"
+}
+
+func (t *Traffic) record(ctx context.Context, outcome string) {
+	if ctx.Err() != nil {
+		return // cut short by Stop: not a result
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := time.Now()
+	if t.total == 0 {
+		t.first = now
+	}
+	t.last = now
+	t.total++
+	t.outcomes[outcome]++
+}
+
+// Line is the pair's traffic for the live table: rooms per second (every
+// rank's rooms, since the first finished), successes, and failures by code.
+func (t *Traffic) Line() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rate := 0.0
+	if d := t.last.Sub(t.first).Seconds(); d > 0 {
+		rate = float64(t.total-1) / d
+	}
+	var failed []string
+	var nFailed int64
+	for code, n := range t.outcomes {
+		if code != "success" {
+			failed = append(failed, fmt.Sprintf("%s=%d", code, n))
+			nFailed += n
+		}
+	}
+	slices.Sort(failed)
+	line := fmt.Sprintf("%s/%s: %d engine ranks, %.1f rooms/s, %d succeeded, %d failed",
+		t.Pair.Namespace, t.Pair.Name, len(t.Ranks), rate, t.outcomes["success"], nFailed)
+	if len(failed) > 0 {
+		line += " (" + strings.Join(failed, ", ") + ")"
+	}
+	return line
+}
+
+// Counts returns how many rooms succeeded and how many failed so far.
+func (t *Traffic) Counts() (succeeded, failed int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.outcomes["success"], t.total - t.outcomes["success"]
+}
+
+// stop ends the room drivers, then the agent and the peer, and removes the
+// volumes' directory.
+func (t *Traffic) stop(timeout time.Duration) error {
+	if t.stopRooms != nil {
+		t.stopRooms()
+		t.drivers.Wait()
+	}
+	var errs []error
+	for _, p := range []*managerProcess{t.agent, t.peer} {
+		if p != nil {
+			errs = append(errs, p.stop(timeout))
+		}
+	}
+	if t.dir != "" {
+		errs = append(errs, os.RemoveAll(t.dir))
+	}
+	return errors.Join(errs...)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
