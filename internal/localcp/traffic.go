@@ -252,8 +252,15 @@ func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, rank in
 	c := agentclient.New(sock, agentclient.Options{})
 	defer c.Close()
 	for ctx.Err() == nil {
-		if err := c.RegisterEngine(ctx, engineInfo(snap, rank)); err == nil {
+		err := c.RegisterEngine(ctx, engineInfo(snap, rank))
+		if err == nil {
 			break
+		}
+		// A refusal is shown in the table (as "register-<code>"), so that a
+		// pair whose engine the agent rejects does not look merely idle.
+		var api *agentclient.APIError
+		if errors.As(err, &api) {
+			t.record(ctx, "register-"+clientErrorKind(err))
 		}
 		sleepCtx(ctx, time.Second)
 	}
