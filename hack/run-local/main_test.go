@@ -176,7 +176,7 @@ func waitForMatch(t *testing.T, lines <-chan string, output *strings.Builder, re
 	}
 }
 
-// buildCmd builds ./cmd/name into dir.
+// buildCmd builds the command called name (a directory of cmd) into dir.
 func buildCmd(t *testing.T, dir, name string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)

@@ -184,7 +184,7 @@ func checkTraffic(t *testing.T, s *Session) {
 	t.Logf("traffic: %s", line)
 }
 
-// buildCmd builds ./cmd/name into a temporary directory.
+// buildCmd builds the command called name (a directory of cmd) into a temporary directory.
 func buildCmd(t *testing.T, name string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name)
