@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 )
 
 var namespaceSeq atomic.Int64
@@ -64,17 +65,7 @@ func create(t *testing.T, obj client.Object) {
 // eventually polls check until it returns nil or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still not true after %s: %v", what, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	decodepodtest.Eventually(t, timeout, what, check)
 }
 
 const settle = 20 * time.Second
