@@ -18,7 +18,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -59,33 +58,15 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	var err error
-	env, err = testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
-		skipReason = err.Error()
-		fmt.Fprintln(os.Stderr, "SKIP controllers integration tests:", err)
-		return m.Run() // the unit tests still run
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopped, err := startManager(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	<-stopped
-	return code
+	return testenv.Suite{
+		Name:    "controllers",
+		Start:   testenv.Start,
+		Skipped: func(reason string) { skipReason = reason },
+		RunManager: func(ctx context.Context, started *testenv.Env) (<-chan struct{}, error) {
+			env = started
+			return startManager(ctx)
+		},
+	}.Run(m)
 }
 
 // startManager runs the PDPair controller, wrapped to count reconciles,

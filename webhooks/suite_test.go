@@ -18,7 +18,6 @@ package webhooks_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -53,33 +52,15 @@ var (
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
-	var err error
-	env, err = testenv.StartWithWebhooks()
-	if errors.Is(err, testenv.ErrSkip) {
-		skipReason = err.Error()
-		fmt.Fprintln(os.Stderr, "SKIP webhook integration tests:", err)
-		return m.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the control plane:", err)
-		}
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopped, err := startManager(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	<-stopped
-	return code
+	return testenv.Suite{
+		Name:    "webhook",
+		Start:   testenv.StartWithWebhooks,
+		Skipped: func(reason string) { skipReason = reason },
+		RunManager: func(ctx context.Context, started *testenv.Env) (<-chan struct{}, error) {
+			env = started
+			return startManager(ctx)
+		},
+	}.Run(m)
 }
 
 func startManager(ctx context.Context) (<-chan struct{}, error) {
