@@ -51,14 +51,7 @@ import (
 // kubelet does it) the webhook server serves that certificate and the
 // manager turns ready.
 func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Stop()
+	env := testenv.StartForTest(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})

@@ -19,7 +19,6 @@ package scale
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -44,14 +43,7 @@ import (
 // account's token is refused until it is bound to config/rbac's
 // metrics-reader ClusterRole, and then it reads the metrics.
 func TestMetricsNeedAuthorizedToken(t *testing.T) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartForTest(t)
 	k8s, kubeconfig := adminClient(t, env)
 	mgr := startManager(t, env.Root, kubeconfig, "--metrics-secure")
 	url := strings.Replace(mgr.metricsURL, "http://", "https://", 1)

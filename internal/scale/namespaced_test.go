@@ -18,7 +18,6 @@ package scale
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,14 +52,7 @@ var watched, unwatched = []string{"team-a", "team-b"}, "team-c"
 // real manager run with --watch-namespaces reconciles the PDPairs there and
 // never touches a third namespace's.
 func TestNamespacedMode(t *testing.T) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartForTest(t)
 	kubectl := filepath.Join(testenv.BinDir(t), "kubectl")
 	k8s, adminKubeconfig := adminClient(t, env)
 	ctx := context.Background()

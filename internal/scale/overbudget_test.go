@@ -18,7 +18,6 @@ package scale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -109,14 +108,7 @@ func largestAdmitted() pdv1.PDPairSpec {
 // within seconds, the others become Ready, the manager process is the same
 // one throughout, and its peak RSS stays under config/manager's 512 MiB.
 func TestOverBudgetPairsDoNotTakeTheManagerDown(t *testing.T) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartForTest(t)
 	k8s, kubeconfig := adminClient(t, env)
 	mgr := startManager(t, env.Root, kubeconfig)
 	pid := mgr.cmd.Process.Pid

@@ -18,7 +18,6 @@ package scale
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,14 +67,7 @@ func TestScale(t *testing.T) {
 	if os.Getenv("PDTOPO_SCALE") == "1" {
 		n, wallBound = envInt(t, "PDTOPO_SCALE_N", defaultPairs), targetWall
 	}
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testenv.StartForTest(t)
 	k8s, kubeconfig := adminClient(t, env)
 	mgr := startManager(t, env.Root, kubeconfig)
 	pairs := workload(layoutMix(t, env.Root), n, namespaces)

@@ -69,3 +69,19 @@ func (s Suite) Run(m *testing.M) int {
 	<-stopped
 	return code
 }
+
+// StartForTest starts a control plane for one test and stops it when the
+// test ends. Without the binaries it fails the test with instructions, or
+// skips it when SkipEnv=1.
+func StartForTest(t testing.TB) *Env {
+	t.Helper()
+	env, err := Start()
+	if errors.Is(err, ErrSkip) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return env
+}
