@@ -31,6 +31,7 @@ vet: ## Vet the code.
 .PHONY: manifests
 manifests: ## Generate the CRD, RBAC and webhook configurations from markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./webhooks/...;./cmd/manager/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+	cp config/crd/bases/pd.pdtopo.dev_pdpairs.yaml charts/pdtopo/files/crds/
 	$(GO) run ./hack/api-docs > docs/api-reference.md
 
 .PHONY: api-docs
@@ -46,7 +47,7 @@ build: ## Build the manager, the pdtopo CLI and the receiver agent into bin/.
 	$(GO) build $(GO_LDFLAGS) -o $(BIN)/ ./cmd/...
 
 .PHONY: test
-test: controlplane $(BIN)/kubectl ## Run every test against a real kube-apiserver and etcd.
+test: controlplane $(BIN)/kubectl $(BIN)/helm ## Run every test against a real kube-apiserver and etcd.
 	$(GO) vet ./...
 	$(GO) test $(TEST_FLAGS) ./...
 
@@ -67,6 +68,12 @@ $(BIN)/etcd: hack/controlplane/go.mod hack/controlplane/go.sum
 
 $(BIN)/kubectl: hack/controlplane/go.mod hack/controlplane/go.sum
 	cd hack/controlplane && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+
+$(BIN)/helm: hack/helm/go.mod hack/helm/go.sum
+	cd hack/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
+
+.PHONY: helm
+helm: $(BIN)/helm ## Build bin/helm (Helm v4, from the hack/helm module) for the chart's tests and `make helm-package`.
 
 .PHONY: kubectl
 kubectl: $(BIN)/kubectl ## Build bin/kubectl (then: bin/kubectl --kubeconfig bin/local.kubeconfig get pdp).
@@ -114,6 +121,14 @@ build-installer: manifests $(KUBECTL_DEP) ## Write dist/install.yaml (CRD, RBAC,
 	$(GO) run ./hack/installer --img $(IMG) --agent-img $(AGENT_IMG) --base config/default --out $(INSTALLER_DIR)
 	@mkdir -p $(dir $(INSTALL_YAML))
 	$(KUBECTL) kustomize $(INSTALLER_DIR) > $(INSTALL_YAML)
+
+CHART_DIR := charts/pdtopo
+
+.PHONY: helm-package
+helm-package: manifests $(BIN)/helm ## Package charts/pdtopo into dist/ with appVersion VERSION (the images' default tag).
+	@mkdir -p dist
+	$(BIN)/helm lint --strict $(CHART_DIR)
+	$(BIN)/helm package $(CHART_DIR) --app-version $(VERSION) --destination dist
 
 ##@ Images
 

@@ -1,0 +1,81 @@
+{{/*
+The prefix of every object name: the release name when it contains the
+chart's name, else "<release>-<chart>"; at most 36 characters, so that the
+longest Service name ("<fullname>-controller-manager-metrics") stays a DNS
+label. With the release "pdtopo" the names are config/default's.
+*/}}
+{{- define "pdtopo.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 36 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 36 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 36 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels on every object. */}}
+{{- define "pdtopo.labels" -}}
+app.kubernetes.io/name: pdtopo
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The manager pod's selector (config/manager's). */}}
+{{- define "pdtopo.selectorLabels" -}}
+control-plane: controller-manager
+{{- end -}}
+
+{{/*
+An image reference from {repository, tag, digest}: REPO:TAG, REPO@DIGEST or
+REPO:TAG@DIGEST; the tag defaults to the chart's appVersion.
+Call with (dict "image" .Values.image "root" .).
+*/}}
+{{- define "pdtopo.image" -}}
+{{- $tag := .image.tag | default .root.Chart.AppVersion -}}
+{{- if and .image.digest (not .image.tag) -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else if .image.digest -}}
+{{- printf "%s:%s@%s" .image.repository $tag .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The names the manager's flags and the objects share. */}}
+{{- define "pdtopo.serviceAccountName" -}}{{ include "pdtopo.fullname" . }}-controller-manager{{- end -}}
+{{- define "pdtopo.webhookSecretName" -}}{{ include "pdtopo.fullname" . }}-webhook-server-cert{{- end -}}
+{{- define "pdtopo.webhookServiceName" -}}{{ include "pdtopo.fullname" . }}-webhook-service{{- end -}}
+{{- define "pdtopo.mutatingWebhookName" -}}{{ include "pdtopo.fullname" . }}-mutating-webhook-configuration{{- end -}}
+{{- define "pdtopo.validatingWebhookName" -}}{{ include "pdtopo.fullname" . }}-validating-webhook-configuration{{- end -}}
+{{- define "pdtopo.certificateName" -}}{{ include "pdtopo.fullname" . }}-serving-cert{{- end -}}
+
+{{/*
+The webhooks' namespaceSelector in namespaced mode: only the watched
+namespaces (the manager cannot read PDPairs anywhere else).
+*/}}
+{{- define "pdtopo.webhookNamespaceSelector" -}}
+{{- if .Values.watchNamespaces }}
+namespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: In
+    values:
+    {{- range .Values.watchNamespaces }}
+    - {{ . }}
+    {{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* The cert-manager CA-injection annotation on webhook configurations. */}}
+{{- define "pdtopo.webhookAnnotations" -}}
+{{- if eq .Values.webhook.certs "certManager" }}
+annotations:
+  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "pdtopo.certificateName" . }}
+{{- end }}
+{{- end -}}

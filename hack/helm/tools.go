@@ -1,0 +1,26 @@
+//go:build tools
+
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package helm pins the Helm CLI that renders charts/pdtopo in the chart's
+// tests (`make helm`, bin/helm). It is a separate module so that the
+// product's go.mod never carries Helm's dependencies.
+package helm
+
+import (
+	_ "helm.sh/helm/v4/cmd/helm"
+)
