@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -90,7 +91,13 @@ func (m *managerProcess) waitReady(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	b, _ := os.ReadFile(m.log)
-	t.Fatalf("manager not ready after 30s; log:\n%s", b)
+	checks := "(no answer)"
+	if resp, err := http.Get(m.readyURL + "?verbose"); err == nil {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		checks = string(body)
+	}
+	t.Fatalf("manager not ready after 30s; /readyz?verbose:\n%s\nlog:\n%s", checks, b)
 }
 
 // peakRSS is the manager's peak resident set size (VmHWM), in bytes.
