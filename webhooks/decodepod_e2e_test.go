@@ -174,10 +174,8 @@ func runAgentContainer(t *testing.T, pod *corev1.Pod, podIP string, volumes map[
 		}
 	}
 	a := &agentProcess{socketDir: volumes[pdv1.AgentSocketsVolume], log: &strings.Builder{}, mu: &sync.Mutex{}}
-	for _, arg := range argv {
-		if v, ok := strings.CutPrefix(arg, "--probe-addr="); ok {
-			a.probe = "http://" + v
-		}
+	if a.probe, err = kubeletsim.ProbeBase(c, kubeletsim.PodFacts{PodIP: podIP}, pdv1.AgentProbePortName); err != nil {
+		t.Fatal(err)
 	}
 	a.cmd = exec.Command(builtAgent(t), argv[1:]...)
 	a.cmd.Env = append(envList, "PATH="+os.Getenv("PATH"))

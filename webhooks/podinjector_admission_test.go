@@ -109,7 +109,7 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 		t.Errorf("agent image %q, want the manager's --agent-image %q", agent.Image, testAgentImage)
 	}
 	wantArgs := []string{"--first-rank=0", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=$(POD_IP)",
-		"--probe-addr=$(POD_IP):9440", "--plan-dir=/etc/pdtopo/plans"}
+		"--probe-port=9440", "--plan-dir=/etc/pdtopo/plans"}
 	if !slices.Equal(agent.Args, wantArgs) {
 		t.Errorf("agent args %q, want %q", agent.Args, wantArgs)
 	}

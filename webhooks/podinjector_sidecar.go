@@ -152,7 +152,8 @@ func AgentArgs(firstRank, rankCount int64) []string {
 		"--rank-count=" + strconv.FormatInt(rankCount, 10),
 		"--socket-dir=" + pdv1.AgentSocketDir,
 		"--status-host=$(POD_IP)",
-		"--probe-addr=$(POD_IP):" + strconv.Itoa(pdv1.AgentProbePort),
+		// The status host, so that an IPv6 pod IP needs no brackets.
+		"--probe-port=" + strconv.Itoa(pdv1.AgentProbePort),
 		"--plan-dir=" + pdv1.AgentPlanDir,
 	}
 }

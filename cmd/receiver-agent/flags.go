@@ -24,6 +24,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
@@ -53,6 +54,7 @@ type options struct {
 	statusAddr           string
 	advertiseHost        string
 	probeAddr            string
+	probePort            int
 
 	planFile, planDir  string
 	kubeconfig, pdpair string
@@ -80,7 +82,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.statusHost, "status-host", "", "IP every rank's status socket binds, on a free port each (default 127.0.0.1)")
 	fs.StringVar(&o.statusAddr, "status-addr", "", "single-rank: IP:PORT the status socket binds (port 0: any free port)")
 	fs.StringVar(&o.advertiseHost, "advertise-host", "", "IP prefill ranks send status to (default: the status host)")
-	fs.StringVar(&o.probeAddr, "probe-addr", "", "HOST:PORT for /healthz, /readyz, /metrics and /v1/agent (the pod IP); off when empty")
+	fs.StringVar(&o.probeAddr, "probe-addr", "", "HOST:PORT for /healthz, /readyz, /metrics and /v1/agent; off when empty (see --probe-port)")
+	fs.IntVar(&o.probePort, "probe-port", 0, "serve the probe address on this port of the status host (the pod IP; IPv6 literals need no brackets); 0: --probe-addr decides")
 	fs.StringVar(&o.planFile, "plan-file", "", "plan set JSON written by `pdtopo plan -o json`")
 	fs.StringVar(&o.planDir, "plan-dir", "", "directory where the PDPair's plan ConfigMaps are projected")
 	fs.StringVar(&o.pdpair, "pdpair", "", "read the plans from the API: NAMESPACE/NAME of the PDPair (or NAME, in $POD_NAMESPACE)")
@@ -150,6 +153,40 @@ func (o *options) socketPath(rank int) string {
 	return filepath.Join(o.socketDir, "rank-"+strconv.Itoa(rank)+".sock")
 }
 
+// probeListenAddr is where the probe server binds: --probe-addr, or
+// --probe-port on the status host; "" when neither is given.
+func (o *options) probeListenAddr() string {
+	if o.probePort == 0 {
+		return o.probeAddr
+	}
+	host := o.statusHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(o.probePort))
+}
+
+// validateAdvertised refuses an IPv6 address as the one prefill ranks send
+// status to: the v1 wire carries it as decode_ip, which the reference
+// prefill cuts at the first ':' (pkg/kvwire's checkDecodeIP), so every
+// status would go to the wrong host. Saying so at start beats rooms that
+// never finish.
+func (o *options) validateAdvertised() error {
+	flagName, host := "--advertise-host", o.advertiseHost
+	if host == "" {
+		flagName, host = "--status-host", o.statusHost
+	}
+	if host == "" && o.statusAddr != "" {
+		flagName = "--status-addr"
+		host, _, _ = net.SplitHostPort(o.statusAddr)
+	}
+	if ip := net.ParseIP(host); ip != nil && strings.Contains(host, ":") {
+		return fmt.Errorf("%s %s is an IPv6 address; the v1 KV wire sends decode_ip as text that the prefill cuts at ':', so "+
+			"prefill ranks could not answer it: give decode pods an IPv4 address (on dual-stack clusters, IPv4 as the primary pod IP)", flagName, host)
+	}
+	return nil
+}
+
 // statusAddrFor is where rank's status socket binds.
 func (o *options) statusAddrFor(int) string {
 	if o.statusAddr != "" {
@@ -208,6 +245,15 @@ func (o *options) validateAddresses() error {
 	}
 	if o.statusHost != "" && net.ParseIP(o.statusHost) == nil {
 		return fmt.Errorf("--status-host %q is not an IP address", o.statusHost)
+	}
+	if err := o.validateAdvertised(); err != nil {
+		return err
+	}
+	switch {
+	case o.probePort != 0 && o.probeAddr != "":
+		return errors.New("give either --probe-addr or --probe-port, not both")
+	case o.probePort < 0 || o.probePort > 65535:
+		return fmt.Errorf("--probe-port %d is not a TCP port (1..65535, or 0 for none)", o.probePort)
 	}
 	if o.socketDir != "" {
 		if p := o.socketPath(o.firstRank + o.rankCount - 1); len(p) > maxUnixPath {

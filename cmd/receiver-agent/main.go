@@ -116,11 +116,11 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 		go func() { errc <- rs.srv.Serve(rs.ln) }()
 		log.Info("engine API listening", "engineRank", rs.rank, "addr", rs.ln.Addr().String(), "statusAddr", rs.m.StatusAddr())
 	}
-	if o.probeAddr != "" {
-		ln, err := net.Listen("tcp", o.probeAddr)
+	if addr := o.probeListenAddr(); addr != "" {
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			closeRanks(ranks)
-			return fmt.Errorf("--probe-addr: %w", err)
+			return fmt.Errorf("probe address %s: %w", addr, err)
 		}
 		probe := &http.Server{Handler: localapi.ProbeHandler(plans, metrics), ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, probe)

@@ -67,6 +67,11 @@ func TestFlagsRefuseWithTheNumbers(t *testing.T) {
 		"ranks on --listen":   {[]string{"--first-rank", "0", "--rank-count", "2", "--plan-file", "x"}, "--rank-count 2 needs --socket-dir"},
 		"listen and dir":      {[]string{"--engine-rank", "0", "--listen", "127.0.0.1:1", "--socket-dir", "/s", "--plan-file", "x"}, "not both"},
 		"one status port":     {[]string{"--first-rank", "0", "--rank-count", "2", "--socket-dir", "/s", "--status-addr", "10.0.0.1:7000", "--plan-file", "x"}, "names one port but --rank-count is 2"},
+		"ipv6 status host":    {[]string{"--engine-rank", "0", "--status-host", "fd00::7", "--plan-file", "x"}, "--status-host fd00::7 is an IPv6 address"},
+		"ipv6 status addr":    {[]string{"--engine-rank", "0", "--status-addr", "[fd00::7]:0", "--plan-file", "x"}, "--status-addr fd00::7 is an IPv6 address"},
+		"ipv6 advertised":     {[]string{"--engine-rank", "0", "--status-host", "10.0.0.7", "--advertise-host", "::ffff:10.0.0.7", "--plan-file", "x"}, "--advertise-host ::ffff:10.0.0.7 is an IPv6"},
+		"both probe flags":    {[]string{"--engine-rank", "0", "--probe-port", "9440", "--probe-addr", "127.0.0.1:1", "--plan-file", "x"}, "either --probe-addr or --probe-port"},
+		"probe port range":    {[]string{"--engine-rank", "0", "--probe-port", "70000", "--plan-file", "x"}, "--probe-port 70000 is not a TCP port"},
 		"status host not IP":  {[]string{"--engine-rank", "0", "--status-host", "pod.local", "--plan-file", "x"}, "--status-host \"pod.local\" is not an IP"},
 		"long socket paths":   {[]string{"--engine-rank", "0", "--socket-dir", "/" + strings.Repeat("d", 100), "--plan-file", "x"}, "unix sockets allow 107"},
 	}
@@ -77,7 +82,7 @@ func TestFlagsRefuseWithTheNumbers(t *testing.T) {
 		}
 	}
 	for name, args := range map[string][]string{
-		"contract":      {"--first-rank=4", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=10.0.0.7", "--probe-addr=10.0.0.7:9440", "--plan-dir=/etc/pdtopo/plans"},
+		"contract":      {"--first-rank=4", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=10.0.0.7", "--probe-port=9440", "--plan-dir=/etc/pdtopo/plans"},
 		"single rank":   {"--engine-rank", "3", "--plan-file", "x", "--listen", "unix:/tmp/a.sock"},
 		"in-cluster":    {"--engine-rank", "0", "--pdpair", "llm/pair"},
 		"at 64 ranks":   {"--first-rank", "0", "--rank-count", "64", "--socket-dir", "/s", "--plan-dir", "y"},
@@ -85,6 +90,20 @@ func TestFlagsRefuseWithTheNumbers(t *testing.T) {
 	} {
 		if _, err := parseFlags(args, io.Discard); err != nil {
 			t.Errorf("%s: %v refused: %v", name, args, err)
+		}
+	}
+	for args, want := range map[string]string{
+		"--status-host=10.0.0.7 --probe-port=9440":  "10.0.0.7:9440",
+		"--probe-port=9440":                         "127.0.0.1:9440",
+		"--status-host=10.0.0.7 --probe-addr=:9441": ":9441",
+		"--status-host=10.0.0.7":                    "",
+	} {
+		o, err := parseFlags(append([]string{"--engine-rank=0", "--plan-file=x"}, strings.Fields(args)...), io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", args, err)
+		}
+		if got := o.probeListenAddr(); got != want {
+			t.Errorf("%s: the probe binds %q, want %q", args, got, want)
 		}
 	}
 }

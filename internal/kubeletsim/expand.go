@@ -18,6 +18,8 @@ package kubeletsim
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,4 +105,15 @@ func CommandLine(c *corev1.Container, env map[string]string) []string {
 		out = append(out, Expand(s, env))
 	}
 	return out
+}
+
+// ProbeBase is where the kubelet sends a container's HTTP probes on the
+// named port: http://POD_IP:PORT (IPv6 pod IPs bracketed).
+func ProbeBase(c *corev1.Container, facts PodFacts, portName string) (string, error) {
+	for _, p := range c.Ports {
+		if p.Name == portName {
+			return "http://" + net.JoinHostPort(facts.PodIP, strconv.Itoa(int(p.ContainerPort))), nil
+		}
+	}
+	return "", fmt.Errorf("container %s has no port named %s", c.Name, portName)
 }

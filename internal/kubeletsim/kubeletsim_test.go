@@ -22,6 +22,8 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 )
 
@@ -39,6 +41,20 @@ func TestExpandAsTheKubeletDoes(t *testing.T) {
 		if got := kubeletsim.Expand(in, env); got != want {
 			t.Errorf("Expand(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The kubelet probes the named port on the pod IP, bracketing IPv6.
+func TestProbeBase(t *testing.T) {
+	c := &corev1.Container{Name: "agent", Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 1}, {Name: "probe", ContainerPort: 9440}}}
+	for ip, want := range map[string]string{"10.0.0.7": "http://10.0.0.7:9440", "fd00::7": "http://[fd00::7]:9440"} {
+		got, err := kubeletsim.ProbeBase(c, kubeletsim.PodFacts{PodIP: ip}, "probe")
+		if err != nil || got != want {
+			t.Errorf("pod IP %s: %q, %v; want %q", ip, got, err, want)
+		}
+	}
+	if _, err := kubeletsim.ProbeBase(c, kubeletsim.PodFacts{PodIP: "10.0.0.7"}, "absent"); err == nil {
+		t.Error("a port name the container lacks gave no error")
 	}
 }
 

@@ -144,7 +144,11 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 			}
 		}
 	}
-	first, count, probe, err := agentFlags(argv)
+	first, count, err := agentRanks(argv)
+	if err != nil {
+		return t, err
+	}
+	probe, err := kubeletsim.ProbeBase(demo.Agent, kubeletsim.PodFacts{PodIP: o.PodIP}, pdv1.AgentProbePortName)
 	if err != nil {
 		return t, err
 	}
@@ -155,7 +159,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	if t.agent, err = startChild("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, "agent.log"); err != nil {
 		return t, err
 	}
-	if err := waitProbe(ctx, "http://"+probe+"/readyz", t.agent, o.StartTimeout); err != nil {
+	if err := waitProbe(ctx, probe+"/readyz", t.agent, o.StartTimeout); err != nil {
 		return t, err
 	}
 
@@ -179,8 +183,8 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	return t, nil
 }
 
-// agentFlags reads the ranks and probe address from the agent's arguments.
-func agentFlags(argv []string) (first, count int, probe string, err error) {
+// agentRanks reads the ranks from the agent's arguments.
+func agentRanks(argv []string) (first, count int, err error) {
 	count = 1
 	for _, a := range argv[1:] {
 		k, v, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -192,17 +196,15 @@ func agentFlags(argv []string) (first, count int, probe string, err error) {
 			first, err = strconv.Atoi(v)
 		case "rank-count":
 			count, err = strconv.Atoi(v)
-		case "probe-addr":
-			probe = v
 		}
 		if err != nil {
-			return 0, 0, "", fmt.Errorf("agent argument %q: %w", a, err)
+			return 0, 0, fmt.Errorf("agent argument %q: %w", a, err)
 		}
 	}
-	if probe == "" || count < 1 || count > 1024 {
-		return 0, 0, "", fmt.Errorf("agent arguments %q: want --probe-addr=HOST:PORT and --rank-count between 1 and 1024", argv)
+	if count < 1 || count > 1024 {
+		return 0, 0, fmt.Errorf("agent arguments %q: want --rank-count between 1 and 1024", argv)
 	}
-	return first, count, probe, nil
+	return first, count, nil
 }
 
 func planSnapshot(l transferplan.Layout, rank int) (receiver.PlanSnapshot, error) {
