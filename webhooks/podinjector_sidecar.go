@@ -57,9 +57,10 @@ func DefaultAgentResources() corev1.ResourceRequirements {
 	}
 }
 
-// agentUID is the image's non-root user; set explicitly so that runAsNonRoot
-// can be verified whatever the image metadata says.
-const agentUID = 65532
+// AgentUID is the agent image's non-root user (the Dockerfile's USER); set
+// explicitly so that runAsNonRoot can be verified whatever the image
+// metadata says.
+const AgentUID = 65532
 
 // injectAgent adds the agent to a pod that does not have it yet: the plans
 // volume, the sockets volume, the native sidecar, and the socket mount and
@@ -201,8 +202,8 @@ func agentContainer(ranks rankRange, agent AgentSidecar) corev1.Container {
 		},
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),
-			RunAsUser:                ptr.To[int64](agentUID),
-			RunAsGroup:               ptr.To[int64](agentUID),
+			RunAsUser:                ptr.To[int64](AgentUID),
+			RunAsGroup:               ptr.To[int64](AgentUID),
 			ReadOnlyRootFilesystem:   ptr.To(true),
 			AllowPrivilegeEscalation: ptr.To(false),
 			Privileged:               ptr.To(false),
