@@ -48,8 +48,7 @@ func repoRoot(t *testing.T) string {
 }
 
 // skipDirs are never the repository's sources: VCS data, built binaries and
-// release files (bin/, dist/),
-// Python caches.
+// release files (bin/, dist/), Python caches.
 var skipDirs = map[string]bool{".git": true, "bin": true, "dist": true, "__pycache__": true, "node_modules": true}
 
 // repoFiles lists the files under root whose names end in one of exts, as
