@@ -21,9 +21,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/pdtopo/pdtopo/controllers"
@@ -78,6 +81,8 @@ func TestChartRendersEveryMode(t *testing.T) {
 		// has and hasNot are object keys; args and noArgs are manager flags.
 		has, hasNot  []string
 		args, noArgs []string
+		// check looks at anything else.
+		check func(t *testing.T, objs map[string]unstructured.Unstructured)
 	}{
 		{
 			name:   "defaults",
@@ -100,6 +105,33 @@ func TestChartRendersEveryMode(t *testing.T) {
 			args: []string{"--watch-namespaces=team-a,team-b", "--webhook-certs=files", "--validate-pdpairs",
 				"--max-plan-fragments=1000", "--max-plan-bytes=0", "--max-rank-plan-bytes=1048576", "--max-plan-memory=67108864"},
 			noArgs: []string{"--webhook-certs=rotate", "--webhook-secret-name"},
+			check: func(t *testing.T, objs map[string]unstructured.Unstructured) {
+				// Pods and PDPairs elsewhere never reach a manager that
+				// cannot read them.
+				for _, key := range []string{"MutatingWebhookConfiguration pdtopo-mutating-webhook-configuration",
+					"ValidatingWebhookConfiguration pdtopo-validating-webhook-configuration"} {
+					hooks, _, _ := unstructured.NestedSlice(objs[key].Object, "webhooks")
+					if len(hooks) != 1 {
+						t.Fatalf("%s: %d webhooks", key, len(hooks))
+					}
+					exprs, _, _ := unstructured.NestedSlice(hooks[0].(map[string]any), "namespaceSelector", "matchExpressions")
+					want := []any{map[string]any{"key": "kubernetes.io/metadata.name", "operator": "In", "values": []any{"team-a", "team-b"}}}
+					if !equality.Semantic.DeepEqual(exprs, want) {
+						t.Errorf("%s: namespaceSelector %v, want %v", key, exprs, want)
+					}
+					hook := objs[key]
+					if ann := hook.GetAnnotations()["cert-manager.io/inject-ca-from"]; ann != "pdtopo-system/pdtopo-serving-cert" {
+						t.Errorf("%s: inject-ca-from %q, want the chart's Certificate", key, ann)
+					}
+				}
+				cert := objs["Certificate pdtopo-system/pdtopo-serving-cert"]
+				dns, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+				secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+				if !slices.Equal(dns, []string{"pdtopo-webhook-service.pdtopo-system.svc", "pdtopo-webhook-service.pdtopo-system.svc.cluster.local"}) ||
+					secret != "pdtopo-webhook-server-cert" {
+					t.Errorf("the Certificate names %v into %q; want the webhook Service's DNS names into the mounted Secret", dns, secret)
+				}
+			},
 		},
 		{
 			name:   "no webhooks, no metrics",
@@ -119,9 +151,11 @@ func TestChartRendersEveryMode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			objs := Render(t, release, namespace, c.values)
 			got := map[string]bool{}
+			byKey := map[string]unstructured.Unstructured{}
 			var args []string
 			for _, o := range objs {
 				got[Key(o)] = true
+				byKey[Key(o)] = o
 				if o.GetKind() == "Deployment" {
 					args = Manager(t, o).Args
 				}
@@ -146,6 +180,9 @@ func TestChartRendersEveryMode(t *testing.T) {
 				if strings.Contains(joined, a) {
 					t.Errorf("manager args %q have %s", args, a)
 				}
+			}
+			if c.check != nil {
+				c.check(t, byKey)
 			}
 		})
 	}
