@@ -32,6 +32,8 @@ var (
 	agent      = []string{"./pkg/receiver/..."}
 	operator   = []string{"./controllers/..."}
 	publishing = []string{"./pkg/planstore/...", "./controllers/..."}
+	chart      = []string{"./internal/helmchart/..."}
+	chartRun   = []string{"./internal/helmchart/...", "./internal/scale/..."}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -155,4 +157,21 @@ var mutants = []mutant{
 		Old:  "return !p.written.isOurs(types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}, &pair.Status)",
 		New:  "return !p.written.isOurs(types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}, &pair.Status) || true",
 		Pkgs: operator, Bug: "the operator's own status writes reconcile the PDPair again"},
+
+	// charts/pdtopo
+	{Name: "chart-probe-delay", File: "charts/pdtopo/templates/deployment.yaml",
+		Old: "          initialDelaySeconds: 15\n", New: "          initialDelaySeconds: 16\n",
+		Pkgs: chart, Bug: "the chart's manager Deployment drifts from config/manager"},
+	{Name: "chart-namespaced-no-pods", File: "charts/pdtopo/templates/rbac-manager.yaml",
+		Old: "- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get, list, watch]\n", New: "",
+		Pkgs: chart, Bug: "namespaced mode's Role cannot watch decode pods"},
+	{Name: "chart-webhooks-everywhere", File: "charts/pdtopo/templates/webhook.yaml",
+		Old: "  {{- include \"pdtopo.webhookNamespaceSelector\" . | nindent 2 }}\n  objectSelector:", New: "  objectSelector:",
+		Pkgs: chart, Bug: "namespaced mode sends pods of every namespace to a manager that cannot read their PDPair"},
+	{Name: "chart-schema-open", File: "charts/pdtopo/values.schema.json",
+		Old: "  \"additionalProperties\": false,\n  \"properties\": {\n    \"image\"", New: "  \"additionalProperties\": true,\n  \"properties\": {\n    \"image\"",
+		Pkgs: chart, Bug: "a misspelt top-level value is silently ignored"},
+	{Name: "chart-no-metrics-auth", File: "charts/pdtopo/templates/rbac-manager.yaml",
+		Old: "- apiGroups: [authentication.k8s.io]\n  resources: [tokenreviews]\n  verbs: [create]\n- apiGroups: [authorization.k8s.io]", New: "- apiGroups: [authorization.k8s.io]",
+		Pkgs: chartRun, Bug: "namespaced mode cannot authenticate metrics scrapes"},
 }

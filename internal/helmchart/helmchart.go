@@ -47,8 +47,10 @@ const SkipEnv = "PDTOPO_SKIP_HELM"
 // ChartDir is the chart's directory under the repository root.
 const ChartDir = "charts/pdtopo"
 
-// Helm returns the path of bin/helm, failing the test with instructions when
-// it is missing (or skipping it when PDTOPO_SKIP_HELM=1).
+// Helm returns the path of bin/helm (or of helm beside the control-plane
+// binaries in $KUBEBUILDER_ASSETS, for a copy of the tree without bin/),
+// failing the test with instructions when there is none (or skipping it
+// when PDTOPO_SKIP_HELM=1).
 func Helm(tb testing.TB) string {
 	tb.Helper()
 	root, err := testenv.RepoRoot()
@@ -56,7 +58,13 @@ func Helm(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	path := filepath.Join(root, "bin", "helm")
-	_, err = os.Stat(path)
+	if _, err = os.Stat(path); err != nil {
+		if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+			if _, err2 := os.Stat(filepath.Join(dir, "helm")); err2 == nil {
+				return filepath.Join(dir, "helm")
+			}
+		}
+	}
 	testenv.RequireTool(tb, err, SkipEnv, "the Helm chart's tests need bin/helm (make helm)")
 	return path
 }
