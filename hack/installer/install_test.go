@@ -20,12 +20,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -33,10 +30,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/pdtopo/pdtopo/internal/helmchart"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
@@ -90,7 +87,10 @@ func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objects := decodeAll(t, raw)
+	objects, err := helmchart.Decode(raw)
+	if err != nil {
+		t.Fatalf("install.yaml: %v", err)
+	}
 	checkContents(t, raw, objects)
 
 	env := &envtest.Environment{BinaryAssetsDirectory: bin}
@@ -99,18 +99,7 @@ func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
 		t.Fatalf("starting kube-apiserver and etcd: %v", err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := env.AddUser(envtest.User{Name: "installer-test", Groups: []string{"system:masters"}}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(tmp, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := helmchart.AdminKubeconfig(t, env, cfg)
 	// A dry run creates nothing, so the namespace the install creates would
 	// not exist for the objects in it: create that one for real first.
 	c, err := client.New(cfg, client.Options{})
@@ -121,13 +110,12 @@ func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := dryRun(kubectl, kubeconfig, installYAML)
+	accepted, out, err := helmchart.ServerDryRun(kubectl, kubeconfig, installYAML)
 	if err != nil {
 		t.Fatalf("server-side dry run of install.yaml: %v\n%s", err, out)
 	}
-	applied := regexp.MustCompile(`(?m) serverside-applied \(server dry run\)$`).FindAllString(out, -1)
-	if len(applied) != len(objects) {
-		t.Errorf("%d objects accepted, install.yaml holds %d:\n%s", len(applied), len(objects), out)
+	if accepted != len(objects) {
+		t.Errorf("%d objects accepted, install.yaml holds %d:\n%s", accepted, len(objects), out)
 	}
 
 	// The dry run validates for real: a Deployment with a negative replica
@@ -136,32 +124,8 @@ func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
 	if err := os.WriteFile(broken, bytes.Replace(raw, []byte("replicas: 1"), []byte("replicas: -1"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := dryRun(kubectl, kubeconfig, broken); err == nil || !strings.Contains(out, "spec.replicas") {
+	if _, out, err := helmchart.ServerDryRun(kubectl, kubeconfig, broken); err == nil || !strings.Contains(out, "spec.replicas") {
 		t.Errorf("a negative replica count passed the dry run: %v\n%s", err, out)
-	}
-}
-
-func dryRun(kubectl, kubeconfig, file string) (string, error) {
-	cmd := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "--dry-run=server", "-f", file)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func decodeAll(t *testing.T, raw []byte) []unstructured.Unstructured {
-	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	var objs []unstructured.Unstructured
-	for {
-		var u unstructured.Unstructured
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs
-			}
-			t.Fatalf("install.yaml: %v", err)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
 	}
 }
 

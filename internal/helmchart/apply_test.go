@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +29,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
@@ -68,7 +66,7 @@ func TestChartAppliesToTheRealAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	kubeconfig := adminKubeconfig(t, env)
+	kubeconfig := AdminKubeconfig(t, env.Environment, env.Config)
 	waitServed(t, kubectl, kubeconfig, "issuers.cert-manager.io", "podmonitors.monitoring.coreos.com")
 
 	for _, c := range []struct {
@@ -116,13 +114,12 @@ func TestChartAppliesToTheRealAPIServer(t *testing.T) {
 			if err := os.WriteFile(file, raw, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "--dry-run=server", "-f", file).CombinedOutput()
+			accepted, out, err := ServerDryRun(kubectl, kubeconfig, file)
 			if err != nil {
 				t.Fatalf("server-side dry run: %v\n%s", err, out)
 			}
-			applied := regexp.MustCompile(`(?m) serverside-applied \(server dry run\)$`).FindAllString(string(out), -1)
-			if len(applied) != len(objs) {
-				t.Errorf("%d objects accepted, the chart rendered %d:\n%s", len(applied), len(objs), out)
+			if accepted != len(objs) {
+				t.Errorf("%d objects accepted, the chart rendered %d:\n%s", accepted, len(objs), out)
 			}
 		})
 	}
@@ -145,24 +142,6 @@ func standInCRD(group, kind, plural string) *apiextensionsv1.CustomResourceDefin
 			}},
 		},
 	}
-}
-
-// adminKubeconfig writes a kubeconfig for a system:masters user of env.
-func adminKubeconfig(t *testing.T, env *testenv.Env) string {
-	t.Helper()
-	admin, err := env.AddUser(envtest.User{Name: "chart-test", Groups: []string{"system:masters"}}, env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := admin.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // waitServed waits until the API server serves the CRDs' resources.

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -35,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/pdtopo/pdtopo/internal/testenv"
@@ -180,4 +183,33 @@ func Manager(tb testing.TB, u unstructured.Unstructured) corev1.Container {
 	}
 	tb.Fatalf("%s has no manager container", Key(u))
 	return corev1.Container{}
+}
+
+var dryRunApplied = regexp.MustCompile(`(?m) serverside-applied \(server dry run\)$`)
+
+// ServerDryRun applies file to the API server with
+// `kubectl apply --server-side --dry-run=server` and returns how many
+// objects the server accepted, with kubectl's output.
+func ServerDryRun(kubectl, kubeconfig, file string) (int, string, error) {
+	out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "--dry-run=server", "-f", file).CombinedOutput()
+	return len(dryRunApplied.FindAllString(string(out), -1)), string(out), err
+}
+
+// AdminKubeconfig writes a kubeconfig for a system:masters user of env
+// (for kubectl) and returns its path.
+func AdminKubeconfig(tb testing.TB, env *envtest.Environment, cfg *rest.Config) string {
+	tb.Helper()
+	admin, err := env.AddUser(envtest.User{Name: "install-test", Groups: []string{"system:masters"}}, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	kc, err := admin.KubeConfig()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kc, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
 }
