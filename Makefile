@@ -60,14 +60,24 @@ bench: ## Run the benchmarks.
 .PHONY: controlplane
 controlplane: $(CONTROLPLANE) ## Build kube-apiserver and etcd once (about 12 minutes the first time).
 
+# The version kube-apiserver and kubectl report (/version, `kubectl version`),
+# stamped as Kubernetes' own release build does: without it they say
+# v0.0.0-master, and tools that check the server's version (Helm's
+# kubeVersion, for one) refuse it.
+KUBE_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2; exit }' hack/controlplane/go.mod)
+KUBE_LDFLAGS := -ldflags "-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitTreeState=clean"
+
 $(BIN)/kube-apiserver: hack/controlplane/go.mod hack/controlplane/go.sum
-	cd hack/controlplane && $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	cd hack/controlplane && $(GO) build $(KUBE_LDFLAGS) -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 $(BIN)/etcd: hack/controlplane/go.mod hack/controlplane/go.sum
 	cd hack/controlplane && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 
 $(BIN)/kubectl: hack/controlplane/go.mod hack/controlplane/go.sum
-	cd hack/controlplane && $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+	cd hack/controlplane && $(GO) build $(KUBE_LDFLAGS) -o $@ k8s.io/kubernetes/cmd/kubectl
 
 $(BIN)/helm: hack/helm/go.mod hack/helm/go.sum
 	cd hack/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm

@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package helmchart
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/testenv"
+)
+
+// TestHelmInstallUpgradeUninstall runs the chart's life with the real Helm
+// against a real API server (which has no CRD of pdtopo's beforehand): an
+// install; the manager's certificate rotator writing the Secret and both
+// caBundles (done here by the test, with its own field manager, as the
+// rotator does); an upgrade that changes values, which must leave the
+// rotator's data alone; an uninstall, which removes the webhooks (a
+// dangling Fail-policy webhook would block every decode pod) but keeps the
+// CRD and the PDPairs; and a second install over the kept CRD.
+func TestHelmInstallUpgradeUninstall(t *testing.T) {
+	env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinDir(t)}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	kubeconfig := AdminKubeconfig(t, env, cfg)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, pdv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	helm := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(Helm(t), append(args, "--kubeconfig", kubeconfig, "--namespace", namespace)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helm %v: %v\n%s", args, err, out)
+		}
+	}
+	chart := filepath.Join(root, ChartDir)
+	const (
+		secretName = "pdtopo-webhook-server-cert"
+		mutating   = "pdtopo-mutating-webhook-configuration"
+		validating = "pdtopo-validating-webhook-configuration"
+		crdName    = "pdpairs.pd.pdtopo.dev"
+	)
+	ca := []byte("-----BEGIN CERTIFICATE-----\nrotator's CA\n-----END CERTIFICATE-----\n")
+
+	helm("install", release, chart, "--create-namespace")
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := c.Get(ctx, client.ObjectKey{Name: crdName}, &crd); err != nil {
+		t.Fatalf("the install made no CRD: %v", err)
+	}
+	if crd.Annotations["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the CRD's annotations %v lack helm.sh/resource-policy=keep", crd.Annotations)
+	}
+
+	// The rotator's part, as its own field manager.
+	var secret corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data = map[string][]byte{"ca.crt": ca, "tls.crt": []byte("serving cert"), "tls.key": []byte("serving key")}
+	if err := c.Update(ctx, &secret, client.FieldOwner("cert-rotator")); err != nil {
+		t.Fatal(err)
+	}
+	var mw admissionregistrationv1.MutatingWebhookConfiguration
+	if err := c.Get(ctx, client.ObjectKey{Name: mutating}, &mw); err != nil {
+		t.Fatal(err)
+	}
+	mw.Webhooks[0].ClientConfig.CABundle = ca
+	if err := c.Update(ctx, &mw, client.FieldOwner("cert-rotator")); err != nil {
+		t.Fatal(err)
+	}
+	var vw admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := c.Get(ctx, client.ObjectKey{Name: validating}, &vw); err != nil {
+		t.Fatal(err)
+	}
+	vw.Webhooks[0].ClientConfig.CABundle = ca
+	if err := c.Update(ctx, &vw, client.FieldOwner("cert-rotator")); err != nil {
+		t.Fatal(err)
+	}
+	pair := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}, Spec: samplePair(t, root)}
+	if err := c.Create(ctx, pair); err != nil {
+		t.Fatal(err)
+	}
+
+	helm("upgrade", release, chart, "--set", "replicaCount=2", "--set", "webhook.validatePDPairs=true")
+	var deploy appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "pdtopo-controller-manager"}, &deploy); err != nil {
+		t.Fatal(err)
+	}
+	if *deploy.Spec.Replicas != 2 || !slices.Contains(deploy.Spec.Template.Spec.Containers[0].Args, "--validate-pdpairs") {
+		t.Errorf("after the upgrade: %d replicas, args %v; want 2 and --validate-pdpairs", *deploy.Spec.Replicas, deploy.Spec.Template.Spec.Containers[0].Args)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	if string(secret.Data["ca.crt"]) != string(ca) || len(secret.Data["tls.key"]) == 0 {
+		t.Errorf("the upgrade wiped the rotator's certificate Secret: %v", keysOf(secret.Data))
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: mutating}, &mw); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: validating}, &vw); err != nil {
+		t.Fatal(err)
+	}
+	if string(mw.Webhooks[0].ClientConfig.CABundle) != string(ca) || string(vw.Webhooks[0].ClientConfig.CABundle) != string(ca) {
+		t.Error("the upgrade wiped a webhook configuration's caBundle: the API server could no longer call the webhooks")
+	}
+
+	helm("uninstall", release)
+	for _, obj := range []client.Object{&admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfiguration{}} {
+		name := mutating
+		if _, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok {
+			name = validating
+		}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, obj); !apierrors.IsNotFound(err) {
+			t.Errorf("after helm uninstall, %s: %v (want it gone)", name, err)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: crdName}, &crd); err != nil {
+		t.Errorf("helm uninstall removed the CRD (crds.keep): %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pair), &pdv1.PDPair{}); err != nil {
+		t.Errorf("helm uninstall removed a PDPair: %v", err)
+	}
+
+	helm("install", release, chart)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "pdtopo-controller-manager"}, &deploy); err != nil {
+		t.Errorf("the second install over the kept CRD: %v", err)
+	}
+}
+
+func keysOf(m map[string][]byte) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// samplePair is the spec of the GQA P8→D4 sample.
+func samplePair(t *testing.T, root string) pdv1.PDPairSpec {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, "config", "samples", "pd_v1alpha1_pdpair_gqa_p8_d4.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p pdv1.PDPair
+	if err := yaml.UnmarshalStrict(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Spec
+}
