@@ -18,6 +18,7 @@ package helmchart
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,7 @@ func TestValuesSchemaRefusesBadValues(t *testing.T) {
 		{"certificate source", map[string]any{"webhook": map[string]any{"enabled": true, "certs": "selfSigned"}}, []string{"webhook/certs", "rotate", "certManager"}},
 		{"negative budget", map[string]any{"planBudget": map[string]any{"maxPlanFragments": -1}}, []string{"maxPlanFragments", "-1"}},
 		{"budget as a quantity string", map[string]any{"planBudget": map[string]any{"maxPlanBytes": "192Mi"}}, []string{"maxPlanBytes"}},
+		{"more watched namespaces than namespaced mode is for", map[string]any{"watchNamespaces": manyNamespaces(101)}, []string{"watchNamespaces", "100"}},
 		{"namespace that is not a DNS label", map[string]any{"watchNamespaces": []string{"Team_A"}}, []string{"watchNamespaces", "Team_A"}},
 		{"image repository with a tag in it", map[string]any{"image": map[string]any{"repository": "ghcr.io/pdtopo/manager:v1"}}, []string{"image", "repository"}},
 		{"tag with a space", map[string]any{"agentImage": map[string]any{"repository": "ghcr.io/pdtopo/receiver-agent", "tag": "v1 beta"}}, []string{"agentImage", "tag"}},
@@ -246,4 +248,12 @@ func TestChartLints(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helm lint --strict: %v\n%s", err, out)
 	}
+}
+
+func manyNamespaces(n int) []string {
+	ns := make([]string, n)
+	for i := range ns {
+		ns[i] = fmt.Sprintf("team-%d", i)
+	}
+	return ns
 }
