@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,9 +131,11 @@ func agentReadiness(pod *corev1.Pod) (bool, string) {
 		case cs.Ready:
 			return true, ""
 		case cs.State.Waiting != nil:
-			return false, fmt.Sprintf("%s is waiting (%s)", pdv1.AgentContainerName, strings.TrimSpace(cs.State.Waiting.Reason+" "+cs.State.Waiting.Message))
+			return false, fmt.Sprintf("%s is waiting (%s)", pdv1.AgentContainerName, strings.TrimSpace(cs.State.Waiting.Reason+" "+cs.State.Waiting.Message)) +
+				lastExit(cs.LastTerminationState.Terminated)
 		case cs.State.Terminated != nil:
-			return false, fmt.Sprintf("%s terminated (%s, exit code %d), restarted %d times", pdv1.AgentContainerName, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, cs.RestartCount)
+			return false, fmt.Sprintf("%s terminated (%s, exit code %d), restarted %d times", pdv1.AgentContainerName, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, cs.RestartCount) +
+				lastExit(cs.State.Terminated)
 		default:
 			return false, pdv1.AgentContainerName + " is running but not ready (no plan for every rank it serves yet)"
 		}
@@ -141,6 +144,31 @@ func agentReadiness(pod *corev1.Pod) (bool, string) {
 		return false, "the pod is Pending (not scheduled or not started yet)"
 	}
 	return false, "the kubelet reports no status for " + pdv1.AgentContainerName + " yet"
+}
+
+// maxExitMessage bounds the agent's last words quoted in a condition.
+const maxExitMessage = 300
+
+// lastExit is what the agent said when it last exited: the last line of
+// its termination message (the sidecar's policy falls back to the log's
+// tail, where the agent prints why it stopped, e.g. a flag it refuses).
+func lastExit(t *corev1.ContainerStateTerminated) string {
+	if t == nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(t.Message), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return ""
+	}
+	if len(last) > maxExitMessage {
+		cut := maxExitMessage
+		for cut > 0 && !utf8.RuneStart(last[cut]) {
+			cut-- // not inside a character
+		}
+		last = last[:cut] + "…"
+	}
+	return fmt.Sprintf("; last exit (code %d): %s", t.ExitCode, last)
 }
 
 // agentContainerSpec is the pod's pdtopo-agent container, native sidecar or not.
