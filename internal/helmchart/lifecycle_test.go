@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -49,32 +50,11 @@ import (
 // dangling Fail-policy webhook would block every decode pod) but keeps the
 // CRD and the PDPairs; and a second install over the kept CRD.
 func TestHelmInstallUpgradeUninstall(t *testing.T) {
-	env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinDir(t)}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting kube-apiserver and etcd: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := AdminKubeconfig(t, env, cfg)
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, pdv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, kubeconfig, root := bareAPIServer(t)
 	ctx := context.Background()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	helm := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command(Helm(t), append(args, "--kubeconfig", kubeconfig, "--namespace", namespace)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		if out, err := runHelm(t, kubeconfig, args...); err != nil {
 			t.Fatalf("helm %v: %v\n%s", args, err, out)
 		}
 	}
@@ -194,4 +174,57 @@ func samplePair(t *testing.T, root string) pdv1.PDPairSpec {
 		t.Fatal(err)
 	}
 	return p.Spec
+}
+
+// bareAPIServer starts a kube-apiserver with no CRD of pdtopo's, and
+// returns a client, an admin kubeconfig and the repository root.
+func bareAPIServer(t *testing.T) (client.Client, string, string) {
+	t.Helper()
+	env := &envtest.Environment{BinaryAssetsDirectory: testenv.BinDir(t)}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, pdv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, AdminKubeconfig(t, env, cfg), root
+}
+
+// runHelm runs bin/helm against the kubeconfig in the release namespace.
+func runHelm(t *testing.T, kubeconfig string, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(Helm(t), append(args, "--kubeconfig", kubeconfig, "--namespace", namespace)...).CombinedOutput()
+	return string(out), err
+}
+
+// A CRD installed the kustomize way (make install) is not adopted by
+// accident: helm install refuses it, naming it, and --take-ownership hands
+// it to the release (docs/helm.md says both).
+func TestHelmInstallOverAKustomizeCRD(t *testing.T) {
+	_, kubeconfig, root := bareAPIServer(t)
+	kubectl := filepath.Join(testenv.BinDir(t), "kubectl")
+	if out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", filepath.Join(root, "config", "crd")).CombinedOutput(); err != nil {
+		t.Fatalf("make install's apply: %v\n%s", err, out)
+	}
+	chart := filepath.Join(root, ChartDir)
+	out, err := runHelm(t, kubeconfig, "install", release, chart, "--create-namespace")
+	if err == nil || !strings.Contains(out, "pdpairs.pd.pdtopo.dev") || !strings.Contains(out, "exists and cannot be imported into the current release") {
+		t.Fatalf("helm install over a kustomize CRD: %v\n%s", err, out)
+	}
+	if out, err := runHelm(t, kubeconfig, "install", release, chart, "--create-namespace", "--take-ownership"); err != nil {
+		t.Fatalf("helm install --take-ownership: %v\n%s", err, out)
+	}
 }
