@@ -175,12 +175,7 @@ func writeKubeconfig(dir string, env *testenv.Env) (string, error) {
 // with a new pair of the same name.
 func (tc *testCluster) applySample(t *testing.T, ns, file, name string) *pdv1.PDPair {
 	t.Helper()
-	f, err := os.Open(filepath.Join(tc.env.Root, "config", "samples", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pair, err := manifest.ReadPDPair(f, "")
+	pair, err := manifest.ReadPDPairFile(filepath.Join(tc.env.Root, "config", "samples", file), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -45,12 +44,7 @@ const (
 // samplePlans plans a sample offline with the planner, as the expectation.
 func samplePlans(t *testing.T, file string) *transferplan.PlanSet {
 	t.Helper()
-	f, err := os.Open("../../config/samples/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pair, err := manifest.ReadPDPair(f, "")
+	pair, err := manifest.ReadPDPairFile("../../config/samples/"+file, "")
 	if err != nil {
 		t.Fatal(err)
 	}

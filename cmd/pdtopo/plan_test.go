@@ -46,9 +46,7 @@ func TestPlanJSONMatchesPlanner(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	f, _ := os.Open(gqaManifest)
-	defer f.Close()
-	pair, err := manifest.ReadPDPair(f, "")
+	pair, err := manifest.ReadPDPairFile(gqaManifest, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -175,14 +174,9 @@ func usageError(stderr io.Writer, msg string) (options, int) {
 }
 
 func configFromManifest(file, name string) (prefillpeer.Config, transferplan.Layout, error) {
-	f, err := os.Open(file)
+	pair, err := manifest.ReadPDPairFile(file, name)
 	if err != nil {
 		return prefillpeer.Config{}, transferplan.Layout{}, err
-	}
-	defer f.Close()
-	pair, err := manifest.ReadPDPair(f, name)
-	if err != nil {
-		return prefillpeer.Config{}, transferplan.Layout{}, fmt.Errorf("%s: %w", file, err)
 	}
 	l, err := pairlayout.FromSpec(pair.Spec)
 	if err != nil {

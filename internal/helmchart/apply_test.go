@@ -18,6 +18,7 @@ package helmchart
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
@@ -148,16 +150,12 @@ func standInCRD(group, kind, plural string) *apiextensionsv1.CustomResourceDefin
 func waitServed(t *testing.T, kubectl, kubeconfig string, resources ...string) {
 	t.Helper()
 	for _, r := range resources {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		decodepodtest.Eventually(t, 30*time.Second, r+" served", func() error {
 			out, err := exec.Command(kubectl, "--kubeconfig", kubeconfig, "get", r, "-A").CombinedOutput()
-			if err == nil {
-				break
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, out)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s not served: %v\n%s", r, err, out)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }

@@ -18,7 +18,6 @@ package helmchart
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -30,14 +29,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
@@ -101,7 +99,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if err := c.Update(ctx, &vw, client.FieldOwner("cert-rotator")); err != nil {
 		t.Fatal(err)
 	}
-	pair := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}, Spec: samplePair(t, root)}
+	pair := decodepodtest.GQAPair("default", "kept", 8, 4, 80, 512)
 	if err := c.Create(ctx, pair); err != nil {
 		t.Fatal(err)
 	}
@@ -160,20 +158,6 @@ func keysOf(m map[string][]byte) []string {
 	}
 	slices.Sort(ks)
 	return ks
-}
-
-// samplePair is the spec of the GQA P8→D4 sample.
-func samplePair(t *testing.T, root string) pdv1.PDPairSpec {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root, "config", "samples", "pd_v1alpha1_pdpair_gqa_p8_d4.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p pdv1.PDPair
-	if err := yaml.UnmarshalStrict(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	return p.Spec
 }
 
 // bareAPIServer starts a kube-apiserver with no CRD of pdtopo's, and

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -84,6 +85,20 @@ func ReadPDPair(r io.Reader, name string) (*pdv1.PDPair, error) {
 		return nil, err
 	}
 	return Pick(pairs, name)
+}
+
+// ReadPDPairFile is ReadPDPair of the file at path; errors name the file.
+func ReadPDPairFile(path, name string) (*pdv1.PDPair, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pair, err := ReadPDPair(f, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pair, nil
 }
 
 // Pick returns the one pair of pairs, or the one named name when there are

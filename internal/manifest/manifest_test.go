@@ -17,6 +17,8 @@ limitations under the License.
 package manifest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,4 +93,23 @@ func FuzzReadPDPairs(f *testing.F) {
 			_, _ = pairlayout.FromSpec(p.Spec)
 		}
 	})
+}
+
+func TestReadPDPairFile(t *testing.T) {
+	dir := t.TempDir()
+	good, empty := filepath.Join(dir, "pair.yaml"), filepath.Join(dir, "empty.yaml")
+	if err := os.WriteFile(good, []byte(pairYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("# nothing\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := ReadPDPairFile(good, ""); err != nil || p.Name != "a" {
+		t.Fatalf("ReadPDPairFile(%s) = %v, %v; want the pair a", good, p, err)
+	}
+	for _, path := range []string{empty, filepath.Join(dir, "absent.yaml")} {
+		if _, err := ReadPDPairFile(path, ""); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("ReadPDPairFile(%s): %v, want an error naming the file", path, err)
+		}
+	}
 }

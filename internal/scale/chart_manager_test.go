@@ -18,7 +18,7 @@ package scale
 
 import (
 	"context"
-	"crypto/tls"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,15 +36,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/helmchart"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
-
-// canI is one `kubectl auth can-i` question about the manager's account.
-type canI struct {
-	args []string
-	want string
-}
 
 // The chart for real, in its cluster-wide (default) and namespaced modes:
 // its objects (RBAC, webhook configurations, Services, the certificate
@@ -96,11 +91,7 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 	kubectl := filepath.Join(testenv.BinDir(t), "kubectl")
 	k8s, adminKubeconfig := adminClient(t, env)
 	ctx := context.Background()
-	for _, ns := range append([]string{managerNamespace, unwatched}, watched...) {
-		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNamespaces(t, k8s, append([]string{managerNamespace, unwatched}, watched...)...)
 
 	// The CRD is already installed (config/crd/bases): the chart's copy is
 	// held to it by helmchart's tests.
@@ -141,21 +132,7 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 		t.Fatalf("applying the chart: %v\n%s", err, out)
 	}
 
-	as := "--as=system:serviceaccount:" + managerNamespace + ":" + managerAccount
-	for _, c := range questions {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			out, _ := exec.Command(kubectl, append([]string{"--kubeconfig", adminKubeconfig, "auth", "can-i", as}, c.args...)...).Output()
-			got := strings.TrimSpace(string(out))
-			if got == c.want {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("kubectl auth can-i %s: %q, want %q", strings.Join(c.args, " "), got, c.want)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	askAsManager(t, kubectl, adminKubeconfig, questions)
 
 	// The Deployment's arguments, as the kubelet would pass them, less the
 	// listen addresses (startManager picks loopback ports) and leader
@@ -211,24 +188,20 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 
 	// The rotator put its CA into both webhook configurations.
 	cs := kubernetes.NewForConfigOrDie(env.Config)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	decodepodtest.Eventually(t, 30*time.Second, "the rotator's CA in both webhook configurations", func() error {
 		mw, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "pdtopo-mutating-webhook-configuration", metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		vw, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "pdtopo-validating-webhook-configuration", metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if len(mw.Webhooks[0].ClientConfig.CABundle) > 0 && len(vw.Webhooks[0].ClientConfig.CABundle) > 0 {
-			break
+		if len(mw.Webhooks[0].ClientConfig.CABundle) == 0 || len(vw.Webhooks[0].ClientConfig.CABundle) == 0 {
+			return fmt.Errorf("caBundle of %d and %d bytes", len(mw.Webhooks[0].ClientConfig.CABundle), len(vw.Webhooks[0].ClientConfig.CABundle))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the webhook configurations never got the rotator's CA")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// A scrape by an account bound to the chart's metrics-reader: the
 	// manager's TokenReview and SubjectAccessReview are allowed.
@@ -248,24 +221,13 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 		t.Fatal(err)
 	}
 	url := strings.Replace(mgr.metricsURL, "http://", "https://", 1)
-	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		req.Header.Set("Authorization", "Bearer "+tr.Status.Token)
-		resp, err := httpc.Do(req)
-		code := 0
-		if err == nil {
-			code = resp.StatusCode
-			resp.Body.Close()
+	decodepodtest.Eventually(t, 30*time.Second, "a scrape with a token bound to pdtopo-metrics-reader", func() error {
+		code, _, err := scrape(ctx, url, tr.Status.Token)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("status %d", code)
 		}
-		if code == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("scraping %s with a token bound to pdtopo-metrics-reader: %d %v", url, code, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return err
+	})
 
 	if log, _ := os.ReadFile(mgr.log); strings.Contains(string(log), "forbidden") {
 		t.Errorf("the manager met a permission the chart does not grant:\n%s", log)

@@ -18,8 +18,7 @@ package scale
 
 import (
 	"context"
-	"crypto/tls"
-	"io"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -35,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/testenv"
 )
 
@@ -49,29 +49,14 @@ func TestMetricsNeedAuthorizedToken(t *testing.T) {
 	url := strings.Replace(mgr.metricsURL, "http://", "https://", 1)
 	ctx := context.Background()
 
-	// The manager's certificate is self-signed: what is checked is the token.
-	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	scrape := func(token string) (int, string) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := httpc.Do(req)
-		// The secure server starts beside the probes, after generating its
-		// self-signed certificate: until then the port is closed.
-		for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond)
-			resp, err = httpc.Do(req)
-		}
-		if err != nil {
-			log, _ := os.ReadFile(mgr.log)
-			t.Fatalf("scraping %s: %v\n%s", url, err, log)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	if code, _ := scrape(""); code != http.StatusUnauthorized {
+	// The secure server starts beside the probes, after generating its
+	// self-signed certificate: until then the port is closed.
+	code := 0
+	decodepodtest.Eventually(t, 30*time.Second, "the secure metrics port", func() (err error) {
+		code, _, err = scrape(ctx, url, "")
+		return err
+	})
+	if code != http.StatusUnauthorized {
 		t.Fatalf("a scrape without a token: %d, want 401", code)
 	}
 
@@ -88,8 +73,8 @@ func TestMetricsNeedAuthorizedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	token := tr.Status.Token
-	if code, _ := scrape(token); code != http.StatusForbidden {
-		t.Fatalf("a scrape with an unbound service account's token: %d, want 403", code)
+	if code, _, err := scrape(ctx, url, token); err != nil || code != http.StatusForbidden {
+		t.Fatalf("a scrape with an unbound service account's token: %d %v, want 403", code, err)
 	}
 
 	// Bind the token's account to the ClusterRole config/rbac ships.
@@ -111,18 +96,17 @@ func TestMetricsNeedAuthorizedToken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body := scrape(token)
-		if code == http.StatusOK {
-			if !strings.Contains(body, "pdtopo_pdpairs") && !strings.Contains(body, "controller_runtime_") {
-				t.Fatalf("200 without the manager's metrics:\n%.500s", body)
-			}
-			return
+	// RBAC caches in the API server catch up within moments.
+	decodepodtest.Eventually(t, 30*time.Second, "a scrape with a token bound to metrics-reader", func() error {
+		code, body, err := scrape(ctx, url, token)
+		switch {
+		case err != nil:
+			return err
+		case code != http.StatusOK:
+			return fmt.Errorf("status %d: %.300s", code, body)
+		case !strings.Contains(body, "pdtopo_pdpairs") && !strings.Contains(body, "controller_runtime_"):
+			t.Fatalf("200 without the manager's metrics:\n%.500s", body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a scrape with a token bound to metrics-reader: %d\n%.300s", code, body)
-		}
-		time.Sleep(200 * time.Millisecond) // RBAC caches in the API server catch up
-	}
+		return nil
+	})
 }

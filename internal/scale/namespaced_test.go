@@ -19,7 +19,6 @@ package scale
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,11 +56,7 @@ func TestNamespacedMode(t *testing.T) {
 	k8s, adminKubeconfig := adminClient(t, env)
 	ctx := context.Background()
 
-	for _, ns := range append([]string{managerNamespace, unwatched}, watched...) {
-		if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createNamespaces(t, k8s, append([]string{managerNamespace, unwatched}, watched...)...)
 	if err := k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: managerNamespace, Name: managerAccount}}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,15 +71,7 @@ func TestNamespacedMode(t *testing.T) {
 		}
 	}
 
-	as := "--as=system:serviceaccount:" + managerNamespace + ":" + managerAccount
-	canI := func(args ...string) string {
-		out, _ := exec.Command(kubectl, append([]string{"--kubeconfig", adminKubeconfig, "auth", "can-i", as}, args...)...).Output()
-		return strings.TrimSpace(string(out))
-	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
+	askAsManager(t, kubectl, adminKubeconfig, []canI{
 		{[]string{"list", "pdpairs.pd.pdtopo.dev", "-n", "team-a"}, "yes"},
 		{[]string{"patch", "pdpairs.pd.pdtopo.dev", "--subresource=status", "-n", "team-b"}, "yes"},
 		{[]string{"create", "configmaps", "-n", "team-a"}, "yes"},
@@ -92,16 +79,7 @@ func TestNamespacedMode(t *testing.T) {
 		{[]string{"create", "configmaps", "-n", unwatched}, "no"},
 		{[]string{"list", "pdpairs.pd.pdtopo.dev", "--all-namespaces"}, "no"},
 		{[]string{"list", "configmaps", "--all-namespaces"}, "no"},
-	} {
-		// Role bindings reach the API server's authorizer within moments.
-		deadline := time.Now().Add(10 * time.Second)
-		for got := canI(c.args...); got != c.want; got = canI(c.args...) {
-			if time.Now().After(deadline) {
-				t.Fatalf("kubectl auth can-i %s: %q, want %q", strings.Join(c.args, " "), got, c.want)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	})
 
 	kubeconfig := serviceAccountKubeconfig(t, env, managerNamespace, managerAccount)
 	mgr := startManager(t, env.Root, kubeconfig, "--watch-namespaces="+strings.Join(watched, ","))

@@ -112,7 +112,7 @@ func TestOverBudgetPairsDoNotTakeTheManagerDown(t *testing.T) {
 	k8s, kubeconfig := adminClient(t, env)
 	mgr := startManager(t, env.Root, kubeconfig)
 	pid := mgr.cmd.Process.Pid
-	createNamespaces(t, k8s)
+	createScaleNamespaces(t, k8s)
 
 	var pairs []*pdv1.PDPair
 	overBudget := map[string]bool{}

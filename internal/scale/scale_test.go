@@ -26,7 +26,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,7 +70,7 @@ func TestScale(t *testing.T) {
 	k8s, kubeconfig := adminClient(t, env)
 	mgr := startManager(t, env.Root, kubeconfig)
 	pairs := workload(layoutMix(t, env.Root), n, namespaces)
-	createNamespaces(t, k8s)
+	createScaleNamespaces(t, k8s)
 
 	ctx := context.Background()
 	start := time.Now()
@@ -115,14 +114,14 @@ func adminClient(t *testing.T, env *testenv.Env) (client.Client, string) {
 	return c, path
 }
 
-func createNamespaces(t *testing.T, c client.Client) {
+// createScaleNamespaces makes the namespaces the workload spreads over.
+func createScaleNamespaces(t *testing.T, c client.Client) {
 	t.Helper()
-	for i := range namespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%d", i)}}
-		if err := c.Create(context.Background(), ns); err != nil {
-			t.Fatal(err)
-		}
+	names := make([]string, namespaces)
+	for i := range names {
+		names[i] = fmt.Sprintf("scale-%d", i)
 	}
+	createNamespaces(t, c, names...)
 }
 
 // createAll creates every PDPair from several goroutines, as a `kubectl

@@ -40,12 +40,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // sample plans a config/samples PDPair with the planner.
 func sample(t *testing.T, file string) (string, *transferplan.PlanSet) {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "config", "samples", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pair, err := manifest.ReadPDPair(f, "")
+	pair, err := manifest.ReadPDPairFile(filepath.Join("..", "..", "config", "samples", file), "")
 	if err != nil {
 		t.Fatal(err)
 	}
