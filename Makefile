@@ -31,7 +31,11 @@ vet: ## Vet the code.
 .PHONY: manifests
 manifests: ## Generate the CRD, RBAC and webhook configurations from markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./webhooks/...;./cmd/manager/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+	@# The chart renders these files' contents (charts/pdtopo/files/README.md).
 	cp config/crd/bases/pd.pdtopo.dev_pdpairs.yaml charts/pdtopo/files/crds/
+	cp config/rbac/role.yaml charts/pdtopo/files/generated/rbac-role.yaml
+	cp config/webhook/manifests.yaml charts/pdtopo/files/generated/webhook-manifests.yaml
+	cp config/namespaced/role.yaml charts/pdtopo/files/generated/namespaced-role.yaml
 	$(GO) run ./hack/api-docs > docs/api-reference.md
 
 .PHONY: api-docs

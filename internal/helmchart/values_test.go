@@ -191,7 +191,8 @@ func TestChartRendersEveryMode(t *testing.T) {
 }
 
 // TestChartDefaultsAreTheManagers: values.yaml writes out the manager's own
-// defaults, and files/crds holds the generated CRD byte for byte.
+// defaults, and files/ holds the generated CRD, RBAC and webhooks byte for
+// byte.
 func TestChartDefaultsAreTheManagers(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
@@ -225,16 +226,24 @@ func TestChartDefaultsAreTheManagers(t *testing.T) {
 		}
 	}
 
-	generated, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", "pd.pdtopo.dev_pdpairs.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	copied, err := os.ReadFile(filepath.Join(root, ChartDir, "files", "crds", "pd.pdtopo.dev_pdpairs.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(generated, copied) {
-		t.Error("charts/pdtopo/files/crds/pd.pdtopo.dev_pdpairs.yaml is not the generated CRD: run make manifests")
+	// The files the templates render from (files/README.md).
+	for copied, source := range map[string]string{
+		"crds/pd.pdtopo.dev_pdpairs.yaml":  "config/crd/bases/pd.pdtopo.dev_pdpairs.yaml",
+		"generated/rbac-role.yaml":         "config/rbac/role.yaml",
+		"generated/webhook-manifests.yaml": "config/webhook/manifests.yaml",
+		"generated/namespaced-role.yaml":   "config/namespaced/role.yaml",
+	} {
+		want, err := os.ReadFile(filepath.Join(root, source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(root, ChartDir, "files", copied))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("charts/pdtopo/files/%s is not %s: run make manifests", copied, source)
+		}
 	}
 }
 

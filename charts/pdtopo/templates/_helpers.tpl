@@ -55,27 +55,34 @@ Call with (dict "image" .Values.image "root" .).
 {{- define "pdtopo.validatingWebhookName" -}}{{ include "pdtopo.fullname" . }}-validating-webhook-configuration{{- end -}}
 {{- define "pdtopo.certificateName" -}}{{ include "pdtopo.fullname" . }}-serving-cert{{- end -}}
 
-{{/*
-The webhooks' namespaceSelector in namespaced mode: only the watched
-namespaces (the manager cannot read PDPairs anywhere else).
-*/}}
-{{- define "pdtopo.webhookNamespaceSelector" -}}
-{{- if .Values.watchNamespaces }}
-namespaceSelector:
-  matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: In
-    values:
-    {{- range .Values.watchNamespaces }}
-    - {{ . }}
-    {{- end }}
-{{- end }}
-{{- end -}}
-
 {{/* The cert-manager CA-injection annotation on webhook configurations. */}}
 {{- define "pdtopo.webhookAnnotations" -}}
-{{- if eq .Values.webhook.certs "certManager" }}
+{{- if eq .Values.webhook.certs "certManager" -}}
 annotations:
   cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "pdtopo.certificateName" . }}
-{{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+One object of a multi-document file under files/, as YAML: the first of
+the given kind. Call with (dict "root" . "file" "files/…" "kind" "…") and
+read it with fromYaml.
+*/}}
+{{- define "pdtopo.fileObject" -}}
+{{- $found := false -}}
+{{- range (.root.Files.Get .file | splitList "\n---\n") -}}
+{{- $obj := fromYaml . -}}
+{{- if and (not $found) $obj (eq ($obj.kind | default "") $.kind) -}}
+{{- $found = true -}}
+{{- toYaml $obj -}}
+{{- end -}}
+{{- end -}}
+{{- if not $found -}}
+{{- fail (printf "%s holds no %s" .file .kind) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The rules of a Role or ClusterRole in a file under files/, as YAML. */}}
+{{- define "pdtopo.fileRules" -}}
+{{- (include "pdtopo.fileObject" . | fromYaml).rules | toYaml -}}
 {{- end -}}
