@@ -159,11 +159,15 @@ func (o *options) probeListenAddr() string {
 	if o.probePort == 0 {
 		return o.probeAddr
 	}
-	host := o.statusHost
-	if host == "" {
-		host = "127.0.0.1"
+	return net.JoinHostPort(o.statusBindHost(), strconv.Itoa(o.probePort))
+}
+
+// statusBindHost is --status-host, default loopback.
+func (o *options) statusBindHost() string {
+	if o.statusHost == "" {
+		return "127.0.0.1"
 	}
-	return net.JoinHostPort(host, strconv.Itoa(o.probePort))
+	return o.statusHost
 }
 
 // validateAdvertised refuses an IPv6 address as the one prefill ranks send
@@ -192,11 +196,7 @@ func (o *options) statusAddrFor(int) string {
 	if o.statusAddr != "" {
 		return o.statusAddr
 	}
-	host := o.statusHost
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, "0")
+	return net.JoinHostPort(o.statusBindHost(), "0")
 }
 
 func (o *options) validate() error {
