@@ -18,6 +18,7 @@ package helmchart
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,7 +202,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 						t.Errorf("the chart renders %s, which it should leave out", key)
 					}
 				case !ok:
-					t.Errorf("kustomize has %s, the chart has not (chart: %v)", key, keys(chart))
+					t.Errorf("kustomize has %s, the chart has not (chart: %v)", key, slices.Sorted(maps.Keys(chart)))
 				case !equality.Semantic.DeepEqual(normalize(got).Object, normalize(want).Object):
 					t.Errorf("%s differs between the chart and kustomize:\n%s", key, lineDiff(t, normalize(want), normalize(got)))
 				}
@@ -213,15 +214,6 @@ func TestChartMatchesKustomize(t *testing.T) {
 			}
 		})
 	}
-}
-
-func keys(m map[string]unstructured.Unstructured) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // lineDiff shows the lines of want's and got's YAML that are not in the

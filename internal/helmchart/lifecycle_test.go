@@ -18,6 +18,7 @@ package helmchart
 
 import (
 	"context"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -116,7 +117,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(secret.Data["ca.crt"]) != string(ca) || len(secret.Data["tls.key"]) == 0 {
-		t.Errorf("the upgrade wiped the rotator's certificate Secret: %v", keysOf(secret.Data))
+		t.Errorf("the upgrade wiped the rotator's certificate Secret: %v", slices.Sorted(maps.Keys(secret.Data)))
 	}
 	if err := c.Get(ctx, client.ObjectKey{Name: mutating}, &mw); err != nil {
 		t.Fatal(err)
@@ -149,15 +150,6 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "pdtopo-controller-manager"}, &deploy); err != nil {
 		t.Errorf("the second install over the kept CRD: %v", err)
 	}
-}
-
-func keysOf(m map[string][]byte) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // bareAPIServer starts a kube-apiserver with no CRD of pdtopo's, and
