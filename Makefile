@@ -68,7 +68,7 @@ controlplane: $(CONTROLPLANE) ## Build kube-apiserver and etcd once (about 12 mi
 # stamped as Kubernetes' own release build does: without it they say
 # v0.0.0-master, and tools that check the server's version (Helm's
 # kubeVersion, for one) refuse it.
-KUBE_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2; exit }' hack/controlplane/go.mod)
+KUBE_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2; exit }' hack/controlplane/go.mod 2>/dev/null)
 KUBE_LDFLAGS := -ldflags "-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \

@@ -159,6 +159,15 @@ type FleetLayout struct {
 	BootstrapAddress string `json:"bootstrapAddress,omitempty"`
 }
 
+// DataParallel is DataParallelSize, or its default 1 when unset (a spec
+// read from a file, not through the API server, has no defaults applied).
+func (f FleetLayout) DataParallel() int32 {
+	if f.DataParallelSize == nil {
+		return 1
+	}
+	return *f.DataParallelSize
+}
+
 // BufferGeometry is the per-page geometry shared by every buffer of a group.
 type BufferGeometry struct {
 	// Count is the number of buffers in the group (one per layer).

@@ -108,11 +108,7 @@ func writeStatus(w io.Writer, pairs []pdv1.PDPair, withNamespace bool) error {
 
 // fleet is "TP8 DP1".
 func fleet(f pdv1.FleetLayout) string {
-	dp := int32(1)
-	if f.DataParallelSize != nil {
-		dp = *f.DataParallelSize
-	}
-	return fmt.Sprintf("TP%d DP%d", f.TensorParallelSize, dp)
+	return fmt.Sprintf("TP%d DP%d", f.TensorParallelSize, f.DataParallel())
 }
 
 func planKind(p *pdv1.PDPair) string {

@@ -75,11 +75,7 @@ func WriteTable(w io.Writer, pairs []pdv1.PDPair) error {
 }
 
 func fleet(f pdv1.FleetLayout) string {
-	dp := int32(1)
-	if f.DataParallelSize != nil {
-		dp = *f.DataParallelSize
-	}
-	return fmt.Sprintf("%d/%d", f.TensorParallelSize, dp)
+	return fmt.Sprintf("%d/%d", f.TensorParallelSize, f.DataParallel())
 }
 
 func planKind(p *pdv1.PDPair) string {

@@ -96,7 +96,7 @@ func checkBufferCounts(spec pdv1.PDPairSpec) error {
 }
 
 func parallelism(f pdv1.FleetLayout) transferplan.Parallelism {
-	return transferplan.Parallelism{TPSize: int(f.TensorParallelSize), DPSize: int(deref32(f.DataParallelSize, 1))}
+	return transferplan.Parallelism{TPSize: int(f.TensorParallelSize), DPSize: int(f.DataParallel())}
 }
 
 // expand turns one group into count buffers with resolved geometry.
