@@ -19,5 +19,8 @@ limitations under the License.
 // path or a Go comment names exists in the repository; imports run one way
 // (commands → controllers and webhooks → internal → pkg, with the API at the
 // edges; docs/design.md) and the planner imports nothing of the wire or of
-// Kubernetes. It has no code of its own.
+// Kubernetes; no tracked file is a compiled program, an executable that is
+// not a #! script, or over 1 MiB unless listed as test data, and .gitignore
+// names what `go build` writes for every main package of cmd/ and hack/. It
+// has no code of its own.
 package repolint
