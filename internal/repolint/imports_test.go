@@ -136,15 +136,19 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
-// The planner knows nothing of Kubernetes, the wire or sockets.
+// The planner, and the derivation of buffers from a model config, know
+// nothing of Kubernetes, the wire or sockets.
 func TestPlannerImportsOnlyTheStandardLibrary(t *testing.T) {
-	imports, ok := goPackages(t, repoRoot(t))[planner]
-	if !ok {
-		t.Fatalf("%s not found", planner)
-	}
-	for _, imp := range imports {
-		if !plannerImportAllowed(imp) {
-			t.Errorf("%s imports %s", planner, imp)
+	pkgs := goPackages(t, repoRoot(t))
+	for _, pure := range []string{planner, "pkg/modelgeom"} {
+		imports, ok := pkgs[pure]
+		if !ok {
+			t.Fatalf("%s not found", pure)
+		}
+		for _, imp := range imports {
+			if !plannerImportAllowed(imp) {
+				t.Errorf("%s imports %s", pure, imp)
+			}
 		}
 	}
 }
