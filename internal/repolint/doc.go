@@ -16,11 +16,13 @@ limitations under the License.
 
 // Package repolint holds the tests that keep the repository's house rules,
 // run by `go test ./...` like any other: every file a Markdown link, a doc's
-// path or a Go comment names exists in the repository; imports run one way
-// (commands → controllers and webhooks → internal → pkg, with the API at the
-// edges; docs/design.md) and the planner imports nothing of the wire or of
-// Kubernetes; no tracked file is a compiled program, an executable that is
-// not a #! script, or over 1 MiB unless listed as test data, and .gitignore
-// names what `go build` writes for every main package of cmd/ and hack/. It
-// has no code of its own.
+// path or a Go comment names exists in the repository, and every section a
+// link names; imports run one way (commands → controllers and webhooks →
+// internal → pkg, with the API at the edges; docs/design.md) and the planner
+// imports nothing of the wire or of Kubernetes; no tracked file is a compiled
+// program, an executable that is not a #! script, or over 1 MiB unless listed
+// as test data, and .gitignore names what `go build` writes for every main
+// package of cmd/ and hack/; the docs that restate the code agree with it
+// (the README's repository map and first PDPair, the condition table of
+// docs/design.md). It has no code of its own.
 package repolint
