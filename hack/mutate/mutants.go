@@ -84,6 +84,23 @@ var mutants = []mutant{
 		Old: "\tif len(frames) > 3 {\n", New: "\tif len(frames) > 4 {\n",
 		Pkgs: wire, Bug: "the bootstrap token of a four-frame status ignored"},
 
+	{Name: "wire-contract-leading-zero", File: "pkg/kvwire/contractenvelope.go",
+		Old: "if len(b) > 1 && b[0] == '0' {", New: "if false {",
+		Pkgs: wire, Bug: "a contract-wire number with a leading zero taken, which the engine refuses"},
+	{Name: "wire-contract-tp-frames-swapped", File: "pkg/kvwire/contractregistration.go",
+		Old:  "return append(frames, c.Contract, buf[ends[4]:sizeEnd:sizeEnd], buf[sizeEnd:len(buf):len(buf)])",
+		New:  "return append(frames, c.Contract, buf[sizeEnd:len(buf):len(buf)], buf[ends[4]:sizeEnd:sizeEnd])",
+		Pkgs: wire, Bug: "decode_tp_size and decode_tp_rank sent in each other's frames"},
+	{Name: "wire-manifest-last-page-allowed", File: "pkg/kvwire/manifestcheck.go",
+		Old: "if g.max >= rule.PageCount {", New: "if g.max > rule.PageCount {",
+		Pkgs: wire, Bug: "a block id equal to page_count (one past the decode arena) taken"},
+	{Name: "wire-manifest-no-sliding-window", File: "pkg/kvwire/manifestlayout.go",
+		Old: "if g.SlidingWindowTokens > 0 {", New: "if false {",
+		Pkgs: wire, Bug: "sliding-window groups expected to carry the whole suffix"},
+	{Name: "wire-bootstrap-wire-inverted", File: "pkg/kvwire/contractbootstrap.go",
+		Old: "if _, ok := keys[\"cache_layout\"]; ok {", New: "if _, ok := keys[\"cache_layout\"]; !ok {",
+		Pkgs: wire, Bug: "a contract answer taken for a v1 one and the other way round"},
+
 	// pkg/planstore
 	{Name: "store-index-field-renamed", File: "pkg/planstore/format.go",
 		Old: "`json:\"planHash\"`", New: "`json:\"planDigest\"`",

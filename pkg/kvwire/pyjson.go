@@ -57,6 +57,16 @@ func (o *pyObject) intOrNull(k string, v int64) {
 	o.int(k, v)
 }
 
+// strOrNull writes null for nil: a value the reference has not learned yet.
+func (o *pyObject) strOrNull(k string, v []byte) {
+	o.key(k)
+	if v == nil {
+		o.buf = append(o.buf, "null"...)
+		return
+	}
+	o.buf = appendPyString(o.buf, string(v))
+}
+
 func (o *pyObject) bool(k string, v bool) {
 	o.key(k)
 	o.buf = strconv.AppendBool(o.buf, v)
