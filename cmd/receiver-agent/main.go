@@ -75,6 +75,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	loaded, loadErr := plansource.Load(ctx, src)
 	if o.printPlan {
+		if loadErr == nil {
+			loadErr = checkPlans(o.engineRanks(), loaded.Plans)
+		}
 		if loadErr != nil {
 			return fmt.Errorf("%s: %w", src.Describe(), loadErr)
 		}
@@ -167,6 +170,17 @@ func planSource(o *options) (plansource.Source, error) {
 	default:
 		return plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
 	}
+}
+
+// checkPlans refuses plans no rank would run (see receiver.PlanSnapshot.Check).
+func checkPlans(ranks []int, p plansource.Plans) error {
+	var errs []error
+	for i, snap := range p.Ranks {
+		if err := snap.Check(ranks[i]); err != nil {
+			errs = append(errs, fmt.Errorf("engine rank %d: %w", ranks[i], err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // printPlans writes each rank's plan as canonical (encoding/json) JSON,

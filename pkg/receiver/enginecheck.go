@@ -40,6 +40,15 @@ func validateEngine(info EngineInfo, advertiseHost string) error {
 	return nil
 }
 
+// checkEngine holds a checked plan to the engine's registration: the
+// buffer counts, then every fragment's buffer index.
+func checkEngine(info EngineInfo, v *routeView) error {
+	if err := checkEngineBuffers(info, v.snap); err != nil {
+		return err
+	}
+	return checkFragmentsFit(info, v)
+}
+
 // checkEngineBuffers compares the engine's buffer counts with the layout
 // its plan was made for: prefill ranks index the registered pointers by the
 // plan's buffer numbers, so a different count would move bytes to the

@@ -48,6 +48,9 @@ const (
 	CodeRoomFinished ErrorCode = "RoomFinished"
 	// CodeTooManyRooms: the agent holds its maximum of open rooms.
 	CodeTooManyRooms ErrorCode = "TooManyRooms"
+	// CodeFragmentOutOfBounds: a plan was refused because a fragment would
+	// write outside the decode rank's buffers (a *FragmentError says which).
+	CodeFragmentOutOfBounds ErrorCode = "FragmentOutOfBounds"
 	// CodeAgentShuttingDown: the agent is stopping.
 	CodeAgentShuttingDown ErrorCode = "AgentShuttingDown"
 )
@@ -64,11 +67,16 @@ func errorf(code ErrorCode, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// CodeOf returns the code of a *Error in err's chain, or "" for other errors.
+// CodeOf returns the code of a *Error (or a *FragmentError) in err's chain,
+// or "" for other errors.
 func CodeOf(err error) ErrorCode {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	var f *FragmentError
+	if errors.As(err, &f) {
+		return CodeFragmentOutOfBounds
 	}
 	return ""
 }

@@ -128,7 +128,7 @@ func (m *Manager) SetPlan(snap PlanSnapshot) error {
 	m.engMu.Lock()
 	defer m.engMu.Unlock()
 	if eng := m.engine.Load(); eng != nil {
-		if err := checkEngineBuffers(*eng, snap); err != nil {
+		if err := checkEngine(*eng, view); err != nil {
 			return err
 		}
 	}
@@ -141,24 +141,18 @@ func (m *Manager) SetPlan(snap PlanSnapshot) error {
 // installing it: an agent serving several ranks checks every rank's plan
 // before it installs any, so that its ranks never run two plan sets.
 func (m *Manager) CheckPlan(snap PlanSnapshot) error {
-	if _, err := m.checkPlan(snap); err != nil {
+	view, err := m.checkPlan(snap)
+	if err != nil {
 		return err
 	}
 	if eng := m.engine.Load(); eng != nil {
-		return checkEngineBuffers(*eng, snap)
+		return checkEngine(*eng, view)
 	}
 	return nil
 }
 
 func (m *Manager) checkPlan(snap PlanSnapshot) (*routeView, error) {
-	rank, err := DecodeTPRank(snap.Layout, m.cfg.EngineRank)
-	if err != nil {
-		return nil, err
-	}
-	if snap.Plan.DecodeTPRank != rank {
-		return nil, fmt.Errorf("the plan is for decode TP rank %d but engine rank %d is decode TP rank %d", snap.Plan.DecodeTPRank, m.cfg.EngineRank, rank)
-	}
-	return newRouteView(snap)
+	return snap.check(m.cfg.EngineRank)
 }
 
 // RegisterEngine records the engine's session and buffer pointers. It is
@@ -176,7 +170,7 @@ func (m *Manager) RegisterEngine(info EngineInfo) error {
 		return err
 	}
 	if r := m.routing.Load(); r != nil {
-		if err := checkEngineBuffers(info, r.view.snap); err != nil {
+		if err := checkEngine(info, r.view); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,26 @@ func DecodeTPRank(layout transferplan.LayoutRecord, engineRank int) (int, error)
 	return engineRank % d.TPPerDP(), nil
 }
 
+// Check reports whether an agent would run snap for engineRank: the plan
+// is that rank's, and every target and fragment stays inside the plan's
+// layout. Managers check every plan they are given; Check lets a caller
+// without one (--print-plan) refuse the same plans.
+func (snap PlanSnapshot) Check(engineRank int) error {
+	_, err := snap.check(engineRank)
+	return err
+}
+
+func (snap PlanSnapshot) check(engineRank int) (*routeView, error) {
+	rank, err := DecodeTPRank(snap.Layout, engineRank)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Plan.DecodeTPRank != rank {
+		return nil, fmt.Errorf("the plan is for decode TP rank %d but engine rank %d is decode TP rank %d", snap.Plan.DecodeTPRank, engineRank, rank)
+	}
+	return newRouteView(snap)
+}
+
 // SnapshotFor picks engineRank's plan out of a whole plan set (the output of
 // `pdtopo plan -o json`).
 func SnapshotFor(set *transferplan.PlanSet, engineRank int) (PlanSnapshot, error) {

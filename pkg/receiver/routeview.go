@@ -38,6 +38,8 @@ type routeView struct {
 	required  int
 	// specOK: the plan lets the engine use prefill's spec candidates.
 	specOK bool
+	// bounds are what the fragments were held to, and the buffers they use.
+	bounds *fragmentBounds
 }
 
 // sendTarget is one prefill TP rank and the per-plan frames sent to it.
@@ -63,6 +65,10 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates}
 	for i := range v.expectIdx {
 		v.expectIdx[i] = int(roleNotInPlan)
+	}
+	var err error
+	if v.bounds, err = newFragmentBounds(&snap); err != nil {
+		return nil, err
 	}
 	seen := make(map[int]bool)
 	for _, t := range plan.Targets {
@@ -90,6 +96,9 @@ func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]boo
 	}
 	if t.RequiredDstInfoNum < 1 {
 		return fmt.Errorf("plan for decode TP rank %d gives prefill TP rank %d requiredDstInfoNum %d; it must be at least 1", v.snap.Plan.DecodeTPRank, t.PrefillTPRank, t.RequiredDstInfoNum)
+	}
+	if err := v.bounds.check(&t); err != nil {
+		return err
 	}
 	seen[t.PrefillTPRank] = true
 	s := sendTarget{rank: t.PrefillTPRank, dummy: t.IsDummy, dstInfo: t.RequiredDstInfoNum}
