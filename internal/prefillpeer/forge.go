@@ -18,6 +18,8 @@ package prefillpeer
 
 import (
 	"errors"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
@@ -33,8 +35,17 @@ const forgeLinger = 2 * time.Second
 // passed. Anyone can reach a status socket; this is how fault tests forge
 // statuses from unknown ranks or send malformed ones.
 func SendFrames(endpoint string, frames [][]byte) error {
+	return SendFramesFrom("", endpoint, frames)
+}
+
+// SendFramesFrom is SendFrames from a given source IP (another loopback
+// address such as 127.0.0.2 plays another host); "" lets the system choose.
+func SendFramesFrom(sourceIP, endpoint string, frames [][]byte) error {
 	if len(frames) == 0 {
 		return errors.New("prefillpeer: a ZMQ message has at least one frame")
+	}
+	if sourceIP != "" { // libzmq's tcp://SOURCE:PORT;DESTINATION:PORT
+		endpoint = "tcp://" + net.JoinHostPort(sourceIP, "0") + ";" + strings.TrimPrefix(endpoint, "tcp://")
 	}
 	sock, err := zmqsock.ConnectPush(nil, endpoint, zmqsock.Linger(forgeLinger), zmqsock.SendTimeout(forgeLinger))
 	if err != nil {
@@ -49,4 +60,9 @@ func SendFrames(endpoint string, frames [][]byte) error {
 // as any prefill rank (or impostor) could.
 func SendStatus(endpoint string, s kvwire.Status) error {
 	return SendFrames(endpoint, s.Frames())
+}
+
+// SendStatusFrom is SendStatus from sourceIP.
+func SendStatusFrom(sourceIP, endpoint string, s kvwire.Status) error {
+	return SendFramesFrom(sourceIP, endpoint, s.Frames())
 }

@@ -48,7 +48,12 @@ const (
 	// has (an engine rank of another DP group, or a forgery). Status frames
 	// do not name the DP group, so a rank of another group that sends a TP
 	// rank this room expects cannot be told apart on the wire.
-	RejectRankOutOfRange   = "RankOutOfRange"
+	RejectRankOutOfRange = "RankOutOfRange"
+	// RejectSenderAddress: the message names a rank the room expects but
+	// did not come from the address the room sent that rank its request
+	// (the prefill rank's rank_ip): anyone who can reach the status socket
+	// could send it.
+	RejectSenderAddress    = "SenderAddressMismatch"
 	RejectDuplicateSuccess = "DuplicateSuccess"
 	RejectRoomFinished     = "RoomFinished"
 	RejectRoomNotRequested = "RoomNotRequested"

@@ -34,8 +34,11 @@ type routeView struct {
 	// expectIdx maps a prefill TP rank to its index among the real targets,
 	// or to a negative rankRole saying why no status is expected from it.
 	expectIdx []int
-	expected  int
-	required  int
+	// sendAt maps a prefill TP rank to its index in sends (-1: none), so
+	// that a status is held to the endpoint its room sent that rank.
+	sendAt   []int
+	expected int
+	required int
 	// specOK: the plan lets the engine use prefill's spec candidates.
 	specOK bool
 	// bounds are what the fragments were held to, and the buffers they use.
@@ -63,8 +66,9 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	P := p.TPPerDP()
 	plan := &snap.Plan
 	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates}
+	v.sendAt = make([]int, P)
 	for i := range v.expectIdx {
-		v.expectIdx[i] = int(roleNotInPlan)
+		v.expectIdx[i], v.sendAt[i] = int(roleNotInPlan), -1
 	}
 	var err error
 	if v.bounds, err = newFragmentBounds(&snap); err != nil {
@@ -81,7 +85,7 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 			return nil, fmt.Errorf("plan for decode TP rank %d lists idle prefill TP rank %d, which is out of range [0,%d) or also a target", plan.DecodeTPRank, r, P)
 		}
 		seen[r] = true
-		v.expectIdx[r] = int(roleIdle)
+		v.expectIdx[r], v.sendAt[r] = int(roleIdle), len(v.sends)
 		v.sends = append(v.sends, sendTarget{rank: r, dummy: true, idle: true, dstInfo: 1})
 	}
 	if v.expected == 0 || v.required < 1 || v.required > v.expected {
@@ -101,6 +105,7 @@ func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]boo
 		return err
 	}
 	seen[t.PrefillTPRank] = true
+	v.sendAt[t.PrefillTPRank] = len(v.sends)
 	s := sendTarget{rank: t.PrefillTPRank, dummy: t.IsDummy, dstInfo: t.RequiredDstInfoNum}
 	if t.IsDummy {
 		v.expectIdx[t.PrefillTPRank] = int(roleDummy)

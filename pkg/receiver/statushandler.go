@@ -22,11 +22,13 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
-// handleStatus applies one status message. Anyone who can reach the status
-// socket can send one, so a message counts only if it parses, names an open
-// room that sent its request, and comes from a rank that room expects;
-// everything else is counted by reason and logged (rate-limited).
-func (m *Manager) handleStatus(frames [][]byte) {
+// handleStatus applies one status message from sender (the connection's
+// peer IP). Anyone who can reach the status socket can send one, so a
+// message counts only if it parses, names an open room that sent its
+// request, names a rank that room expects, and comes from the host the room
+// sent that rank its request; everything else is counted by reason and
+// logged (rate-limited).
+func (m *Manager) handleStatus(frames [][]byte, sender string) {
 	st, err := kvwire.DecodeStatus(frames)
 	if err != nil {
 		m.reject(string(kvwire.ReasonOf(err)), -1, -1, err.Error())
@@ -35,6 +37,7 @@ func (m *Manager) handleStatus(frames [][]byte) {
 	var (
 		obs      Observation
 		role     rankRole // negative when the rank owes this room no status
+		foreign  bool     // the rank is expected, the sender is not its host
 		openedAt int64
 		failure  *RoomFailure
 	)
@@ -43,6 +46,9 @@ func (m *Manager) handleStatus(frames [][]byte) {
 		idx := e.view.expectedIndex(st.PrefillTPRank)
 		if idx < 0 {
 			role = rankRole(idx)
+			return
+		}
+		if foreign = !e.sentFrom(st.PrefillTPRank, sender); foreign {
 			return
 		}
 		obs = e.state.Observe(idx, st.PrefillTPRank, st.State, st.BootstrapToken, st.SpecCandidateIDs)
@@ -54,6 +60,8 @@ func (m *Manager) handleStatus(frames [][]byte) {
 		m.reject(RejectUnknownRoom, st.Room, st.PrefillTPRank, "no open room with this number (late, cleared or forged)")
 	case role < 0:
 		m.reject(rejectReasons[role], st.Room, st.PrefillTPRank, "the room's plan expects no status from this prefill TP rank")
+	case foreign:
+		m.reject(RejectSenderAddress, st.Room, st.PrefillTPRank, "sent from "+sender+", not from the host the room sent this prefill TP rank its request")
 	case obs.Ignored():
 		m.reject(observationReject[obs], st.Room, st.PrefillTPRank, "status "+st.State.String()+" ignored")
 	default:

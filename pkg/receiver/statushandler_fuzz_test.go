@@ -38,20 +38,23 @@ func socketlessManager(t testing.TB, room int64) *Manager {
 		t.Fatal(err)
 	}
 	m := &Manager{log: slog.New(slog.DiscardHandler), start: time.Now(), rooms: newRoomTable(16, int64(time.Hour), int64(time.Hour))}
-	e := &roomEntry{id: room, view: view, group: -1, state: NewRoomState(view.expected, view.required)}
+	e := &roomEntry{id: room, view: view, group: 0, state: NewRoomState(view.expected, view.required),
+		endpoints: []string{"tcp://127.0.0.1:4000", "tcp://127.0.0.1:4001"}}
 	m.rooms.insert(e, 0)
 	m.rooms.with(room, func(s *roomShard, e *roomEntry) { s.markBootstrapped(e, 0); s.markRequested(e, 0) })
 	return m
 }
 
 // FuzzHandleStatus feeds arbitrary messages (separated by "|", frames by
-// ",") to the status handler of a room expecting prefill ranks 0 and 1:
-// nothing may panic, the room never moves down, and it only succeeds or
-// fails on what its expected ranks said.
+// ",") to the status handler of a room expecting prefill ranks 0 and 1 at
+// 127.0.0.1; a message that starts with "~" comes from 127.0.0.9 instead.
+// Nothing may panic, the room never moves down, and it only succeeds or
+// fails on what its expected ranks said from their own host.
 func FuzzHandleStatus(f *testing.F) {
 	f.Add([]byte("7,5,0,-1,|7,5,1,3,"))
 	f.Add([]byte("7,0,5|7,5,0|7,5,0"))
 	f.Add([]byte("7,3,1|7,2,0|7,9,0|,,|7"))
+	f.Add([]byte("~7,5,0,-1,|~7,5,1,3,|~7,0,0"))
 	f.Fuzz(func(t *testing.T, input []byte) {
 		const room = 7
 		m := socketlessManager(t, room)
@@ -59,9 +62,13 @@ func FuzzHandleStatus(f *testing.F) {
 		failedByExpected := false
 		prev := Bootstrapped
 		for _, msg := range bytes.Split(input, []byte("|")) {
+			sender := "127.0.0.1"
+			if forged, ok := bytes.CutPrefix(msg, []byte("~")); ok {
+				msg, sender = forged, "127.0.0.9"
+			}
 			frames := bytes.Split(msg, []byte(","))
-			m.handleStatus(frames)
-			if st, err := kvwire.DecodeStatus(frames); err == nil && st.Room == room && st.PrefillTPRank <= 1 {
+			m.handleStatus(frames, sender)
+			if st, err := kvwire.DecodeStatus(frames); err == nil && st.Room == room && st.PrefillTPRank <= 1 && sender == "127.0.0.1" {
 				switch st.State {
 				case kvwire.Success:
 					succeeded[st.PrefillTPRank] = true

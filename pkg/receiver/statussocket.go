@@ -57,9 +57,10 @@ func bindStatusSocket(ctx *zmq.Context, addr string) (*statusSocket, error) {
 	return &statusSocket{sock: sock, endpoint: kvwire.Endpoint(host, p), port: p}, nil
 }
 
-// serve receives messages and hands each to handle until stop is closed,
-// then closes the socket (from the goroutine that used it).
-func (s *statusSocket) serve(stop <-chan struct{}, handle func([][]byte)) {
+// serve receives messages and hands each, with the IP of the connection it
+// came by, to handle until stop is closed, then closes the socket (from the
+// goroutine that used it).
+func (s *statusSocket) serve(stop <-chan struct{}, handle func(frames [][]byte, sender string)) {
 	defer s.sock.Close()
 	for {
 		select {
@@ -67,7 +68,7 @@ func (s *statusSocket) serve(stop <-chan struct{}, handle func([][]byte)) {
 			return
 		default:
 		}
-		frames, err := s.sock.RecvMessageBytes(0)
+		frames, meta, err := s.sock.RecvMessageBytesWithMetadata(0, peerAddressProperty)
 		if err != nil {
 			if zmqsock.Retry(err) {
 				continue
@@ -78,6 +79,6 @@ func (s *statusSocket) serve(stop <-chan struct{}, handle func([][]byte)) {
 			time.Sleep(statusPollInterval / 10) // an unexpected error must not spin
 			continue
 		}
-		handle(frames)
+		handle(frames, meta[peerAddressProperty])
 	}
 }
