@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 )
 
 // MaxRanksPerAgent bounds the engine ranks one agent serves: each rank
@@ -68,6 +69,8 @@ type options struct {
 	heartbeatMisses    int
 	sendTimeout        time.Duration
 	maxRooms           int
+	streamQueueBytes   int
+	streamWriteTimeout time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -98,6 +101,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.heartbeatMisses, "heartbeat-misses", receiver.DefaultHeartbeatMisses, "consecutive failed health checks that drop a prefill")
 	fs.DurationVar(&o.sendTimeout, "send-timeout", receiver.DefaultSendTimeout, "longest a message waits for a prefill rank's full queue")
 	fs.IntVar(&o.maxRooms, "max-rooms", receiver.DefaultMaxRooms, "most rooms open at once, per rank")
+	fs.IntVar(&o.streamQueueBytes, "stream-queue-bytes", localapi.DefaultStreamQueueBytes, "bytes of events an engine stream may hold unread before the agent drops them and resyncs the stream's rooms instead")
+	fs.DurationVar(&o.streamWriteTimeout, "stream-write-timeout", localapi.DefaultStreamWriteTimeout, "longest an engine may leave its stream unread before the agent closes it (its rooms fail StreamStalled)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -218,13 +223,16 @@ func (o *options) validate() error {
 	if o.planResync <= 0 {
 		return errors.New("--plan-resync must be positive")
 	}
-	for name, d := range map[string]time.Duration{"--http-timeout": o.httpTimeout, "--bootstrap-timeout": o.bootstrapTimeout, "--waiting-timeout": o.waitingTimeout, "--heartbeat-interval": o.heartbeatInterval, "--send-timeout": o.sendTimeout} {
+	for name, d := range map[string]time.Duration{"--http-timeout": o.httpTimeout, "--bootstrap-timeout": o.bootstrapTimeout, "--waiting-timeout": o.waitingTimeout, "--heartbeat-interval": o.heartbeatInterval, "--send-timeout": o.sendTimeout, "--stream-write-timeout": o.streamWriteTimeout} {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive", name)
 		}
 	}
 	if o.heartbeatMisses < 1 || o.maxRooms < 1 {
 		return errors.New("--heartbeat-misses and --max-rooms must be at least 1")
+	}
+	if o.streamQueueBytes < 4096 {
+		return fmt.Errorf("--stream-queue-bytes is %d; give at least 4096 (a few room events)", o.streamQueueBytes)
 	}
 	return nil
 }

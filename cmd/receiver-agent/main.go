@@ -149,6 +149,9 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	for _, rs := range ranks { // the streams' last events: their rooms' Shutdown, then a closed line
+		_ = rs.api.WaitStreams(shutdown)
+	}
 	for _, s := range servers {
 		if err := s.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
 			serveErr = err

@@ -36,6 +36,7 @@ import (
 type rankServer struct {
 	rank int
 	m    *receiver.Manager
+	api  *localapi.EngineAPI
 	ln   net.Listener
 	srv  *http.Server
 }
@@ -66,8 +67,9 @@ func startRanks(o *options, log *slog.Logger, reg *prometheus.Registry, metrics 
 		if rs.ln, err = rankListener(o, rank); err != nil {
 			return out, fmt.Errorf("engine rank %d: %w", rank, err)
 		}
+		rs.api = localapi.NewEngineAPI(m, metrics, localapi.StreamOptions{QueueBytes: o.streamQueueBytes, WriteTimeout: o.streamWriteTimeout})
 		rs.srv = &http.Server{
-			Handler:           localapi.Handler(m, metrics),
+			Handler:           rs.api,
 			ReadHeaderTimeout: 10 * time.Second,
 			Protocols:         localapi.ServerProtocols(),
 		}

@@ -32,9 +32,9 @@ const (
 	// CodeEngineNotRegistered: a room call came before the engine registered
 	// its session and buffers; after an agent restart, register again.
 	CodeEngineNotRegistered ErrorCode = "EngineNotRegistered"
-	// CodeEngineAlreadyRegistered: the engine registered different values
-	// before; an agent serves one engine for its lifetime.
-	CodeEngineAlreadyRegistered ErrorCode = "EngineAlreadyRegistered"
+	// CodeStreamEnded: a stream's call came after its registration was
+	// replaced (or raced with the replacement); the stream ends.
+	CodeStreamEnded ErrorCode = "StreamEnded"
 	// CodeNoPlanLoaded: no route plan is loaded yet for this engine rank.
 	CodeNoPlanLoaded ErrorCode = "NoPlanLoaded"
 	// CodeRoomExists: the room number is open already.

@@ -44,6 +44,23 @@ const (
 	ReasonLostConnection FailureReason = "LostConnection"
 	// ReasonShutdown: the agent stopped while the room was unfinished.
 	ReasonShutdown FailureReason = "Shutdown"
+	// ReasonEngineReregistered: the engine registered again with other
+	// buffers or another session (it restarted) while the room was
+	// unfinished; the room belonged to the old registration.
+	ReasonEngineReregistered FailureReason = "EngineReregistered"
+	// ReasonStreamReplaced: the engine rank opened a new event stream; the
+	// rooms of the old one ended with it.
+	ReasonStreamReplaced FailureReason = "StreamReplaced"
+	// ReasonStreamClosed: the event stream that opened the room closed or
+	// broke (the engine exited, or its connection did).
+	ReasonStreamClosed FailureReason = "StreamClosed"
+	// ReasonStreamStalled: the engine did not read its event stream for the
+	// stream write timeout; the agent closed it.
+	ReasonStreamStalled FailureReason = "StreamStalled"
+	// ReasonStreamProtocol: the engine sent something on its stream that is
+	// not the protocol (a line that is not an operation, or too long); the
+	// agent closed it.
+	ReasonStreamProtocol FailureReason = "StreamProtocolError"
 )
 
 // RoomFailure is why one room failed: a stable reason and a sentence naming

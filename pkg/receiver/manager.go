@@ -55,8 +55,12 @@ type Manager struct {
 
 	rooms   *roomTable
 	routing atomic.Pointer[routing]
-	engine  atomic.Pointer[EngineInfo]
-	engMu   sync.Mutex // serialises RegisterEngine and SetPlan
+	engine  atomic.Pointer[registration]
+	engMu   sync.Mutex // serialises registrations, streams and SetPlan
+	// generations counts the registrations accepted; stream is the rank's
+	// current event stream (nil when none). Both guarded by engMu.
+	generations uint64
+	stream      *Stream
 
 	zctx   *zmq.Context
 	status *statusSocket
@@ -128,7 +132,7 @@ func (m *Manager) SetPlan(snap PlanSnapshot) error {
 	m.engMu.Lock()
 	defer m.engMu.Unlock()
 	if eng := m.engine.Load(); eng != nil {
-		if err := checkEngine(*eng, view); err != nil {
+		if err := checkEngine(eng.EngineInfo, view); err != nil {
 			return err
 		}
 	}
@@ -146,38 +150,13 @@ func (m *Manager) CheckPlan(snap PlanSnapshot) error {
 		return err
 	}
 	if eng := m.engine.Load(); eng != nil {
-		return checkEngine(*eng, view)
+		return checkEngine(eng.EngineInfo, view)
 	}
 	return nil
 }
 
 func (m *Manager) checkPlan(snap PlanSnapshot) (*routeView, error) {
 	return snap.check(m.cfg.EngineRank)
-}
-
-// RegisterEngine records the engine's session and buffer pointers. It is
-// accepted once; repeating the same values is harmless.
-func (m *Manager) RegisterEngine(info EngineInfo) error {
-	m.engMu.Lock()
-	defer m.engMu.Unlock()
-	if cur := m.engine.Load(); cur != nil {
-		if sameEngine(*cur, info) {
-			return nil
-		}
-		return errorf(CodeEngineAlreadyRegistered, "the engine registered session %s already; the agent serves one engine for its lifetime", cur.SessionID)
-	}
-	if err := validateEngine(info, m.cfg.AdvertiseHost); err != nil {
-		return err
-	}
-	if r := m.routing.Load(); r != nil {
-		if err := checkEngine(info, r.view); err != nil {
-			return err
-		}
-	}
-	info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
-	info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
-	m.engine.Store(&info)
-	return nil
 }
 
 // Readiness reports whether the agent can serve an engine: it is running
@@ -237,6 +216,12 @@ func (m *Manager) Close() error {
 				m.metrics.roomFailed(ReasonShutdown)
 			}
 		})
+		m.engMu.Lock()
+		if s := m.stream; s != nil {
+			m.stream = nil
+			m.endStream(s, ReasonShutdown, fmt.Sprintf("the receiver agent of engine rank %d shut down", m.cfg.EngineRank))
+		}
+		m.engMu.Unlock()
 		close(m.stop)
 		m.cancel()
 		m.wg.Wait()
@@ -245,3 +230,6 @@ func (m *Manager) Close() error {
 	})
 	return nil
 }
+
+// EngineRank is the decode engine rank the Manager serves.
+func (m *Manager) EngineRank() int { return m.cfg.EngineRank }

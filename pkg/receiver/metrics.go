@@ -74,6 +74,8 @@ type Metrics struct {
 	rejected        *prometheus.CounterVec
 	heartbeatMisses prometheus.Counter
 	addressesLost   prometheus.Counter
+	streams         prometheus.Gauge
+	streamResyncs   prometheus.Counter
 	openRoomsFn     atomic.Pointer[func() int]
 }
 
@@ -103,6 +105,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "pdtopo_receiver_prefill_connections_lost_total", Help: "Bootstrap addresses dropped after consecutive heartbeat misses.",
 		}),
 	}
+	m.streams = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdtopo_receiver_engine_streams", Help: "Engine event streams open (0 or 1 per rank).",
+	})
+	m.streamResyncs = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pdtopo_receiver_stream_resyncs_total", Help: "Times an engine read its stream too slowly: the agent dropped events and sent the stream's whole table instead.",
+	})
 	m.waiters = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "pdtopo_receiver_room_waiters", Help: "Engine calls waiting for a room to finish (long polls of GET /v1/rooms/{room}?wait=).",
 	})
@@ -117,7 +125,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 		return 0
 	})
-	reg.MustRegister(m.waiters, m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms)
+	reg.MustRegister(m.waiters, m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms, m.streams, m.streamResyncs)
 	return m
 }
 
@@ -180,4 +188,23 @@ func (m *Metrics) waiting() func() {
 	}
 	m.waiters.Inc()
 	return m.waiters.Dec
+}
+
+// streamOpened and streamEnded count the open engine streams.
+func (m *Metrics) streamOpened() {
+	if m != nil {
+		m.streams.Inc()
+	}
+}
+
+func (m *Metrics) streamEnded() {
+	if m != nil {
+		m.streams.Dec()
+	}
+}
+
+func (m *Metrics) streamResynced() {
+	if m != nil {
+		m.streamResyncs.Inc()
+	}
 }

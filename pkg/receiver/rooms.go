@@ -52,6 +52,11 @@ type RoomStatus struct {
 // answered (poll Status). Failures to reach the prefill fail the room, not
 // the call.
 func (m *Manager) Open(bootstrapAddr string, room int64) error {
+	return m.open(bootstrapAddr, room, nil, 0)
+}
+
+// open opens a room for owner (nil for the HTTP API), which calls it ref.
+func (m *Manager) open(bootstrapAddr string, room int64, owner *Stream, ref int64) error {
 	if err := m.Ready(); err != nil {
 		return err
 	}
@@ -61,15 +66,24 @@ func (m *Manager) Open(bootstrapAddr string, room int64) error {
 	if err := checkBootstrapAddr(bootstrapAddr); err != nil {
 		return errorf(CodeInvalidArgument, "%v", err)
 	}
-	r := m.routing.Load()
+	r, reg := m.routing.Load(), m.engine.Load()
+	if owner != nil && owner.reg != reg {
+		return errorf(CodeStreamEnded, "the stream's registration was replaced; open a new stream")
+	}
 	now := m.now()
 	e := &roomEntry{id: room, view: r.view, addr: bootstrapAddr, group: -1, openedAt: now,
-		state: NewRoomState(r.view.expected, r.view.required)}
+		state: NewRoomState(r.view.expected, r.view.required), reg: reg, owner: owner, ref: ref, sent: Bootstrapping}
 	switch exists, full := m.rooms.insert(e, now); {
 	case exists:
 		return errorf(CodeRoomExists, "room %d is already open; clear it before reusing its number", room)
 	case full:
 		return errorf(CodeTooManyRooms, "%d rooms are open, the most this agent keeps; clear finished rooms", m.cfg.MaxRooms)
+	}
+	if m.engine.Load() != reg || owner.ended() {
+		// a registration or the end of the stream raced with this open: the
+		// room belongs to what was replaced
+		m.rooms.removeEntry(e)
+		return errorf(CodeStreamEnded, "the engine registration or its stream ended while room %d was being opened", room)
 	}
 	res := r.peers.bind(e, now)
 	switch {
@@ -89,12 +103,21 @@ func (m *Manager) Open(bootstrapAddr string, room int64) error {
 // Open and Request. A send that fails fails the room (its reason says which
 // rank).
 func (m *Manager) Request(room int64, req TransferRequest) error {
+	return m.requestRoom(room, req, nil)
+}
+
+// requestRoom is Request for owner's room (any room when owner is nil).
+func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream) error {
 	var (
 		e    *roomEntry
 		perr error
 	)
 	now := m.now()
 	found := m.rooms.with(room, func(s *roomShard, entry *roomEntry) {
+		if owner != nil && entry.owner != owner {
+			perr = m.notOnStream(room)
+			return
+		}
 		if perr = requestable(entry); perr == nil {
 			perr = m.checkPayload(entry, req)
 		}
@@ -165,9 +188,8 @@ func (m *Manager) checkPayload(e *roomEntry, req TransferRequest) error {
 }
 
 func (m *Manager) request(e *roomEntry, t *sendTarget, req *TransferRequest) kvwire.Request {
-	eng := m.engine.Load()
 	q := kvwire.Request{
-		Room: e.id, DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
+		Room: e.id, DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: e.reg.SessionID,
 		RequiredDstInfoNum: t.dstInfo, Dummy: t.dummy,
 	}
 	if !t.dummy {
@@ -193,15 +215,21 @@ func (m *Manager) Status(room int64) (RoomStatus, error) {
 				m.metrics.roomFailed(l.reason)
 			}
 		}
-		st = RoomStatus{Room: room, Status: e.state.Status(), BootstrapToken: e.state.BootstrapToken(), Failure: e.state.Failure()}
-		if e.view.specOK {
-			st.SpecCandidateIDs = e.state.SpecCandidates()
-		}
+		st = e.status()
 	})
 	if !found {
 		return RoomStatus{}, m.roomNotFound(room)
 	}
 	return st, nil
+}
+
+// status is the room as the engine sees it; the caller holds its lock.
+func (e *roomEntry) status() RoomStatus {
+	st := RoomStatus{Room: e.id, Status: e.state.Status(), BootstrapToken: e.state.BootstrapToken(), Failure: e.state.Failure()}
+	if e.view.specOK {
+		st.SpecCandidateIDs = e.state.SpecCandidates()
+	}
+	return st
 }
 
 // Wait blocks until room finishes (or is cleared, or ctx ends) and returns
@@ -233,9 +261,15 @@ func (m *Manager) Wait(ctx context.Context, room int64) (RoomStatus, error) {
 
 // Clear forgets a room entirely; status messages for it are ignored from
 // then on.
-func (m *Manager) Clear(room int64) error {
-	e := m.rooms.remove(room)
-	if e == nil {
+func (m *Manager) Clear(room int64) error { return m.clear(room, nil) }
+
+// clear is Clear for owner's room (any room when owner is nil).
+func (m *Manager) clear(room int64, owner *Stream) error {
+	e, other := m.rooms.remove(room, owner)
+	switch {
+	case other:
+		return m.notOnStream(room)
+	case e == nil:
 		return m.roomNotFound(room)
 	}
 	if e.unfinished() {
@@ -284,6 +318,12 @@ func (m *Manager) timeoutMessage(e *roomEntry, l *deadlineList) string {
 		what = fmt.Sprintf("%d of %d prefill ranks reported Success", e.state.Responses(), e.view.required)
 	}
 	return fmt.Sprintf("room %d did not finish within %v in state %s (prefill %s): %s", e.id, time.Duration(l.timeout), e.state.Status(), e.addr, what)
+}
+
+// notOnStream is the answer to a stream's call for a room another stream,
+// or the HTTP API, opened.
+func (m *Manager) notOnStream(room int64) error {
+	return errorf(CodeRoomNotFound, "room %d was not opened on this stream (another stream or the HTTP API opened it)", room)
 }
 
 // roomNotFound is the answer for a room this process does not hold: never

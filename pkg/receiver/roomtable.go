@@ -41,6 +41,13 @@ type roomEntry struct {
 	// done is closed when the room finishes or is cleared; made only when
 	// someone waits, so rooms nobody waits on carry no channel.
 	done chan struct{}
+	// reg is the engine registration the room was opened under.
+	reg *registration
+	// owner is the stream that opened the room (nil for the HTTP API), ref
+	// the number it gave the room, sent the status last pushed to it.
+	owner *Stream
+	ref   int64
+	sent  TransferPoll
 	// deadline list membership (intrusive, see deadlineList)
 	deadline   int64
 	list       *deadlineList
@@ -70,6 +77,8 @@ type roomShard struct {
 	// highWater is the largest size of rooms since it was last rebuilt: Go
 	// maps do not shrink, so a burst of rooms is released by rebuilding.
 	highWater int
+	// count is the table's count of open rooms.
+	count *atomic.Int64
 }
 
 func newRoomTable(max int, bootstrapTimeout, waitingTimeout int64) *roomTable {
@@ -77,6 +86,7 @@ func newRoomTable(max int, bootstrapTimeout, waitingTimeout int64) *roomTable {
 	for i := range t.shards {
 		s := &t.shards[i]
 		s.rooms = make(map[int64]*roomEntry)
+		s.count = &t.count
 		s.bootstrapping = deadlineList{timeout: bootstrapTimeout, reason: ReasonBootstrapTimeout}
 		s.waiting = deadlineList{timeout: waitingTimeout, reason: ReasonWaitingTimeout}
 	}
@@ -133,22 +143,44 @@ func (t *roomTable) withEntry(e *roomEntry, fn func(s *roomShard)) bool {
 }
 
 // remove forgets room id entirely and returns its entry (nil if unknown).
-func (t *roomTable) remove(id int64) *roomEntry {
+// With owner set, only a room owner opened is removed (other reports one
+// that another opened).
+func (t *roomTable) remove(id int64, owner *Stream) (e *roomEntry, other bool) {
 	s := t.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.rooms[id]
-	if !ok {
-		return nil
+	switch {
+	case !ok:
+		return nil, false
+	case owner != nil && e.owner != owner:
+		return nil, true
 	}
+	s.forget(e)
+	s.maybeShrink()
+	return e, false
+}
+
+// removeEntry forgets e if it is still the open room of its id.
+func (t *roomTable) removeEntry(e *roomEntry) {
+	s := t.shard(e.id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rooms[e.id] == e {
+		s.forget(e)
+		s.maybeShrink()
+	}
+}
+
+// forget takes e off its lists and out of the shard; the caller holds the
+// lock.
+func (s *roomShard) forget(e *roomEntry) {
 	if e.list != nil {
 		e.list.unlink(e)
 	}
 	e.wake()
-	delete(s.rooms, id)
-	t.count.Add(-1)
-	s.maybeShrink()
-	return e
+	delete(s.rooms, e.id)
+	s.count.Add(-1)
 }
 
 // maybeShrink rebuilds the map once it holds far fewer rooms than it once
@@ -171,6 +203,7 @@ func (s *roomShard) markBootstrapped(e *roomEntry, now int64) bool {
 		return false
 	}
 	s.waiting.push(e, now)
+	e.publish()
 	return true
 }
 
@@ -183,9 +216,10 @@ func (s *roomShard) markRequested(e *roomEntry, now int64) bool {
 	return true
 }
 
-// settle takes a room that just became terminal off its deadline list and
-// wakes its waiters.
+// settle pushes a room's change to its stream and, once it is terminal,
+// takes it off its deadline list and wakes its waiters.
 func (s *roomShard) settle(e *roomEntry) {
+	e.publish()
 	if e.unfinished() {
 		return
 	}
@@ -219,9 +253,27 @@ func (s *roomShard) expire(now int64, message func(e *roomEntry, l *deadlineList
 		for e := l.expired(now); e != nil; e = l.expired(now) {
 			if e.state.Fail(l.reason, message(e, l)) {
 				e.wake()
+				e.publish()
 				onFail(e)
 			}
 		}
+	}
+}
+
+// removeWhere forgets every room for which match is true, calling
+// onRemove (under the shard's lock, before the room is forgotten) for each.
+func (t *roomTable) removeWhere(match func(e *roomEntry) bool, onRemove func(s *roomShard, e *roomEntry)) {
+	for i := range t.shards {
+		s := &t.shards[i]
+		s.mu.Lock()
+		for _, e := range s.rooms {
+			if match(e) {
+				onRemove(s, e)
+				s.forget(e)
+			}
+		}
+		s.maybeShrink()
+		s.mu.Unlock()
 	}
 }
 

@@ -125,7 +125,7 @@ func TestRoomLifecycleOverHTTP(t *testing.T) {
 	p.expectError("POST", "/v1/rooms", p.openBody(12), http.StatusConflict, string(receiver.CodeEngineNotRegistered))
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil)
 	p.do("PUT", "/v1/engine", p.engineBody(), http.StatusOK, nil) // same values again: fine
-	p.expectError("PUT", "/v1/engine", `{"sessionId":"127.0.0.1:1","kvDataPtrs":[1,2,3,4]}`, http.StatusConflict, string(receiver.CodeEngineAlreadyRegistered))
+	p.expectError("PUT", "/v1/engine", `{"sessionId":"127.0.0.1:1","kvDataPtrs":[1,2,3]}`, http.StatusBadRequest, string(receiver.CodeInvalidArgument))
 
 	var room RoomBody
 	p.do("POST", "/v1/rooms", p.openBody(12), http.StatusCreated, &room)
@@ -269,7 +269,10 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 		{"PATCH", "/v1/rooms/1", "", 405, CodeMethodNotAllowed},
 		{"GET", "/v1/engine", "", 405, CodeMethodNotAllowed},
 		{"GET", "/v2/rooms", "", 404, CodeNoSuchEndpoint},
-		{"PUT", "/v1/engine", `{"sessionId":"not a session","kvDataPtrs":[1]}`, 409, string(receiver.CodeEngineAlreadyRegistered)},
+		{"PUT", "/v1/engine", `{"sessionId":"not a session","kvDataPtrs":[1]}`, 400, string(receiver.CodeInvalidArgument)},
+		{"PUT", "/v1/engine", `{"kind":"contract","sessionId":"127.0.0.1:1","kvDataPtrs":[1]}`, 400, CodeBadRequestBody},
+		{"POST", "/v1/rooms/1/request", `{"kind":"contract","kvIndices":[1],"auxIndex":1}`, 400, CodeBadRequestBody},
+		{"POST", "/v1/engine/stream", `{}`, 426, CodeUpgradeRequired},
 	}
 	for _, c := range cases {
 		p.expectError(c.method, c.path, c.body, c.status, c.code)

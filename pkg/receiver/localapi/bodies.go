@@ -33,11 +33,29 @@ import (
 // carries a few hundred thousand page indices, well under this.
 const MaxBodyBytes = 32 << 20
 
-// EngineBody is PUT /v1/engine.
+// WireV1 is the kind of registration and request the reference engine's
+// v1 wire carries (docs/wire.md); it is the default when "kind" is absent.
+// Other kinds have their own fields: a body is decoded by its kind.
+const WireV1 = "v1"
+
+// EngineBody is PUT /v1/engine (and the body of POST /v1/engine/stream).
 type EngineBody struct {
+	// Kind is the registration's wire (WireV1 when absent).
+	Kind          string   `json:"kind,omitempty"`
 	SessionID     *string  `json:"sessionId"`
 	KVDataPtrs    []uint64 `json:"kvDataPtrs"`
 	StateDataPtrs []uint64 `json:"stateDataPtrs"`
+}
+
+// EngineRegistered answers PUT /v1/engine.
+type EngineRegistered struct {
+	SessionID string `json:"sessionId"`
+	// Registration numbers the registrations with different values the
+	// agent process accepted (1 for the first).
+	Registration uint64 `json:"registration"`
+	// Replaced: the registration replaced one with other values; the rooms
+	// of that one failed with EngineReregistered.
+	Replaced bool `json:"replaced"`
 }
 
 // OpenBody is POST /v1/rooms.
@@ -46,8 +64,10 @@ type OpenBody struct {
 	Room          *int64  `json:"room"`
 }
 
-// RequestBody is POST /v1/rooms/{room}/request.
+// RequestBody is POST /v1/rooms/{room}/request (and a stream's request).
 type RequestBody struct {
+	// Kind is the request's wire (WireV1 when absent).
+	Kind            string  `json:"kind,omitempty"`
 	KVIndices       []int64 `json:"kvIndices"`
 	AuxIndex        *int64  `json:"auxIndex"`
 	DecodePrefixLen *int64  `json:"decodePrefixLen"`
@@ -86,20 +106,12 @@ const maxPooledBuffer = 64 << 10
 
 // decodeStrict reads exactly one JSON object with only known fields.
 func decodeStrict(r io.Reader, v any) error {
-	buf := bodyBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			buf.Reset()
-			bodyBuffers.Put(buf)
-		}
-	}()
-	if _, err := buf.ReadFrom(io.LimitReader(r, MaxBodyBytes+1)); err != nil {
-		return badBody("reading the body: %v", err)
+	raw, release, err := readBody(r)
+	if err != nil {
+		return err
 	}
-	if buf.Len() > MaxBodyBytes {
-		return &bodyError{tooLarge: true, msg: fmt.Sprintf("the body is longer than %d bytes", MaxBodyBytes)}
-	}
-	return decodeBytes(buf.Bytes(), v)
+	defer release()
+	return decodeBytes(raw, v)
 }
 
 func decodeBytes(raw []byte, v any) error {
@@ -122,11 +134,71 @@ func describeJSONError(err error) string {
 	return err.Error()
 }
 
+// bodyKind is the "kind" of a body, read before the body is decoded
+// strictly as that kind.
+type bodyKind struct {
+	Kind string `json:"kind"`
+}
+
+// kindOf reads a JSON object's "kind" ("" when absent); what is not an
+// object is left for the strict decoding to describe.
+func kindOf(raw []byte) string {
+	var k bodyKind
+	if !bytes.Contains(raw, kindKey) || json.Unmarshal(raw, &k) != nil {
+		return ""
+	}
+	return k.Kind
+}
+
+var kindKey = []byte(`"kind"`)
+
+// unknownKind refuses a body of a kind this agent does not speak.
+func unknownKind(what, kind string) error {
+	return badBody("%s kind %q is not one this agent speaks (it speaks %q)", what, kind, WireV1)
+}
+
+// readBody reads a whole body, bounded by MaxBodyBytes, into a pooled
+// buffer that release gives back.
+func readBody(r io.Reader) (raw []byte, release func(), err error) {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	release = func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			bodyBuffers.Put(buf)
+		}
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, MaxBodyBytes+1)); err != nil {
+		release()
+		return nil, nil, badBody("reading the body: %v", err)
+	}
+	if buf.Len() > MaxBodyBytes {
+		release()
+		return nil, nil, &bodyError{tooLarge: true, msg: fmt.Sprintf("the body is longer than %d bytes", MaxBodyBytes)}
+	}
+	return buf.Bytes(), release, nil
+}
+
 // parseEngine checks PUT /v1/engine.
 func parseEngine(r io.Reader) (receiver.EngineInfo, error) {
-	var b EngineBody
-	if err := decodeStrict(r, &b); err != nil {
+	raw, release, err := readBody(r)
+	if err != nil {
 		return receiver.EngineInfo{}, err
+	}
+	defer release()
+	return parseEngineBytes(raw)
+}
+
+// parseEngineBytes checks a registration by its kind.
+func parseEngineBytes(raw []byte) (receiver.EngineInfo, error) {
+	if k := kindOf(raw); k != "" && k != WireV1 {
+		return receiver.EngineInfo{}, unknownKind("registration", k)
+	}
+	var b EngineBody
+	if err := decodeBytes(raw, &b); err != nil {
+		return receiver.EngineInfo{}, err
+	}
+	if b.Kind != "" && b.Kind != WireV1 { // a key spelled with escapes
+		return receiver.EngineInfo{}, unknownKind("registration", b.Kind)
 	}
 	if b.SessionID == nil {
 		return receiver.EngineInfo{}, badBody(`"sessionId" is required ("host:port" of the transfer engine)`)
@@ -154,9 +226,25 @@ func parseOpen(r io.Reader) (string, int64, error) {
 
 // parseRequest checks POST /v1/rooms/{room}/request.
 func parseRequest(r io.Reader) (receiver.TransferRequest, error) {
-	var b RequestBody
-	if err := decodeStrict(r, &b); err != nil {
+	raw, release, err := readBody(r)
+	if err != nil {
 		return receiver.TransferRequest{}, err
+	}
+	defer release()
+	return parseRequestBytes(raw)
+}
+
+// parseRequestBytes checks a room's request by its kind.
+func parseRequestBytes(raw []byte) (receiver.TransferRequest, error) {
+	if k := kindOf(raw); k != "" && k != WireV1 {
+		return receiver.TransferRequest{}, unknownKind("request", k)
+	}
+	var b RequestBody
+	if err := decodeBytes(raw, &b); err != nil {
+		return receiver.TransferRequest{}, err
+	}
+	if b.Kind != "" && b.Kind != WireV1 {
+		return receiver.TransferRequest{}, unknownKind("request", b.Kind)
 	}
 	if b.KVIndices == nil || b.AuxIndex == nil {
 		return receiver.TransferRequest{}, badBody(`"kvIndices" and "auxIndex" are required`)

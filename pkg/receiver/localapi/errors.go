@@ -47,35 +47,62 @@ const (
 
 // statusOf maps a Manager error code to its HTTP status.
 var statusOf = map[receiver.ErrorCode]int{
-	receiver.CodeInvalidArgument:         http.StatusBadRequest,
-	receiver.CodeEngineNotRegistered:     http.StatusConflict,
-	receiver.CodeEngineAlreadyRegistered: http.StatusConflict,
-	receiver.CodeNoPlanLoaded:            http.StatusServiceUnavailable,
-	receiver.CodeRoomExists:              http.StatusConflict,
-	receiver.CodeRoomNotFound:            http.StatusNotFound,
-	receiver.CodeRoomAlreadyRequested:    http.StatusConflict,
-	receiver.CodeRoomFinished:            http.StatusConflict,
-	receiver.CodeTooManyRooms:            http.StatusServiceUnavailable,
-	receiver.CodeAgentShuttingDown:       http.StatusServiceUnavailable,
+	receiver.CodeInvalidArgument:      http.StatusBadRequest,
+	receiver.CodeEngineNotRegistered:  http.StatusConflict,
+	receiver.CodeStreamEnded:          http.StatusConflict,
+	receiver.CodeNoPlanLoaded:         http.StatusServiceUnavailable,
+	receiver.CodeRoomExists:           http.StatusConflict,
+	receiver.CodeRoomNotFound:         http.StatusNotFound,
+	receiver.CodeRoomAlreadyRequested: http.StatusConflict,
+	receiver.CodeRoomFinished:         http.StatusConflict,
+	receiver.CodeTooManyRooms:         http.StatusServiceUnavailable,
+	receiver.CodeAgentShuttingDown:    http.StatusServiceUnavailable,
 }
 
 func writeError(w http.ResponseWriter, err error) {
+	writeJSONError(w, httpStatusOf(err), errorCodeOf(err), errorMessage(err))
+}
+
+// httpStatusOf is the HTTP status the API answers err with.
+func httpStatusOf(err error) int {
 	var be *bodyError
 	var re *receiver.Error
 	switch {
 	case errors.As(err, &be) && be.tooLarge:
-		writeJSONError(w, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, be.msg)
+		return http.StatusRequestEntityTooLarge
 	case errors.As(err, &be):
-		writeJSONError(w, http.StatusBadRequest, CodeBadRequestBody, be.msg)
+		return http.StatusBadRequest
 	case errors.As(err, &re):
-		status, ok := statusOf[re.Code]
-		if !ok {
-			status = http.StatusInternalServerError
+		if status, ok := statusOf[re.Code]; ok {
+			return status
 		}
-		writeJSONError(w, status, string(re.Code), re.Message)
-	default:
-		writeJSONError(w, http.StatusInternalServerError, CodeInternalError, err.Error())
 	}
+	return http.StatusInternalServerError
+}
+
+// errorCodeOf and errorMessage are the code and message the API answers
+// err with.
+func errorCodeOf(err error) string {
+	var be *bodyError
+	switch {
+	case errors.As(err, &be) && be.tooLarge:
+		return CodeBodyTooLarge
+	case errors.As(err, &be):
+		return CodeBadRequestBody
+	}
+	return errorCode(err)
+}
+
+func errorMessage(err error) string {
+	var be *bodyError
+	var re *receiver.Error
+	switch {
+	case errors.As(err, &be):
+		return be.msg
+	case errors.As(err, &re):
+		return re.Message
+	}
+	return err.Error()
 }
 
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {

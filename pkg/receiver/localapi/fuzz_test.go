@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
 // The local API's bodies come from another process: no input may panic,
@@ -94,6 +96,87 @@ func FuzzPathAndQuery(f *testing.F) {
 		}
 		if d, err := parseWait(s); err == nil && (d < 0 || d > MaxWait) {
 			t.Fatalf("wait %q → %v", s, d)
+		}
+	})
+}
+
+// The engine stream's lines come from another process too (operations
+// from the engine, events from the agent).
+
+func FuzzDecodeOp(f *testing.F) {
+	f.Add([]byte(`{"op":"open","room":1,"ref":7,"bootstrapAddr":"prefill:8998"}`))
+	f.Add([]byte(`{"op":"request","room":1,"request":{"kvIndices":[1,2],"auxIndex":3}}`))
+	f.Add([]byte(`{"op":"clear","room":9223372036854775807}`))
+	f.Add([]byte(`{"op":"open","room":-1}`))
+	f.Add([]byte(`{"op":"request","room":1,"request":null}`))
+	f.Add([]byte(`{"op":"dance"}`))
+	f.Add([]byte(`{"op":"open","room":1,"bootstrapAddr":"a:1"} {}`))
+	f.Add([]byte("\xff"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		op, err := DecodeOp(line)
+		if err != nil {
+			var oe *OpError
+			if !errors.As(err, &oe) || oe.Error() == "" {
+				t.Fatalf("%q: error %v is not an OpError with a message", line, err)
+			}
+			if oe.Room != nil && !knownOp(oe.Op) {
+				t.Fatalf("%q: a refusal of unknown op %q", line, oe.Op)
+			}
+			return
+		}
+		switch {
+		case !knownOp(op.Op) || op.Room == nil || *op.Room < 0:
+			t.Fatalf("accepted %q as %+v", line, op)
+		case op.Op == OpOpen && op.BootstrapAddr == nil, op.Op == OpRequest && len(op.Request) == 0:
+			t.Fatalf("accepted %q without its payload", line)
+		}
+		again, err := json.Marshal(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := DecodeOp(again)
+		if err != nil || back.Op != op.Op || *back.Room != *op.Room || back.Ref != op.Ref {
+			t.Fatalf("%q → %s → %+v %v", line, again, back, err)
+		}
+	})
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	msg, code := "prefill TP rank 1 reported Failed", "PrefillReportedFailure"
+	f.Add(AppendRoomEvent(nil, receiver.RoomEvent{Ref: 3, RoomStatus: receiver.RoomStatus{Room: 9, Status: receiver.Success, BootstrapToken: 5, SpecCandidateIDs: []int32{1, 2}}}))
+	f.Add(AppendRoomEvent(nil, receiver.RoomEvent{Ref: 1, RoomStatus: receiver.RoomStatus{Room: 2, Status: receiver.Failed, BootstrapToken: -1, Failure: &receiver.RoomFailure{Reason: receiver.FailureReason(code), Message: msg}}}))
+	f.Add(AppendRefused(nil, OpOpen, nil, 0, 409, "RoomExists", "room 1 is open"))
+	f.Add(AppendClosed(nil, "Shutdown", "bye"))
+	f.Add(AppendResync(nil, 3))
+	f.Add([]byte(`{"ev":"hello","protocol":1,"engineRank":0,"sessionId":"h:1","registration":2,"replaced":true,"future":{}}`))
+	f.Add([]byte(`{"ev":"room","room":1,"status":"Sideways"}`))
+	f.Add([]byte(`{"ev":"room","status":"Success"}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		ev, err := DecodeEvent(bytes.TrimSuffix(line, []byte("\n")))
+		if err != nil {
+			if ev.Ev != "" {
+				t.Fatalf("%q: error %v with an event %+v", line, err, ev)
+			}
+			return
+		}
+		if ev.Ev == "" {
+			t.Fatalf("accepted %q without ev", line)
+		}
+		if ev.Ev != EvRoom {
+			return
+		}
+		if ev.Room == nil || ev.Status == nil || !ev.Status.Valid() {
+			t.Fatalf("accepted room event %q as %+v", line, ev)
+		}
+		st := receiver.RoomStatus{Room: *ev.Room, Status: *ev.Status, BootstrapToken: ev.BootstrapToken, SpecCandidateIDs: ev.SpecCandidateIDs}
+		if ev.FailureCode != nil && ev.FailureMessage != nil {
+			st.Failure = &receiver.RoomFailure{Reason: receiver.FailureReason(*ev.FailureCode), Message: *ev.FailureMessage}
+		}
+		back, err := DecodeEvent(bytes.TrimSuffix(AppendRoomEvent(nil, receiver.RoomEvent{Ref: ev.Ref, RoomStatus: st}), []byte("\n")))
+		if err != nil || *back.Room != *ev.Room || *back.Status != *ev.Status || back.Ref != ev.Ref || back.BootstrapToken != ev.BootstrapToken ||
+			!slices.Equal(back.SpecCandidateIDs, ev.SpecCandidateIDs) {
+			t.Fatalf("%q → %+v → %+v %v", line, ev, back, err)
 		}
 	})
 }

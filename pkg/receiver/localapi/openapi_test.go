@@ -17,17 +17,21 @@ limitations under the License.
 package localapi
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"sigs.k8s.io/yaml"
@@ -200,11 +204,23 @@ type capture struct {
 func (c *capture) WriteHeader(s int)           { c.status = s; c.ResponseWriter.WriteHeader(s) }
 func (c *capture) Write(b []byte) (int, error) { c.body.Write(b); return c.ResponseWriter.Write(b) }
 
+// Hijack records the engine stream's 101, which goes out on the taken-over
+// connection rather than through WriteHeader.
+func (c *capture) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c.status = http.StatusSwitchingProtocols
+	return http.NewResponseController(c.ResponseWriter).Hijack()
+}
+
 func (rec recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := &capture{ResponseWriter: w, status: http.StatusOK}
 	rec.h.ServeHTTP(c, r)
+	logMu.Lock()
+	defer logMu.Unlock()
 	*rec.log = append(*rec.log, exchange{server: rec.server, pattern: r.Pattern, method: r.Method, status: c.status, contentType: w.Header().Get("Content-Type"), body: c.body.Bytes()})
 }
+
+// logMu guards the exchange log: a stream's handler ends after its call.
+var logMu sync.Mutex
 
 // fixedPod is a pod whose readiness and info the test sets.
 type fixedPod struct {
@@ -247,15 +263,30 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 	defer probe.Close()
 	unready := httptest.NewServer(recorder{"probe", ProbeHandler(fixedPod{ready: bare.Readiness()}, metrics), &log})
 	defer unready.Close()
+	gone, _ := receivertest.StartAgent(t, &snap, 0, nil)
+	gone.Close() // shutting down
+	goneSrv := httptest.NewServer(recorder{"engine", Handler(gone, metrics), &log})
+	defer goneSrv.Close()
 
 	do := func(base, method, path, body string, want int) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if path == "/v1/engine/stream" && body != "" {
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", StreamProtocol)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode == http.StatusSwitchingProtocols { // the stream: read its hello, then close it
+			line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+			if !strings.HasPrefix(line, `{"ev":"hello"`) {
+				t.Errorf("the stream's first line: %q", line)
+			}
+		} else {
+			io.Copy(io.Discard, resp.Body)
+		}
 		resp.Body.Close()
 		if resp.StatusCode != want {
 			t.Fatalf("%s %s: %d, want %d", method, path, resp.StatusCode, want)
@@ -277,7 +308,6 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 		{e, "PUT", "/v1/engine", `{"kvDataPtrs":[1]}`, 400},
 		{e, "PUT", "/v1/engine", huge, 413},
 		{e, "PUT", "/v1/engine", string(engineJSON), 200},
-		{e, "PUT", "/v1/engine", `{"sessionId":"127.0.0.1:1","kvDataPtrs":[1,2,3,4]}`, 409},
 		{b, "PUT", "/v1/engine", string(engineJSON), 200},
 		{b, "POST", "/v1/rooms", open, 503}, // no plan
 		{e, "POST", "/v1/rooms", `{"room":1}`, 400},
@@ -295,6 +325,11 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 		{e, "DELETE", "/v1/rooms/1", "", 204},
 		{e, "DELETE", "/v1/rooms/1", "", 404},
 		{e, "GET", "/v2/nothing", "", 404},
+		{e, "POST", "/v1/engine/stream", "", 426}, // no upgrade asked
+		{e, "POST", "/v1/engine/stream", `{"kvDataPtrs":[1]}`, 400},
+		{e, "POST", "/v1/engine/stream", huge, 413},
+		{goneSrv.URL, "POST", "/v1/engine/stream", string(engineJSON), 503},
+		{e, "POST", "/v1/engine/stream", string(engineJSON), 101},
 		{probe.URL, "GET", "/healthz", "", 200}, {probe.URL, "GET", "/readyz", "", 200},
 		{probe.URL, "GET", "/metrics", "", 200}, {probe.URL, "GET", "/v1/agent", "", 200},
 		{unready.URL, "GET", "/readyz", "", 503}, {probe.URL, "GET", "/v1/rooms", "", 404},
@@ -310,6 +345,12 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 		}
 	}
 
+	waitForStreams := time.Now().Add(10 * time.Second) // the stream's handler logs once its connection closed
+	for !loggedStatus(&log, http.StatusSwitchingProtocols) && time.Now().Before(waitForStreams) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
 	documented := map[string]bool{} // server path method status
 	for path, v := range doc["paths"].(map[string]any) {
 		item := v.(map[string]any)
@@ -380,4 +421,15 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 	for _, key := range missing {
 		t.Errorf("%s is documented but no call produced it", key)
 	}
+}
+
+func loggedStatus(log *[]exchange, status int) bool {
+	logMu.Lock()
+	defer logMu.Unlock()
+	for _, x := range *log {
+		if x.status == status {
+			return true
+		}
+	}
+	return false
 }

@@ -41,7 +41,12 @@ func writeRoom(w http.ResponseWriter, code int, st receiver.RoomStatus) {
 }
 
 func appendRoom(b []byte, st receiver.RoomStatus) []byte {
-	b = append(b, `{"room":`...)
+	return appendRoomFields(append(b, '{'), st)
+}
+
+// appendRoomFields appends RoomBody's fields and closes the object.
+func appendRoomFields(b []byte, st receiver.RoomStatus) []byte {
+	b = append(b, `"room":`...)
 	b = strconv.AppendInt(b, st.Room, 10)
 	b = append(b, `,"status":"`...)
 	b = append(b, st.Status.String()...) // a fixed name: no escaping needed

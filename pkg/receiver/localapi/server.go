@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
@@ -32,7 +33,9 @@ import (
 
 // Agent is what the API drives: a *receiver.Manager.
 type Agent interface {
-	RegisterEngine(receiver.EngineInfo) error
+	EngineRank() int
+	Register(receiver.EngineInfo) (receiver.Registered, error)
+	OpenStream(receiver.EngineInfo, receiver.EventSink) (*receiver.Stream, receiver.Registered, error)
 	Open(bootstrapAddr string, room int64) error
 	Request(room int64, req receiver.TransferRequest) error
 	Status(room int64) (receiver.RoomStatus, error)
@@ -42,9 +45,39 @@ type Agent interface {
 	EngineRegistered() bool
 }
 
-// Handler serves the API. metrics may be nil (no /metrics).
-func Handler(agent Agent, metrics http.Handler) http.Handler {
-	return newMux(engineRoutes(&api{agent: agent}, metrics), "no such endpoint: ")
+// EngineAPI serves one engine rank's API.
+type EngineAPI struct {
+	mux *http.ServeMux
+	api *api
+}
+
+// Handler serves the API with the default stream bounds. metrics may be
+// nil (no /metrics).
+func Handler(agent Agent, metrics http.Handler) *EngineAPI {
+	return NewEngineAPI(agent, metrics, StreamOptions{})
+}
+
+// NewEngineAPI serves the API with opts bounding each engine stream.
+func NewEngineAPI(agent Agent, metrics http.Handler, opts StreamOptions) *EngineAPI {
+	a := &api{agent: agent, opts: opts.withDefaults()}
+	return &EngineAPI{mux: newMux(engineRoutes(a, metrics), "no such endpoint: "), api: a}
+}
+
+func (e *EngineAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { e.mux.ServeHTTP(w, r) }
+
+// WaitStreams waits until every engine stream wrote its last events and
+// closed (the Manager ends them when it closes), or until ctx ends. The
+// HTTP server's Shutdown does not wait for them: a stream's connection is
+// no longer the server's.
+func (e *EngineAPI) WaitStreams(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { e.api.streams.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // route is one path and the handler of each method it answers.
@@ -56,6 +89,7 @@ type route struct {
 func engineRoutes(a *api, metrics http.Handler) []route {
 	routes := []route{
 		{"/v1/engine", map[string]http.HandlerFunc{http.MethodPut: a.putEngine}},
+		{"/v1/engine/stream", map[string]http.HandlerFunc{http.MethodPost: a.openStream}},
 		{"/v1/rooms", map[string]http.HandlerFunc{http.MethodPost: a.openRoom}},
 		{"/v1/rooms/{room}", map[string]http.HandlerFunc{http.MethodGet: a.getRoom, http.MethodDelete: a.clearRoom}},
 		{"/v1/rooms/{room}/request", map[string]http.HandlerFunc{http.MethodPost: a.requestRoom}},
@@ -103,7 +137,11 @@ func routeTable(routes []route) map[string][]string {
 	return out
 }
 
-type api struct{ agent Agent }
+type api struct {
+	agent   Agent
+	opts    StreamOptions
+	streams sync.WaitGroup // streams whose connection is open
+}
 
 // ServerProtocols are the protocols the API is served with: HTTP/1.1, and
 // HTTP/2 without TLS for clients that know to use it (prior knowledge), which
@@ -135,14 +173,15 @@ func methods(byMethod map[string]http.HandlerFunc) http.HandlerFunc {
 
 func (a *api) putEngine(w http.ResponseWriter, r *http.Request) {
 	info, err := parseEngine(r.Body)
+	var reg receiver.Registered
 	if err == nil {
-		err = a.agent.RegisterEngine(info)
+		reg, err = a.agent.Register(info)
 	}
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"sessionId": info.SessionID})
+	writeJSON(w, http.StatusOK, EngineRegistered{SessionID: reg.SessionID, Registration: reg.Generation, Replaced: reg.Replaced})
 }
 
 func (a *api) openRoom(w http.ResponseWriter, r *http.Request) {
