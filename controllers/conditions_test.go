@@ -82,6 +82,10 @@ func TestLayoutCompatibleReasons(t *testing.T) {
 				t.Errorf("message %q does not mention %q", cond.Message, c.says)
 			}
 			if c.status == metav1.ConditionFalse {
+				// docs/layout-verdicts.md: every False message ends with the fix.
+				if _, fix, ok := strings.Cut(cond.Message, ". Fix: "); !ok || fix == "" {
+					t.Errorf("message %q does not end with a fix", cond.Message)
+				}
 				wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible)
 				wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible)
 				if got.Status.Plan != nil || len(planConfigMaps(t, got)) != 0 {

@@ -41,6 +41,8 @@ type incompatibleResult struct {
 	Compatible bool   `json:"compatible"`
 	Reason     string `json:"reason"`
 	Message    string `json:"message"`
+	// Fix is the end of Message: the change that would make the pair plannable.
+	Fix string `json:"fix"`
 }
 
 // planOutputs are the formats of `plan -o`.
@@ -220,7 +222,7 @@ func printIncompatible(w io.Writer, output string, le *transferplan.LayoutError)
 		_, err := fmt.Fprintf(w, "INCOMPATIBLE  %s\n  %s\n", le.Reason, le.Message)
 		return err
 	}
-	return writeStructured(w, output, incompatibleResult{Compatible: false, Reason: string(le.Reason), Message: le.Message})
+	return writeStructured(w, output, incompatibleResult{Compatible: false, Reason: string(le.Reason), Message: le.Message, Fix: le.Fix})
 }
 
 func printPlans(w io.Writer, output, name string, layout transferplan.Layout, set *transferplan.PlanSet) error {

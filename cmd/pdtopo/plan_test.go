@@ -145,9 +145,14 @@ func TestPlanIncompatibleExits3(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg, _ := res["message"].(string)
-	if len(res) != 3 || res["compatible"] != false || res["reason"] != "UnsupportedHeterogeneousTP" ||
+	if len(res) != 4 || res["compatible"] != false || res["reason"] != "UnsupportedHeterogeneousTP" ||
 		!strings.Contains(msg, "prefill holds 2 units × 8 ranks = 16, decode 3 units × 4 ranks = 12") {
 		t.Fatalf("incompatible result %v", res)
+	}
+	// TargetK's decode side says 12 heads, TargetV's 8: only prefill TP
+	// 1, 2 and 4 (12/t and 8/t heads per rank) hold both in all.
+	if fix := "prefill TP 1, 2 or 4 (keeping decode TP 4) would work"; res["fix"] != fix || !strings.HasSuffix(msg, ". Fix: "+fix) {
+		t.Fatalf("fix %q, want %q at the end of the message", res["fix"], fix)
 	}
 	if code, out, _ := pdtopo(t, broken, "plan", "-f", "-"); code != exitIncompatible || !strings.HasPrefix(out, "INCOMPATIBLE  UnsupportedHeterogeneousTP") {
 		t.Fatalf("table: exit %d %q", code, out)

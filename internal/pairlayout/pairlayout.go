@@ -59,7 +59,7 @@ func FromSpec(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
 		field := fmt.Sprintf("kvBuffers[%d]", g)
 		kind, ok := wireKind[group.Kind]
 		if !ok {
-			return l, invalid(field+".kind", "must be TargetK, TargetV, DraftK or DraftV, got %q", group.Kind)
+			return l, invalid(field+".kind", "use TargetK, TargetV, DraftK or DraftV", "must be TargetK, TargetV, DraftK or DraftV, got %q", group.Kind)
 		}
 		bufs, err := expand(field, kind, group.BufferGeometry, P, D)
 		if err != nil {
@@ -87,10 +87,10 @@ func checkBufferCounts(spec pdv1.PDPairSpec) error {
 		state += max(int64(g.Count), 0)
 	}
 	if kv > transferplan.MaxBuffers {
-		return invalid("kvBuffers", "the groups hold %d buffers; at most %d are supported", kv, transferplan.MaxBuffers)
+		return invalid("kvBuffers", "give one buffer per layer", "the groups hold %d buffers; at most %d are supported", kv, transferplan.MaxBuffers)
 	}
 	if state > transferplan.MaxBuffers {
-		return invalid("stateBuffers", "the groups hold %d buffers; at most %d are supported", state, transferplan.MaxBuffers)
+		return invalid("stateBuffers", "give one buffer per layer", "the groups hold %d buffers; at most %d are supported", state, transferplan.MaxBuffers)
 	}
 	return nil
 }
@@ -102,7 +102,7 @@ func parallelism(f pdv1.FleetLayout) transferplan.Parallelism {
 // expand turns one group into count buffers with resolved geometry.
 func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P, D int) ([]transferplan.BufferSpec, error) {
 	if g.Count < 1 {
-		return nil, invalid(field+".count", "must be at least 1, got %d", g.Count)
+		return nil, invalid(field+".count", "give the number of layers the group covers, 1 or more", "must be at least 1, got %d", g.Count)
 	}
 	b := transferplan.BufferSpec{
 		Kind:             kind,
@@ -116,14 +116,14 @@ func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P
 		b.PrefillItemBytes = *g.PrefillItemBytes
 	}
 	if g.DecodeItemBytes <= 0 {
-		return nil, invalid(field+".decodeItemBytes", "must be positive, got %d", g.DecodeItemBytes)
+		return nil, invalid(field+".decodeItemBytes", "give the bytes of one page of one buffer on one decode rank", "must be positive, got %d", g.DecodeItemBytes)
 	}
 	if b.PrefillItemBytes <= 0 {
 		if g.PrefillItemBytes == nil {
-			return nil, invalid(field+".prefillItemBytes",
-				"the default decodeItemBytes×decodeTP/prefillTP = %d×%d/%d is 0; set prefillItemBytes", g.DecodeItemBytes, D, P)
+			return nil, invalid(field+".prefillItemBytes", "set prefillItemBytes to the bytes of one page on one prefill rank",
+				"the default decodeItemBytes×decodeTP/prefillTP = %d×%d/%d is 0", g.DecodeItemBytes, D, P)
 		}
-		return nil, invalid(field+".prefillItemBytes", "must be positive, got %d", b.PrefillItemBytes)
+		return nil, invalid(field+".prefillItemBytes", "give the bytes of one page of one buffer on one prefill rank", "must be positive, got %d", b.PrefillItemBytes)
 	}
 	out := make([]transferplan.BufferSpec, g.Count)
 	for i := range out {
@@ -132,12 +132,13 @@ func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P
 	return out, nil
 }
 
-func invalid(field, format string, args ...any) error {
-	return &transferplan.LayoutError{
+// invalid is an InvalidLayout refusal of field, ending with its fix.
+func invalid(field, fix, format string, args ...any) error {
+	return (&transferplan.LayoutError{
 		Reason:  transferplan.ReasonInvalidLayout,
 		Field:   field,
 		Message: field + ": " + fmt.Sprintf(format, args...),
-	}
+	}).WithFix(fix)
 }
 
 func orDefault(s, def string) string {

@@ -49,15 +49,15 @@ func buildBufferPair(index int, b BufferSpec, P, D int) (bufferPair, error) {
 	pi, di, pu, du := b.PrefillItemBytes, b.DecodeItemBytes, b.PrefillUnitBytes, b.DecodeUnitBytes
 	if pu != du {
 		return bufferPair{}, bufferErrorf(ReasonUnitSizeMismatch, b, index,
-			"prefill unit is %d bytes, decode unit %d bytes; units must match", pu, du)
+			"prefill unit is %d bytes, decode unit %d bytes; units must match", pu, du).WithFix(unitFix(pu, du))
 	}
 	if pi%pu != 0 {
 		return bufferPair{}, bufferErrorf(ReasonItemNotUnitAligned, b, index,
-			"prefill item %d bytes is not a multiple of the %d-byte unit", pi, pu)
+			"prefill item %d bytes is not a multiple of the %d-byte unit", pi, pu).WithFix(alignFix("prefillItemBytes", pi, pu))
 	}
 	if di%du != 0 {
 		return bufferPair{}, bufferErrorf(ReasonItemNotUnitAligned, b, index,
-			"decode item %d bytes is not a multiple of the %d-byte unit", di, du)
+			"decode item %d bytes is not a multiple of the %d-byte unit", di, du).WithFix(alignFix("decodeItemBytes", di, du))
 	}
 	pl, dl := pi/pu, di/du
 	pg, dg := pl*int64(P), dl*int64(D)

@@ -19,6 +19,7 @@ package transferplan
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Reason is a stable, machine-readable code for why a layout cannot be planned.
@@ -66,17 +67,45 @@ const (
 )
 
 // LayoutError says why a layout cannot be planned: a stable reason, the spec
-// field it concerns (e.g. "kvBuffers[0]") and the numbers that caused it.
+// field it concerns (e.g. "kvBuffers[0]"), the numbers that caused it and
+// the change that would fix it.
 type LayoutError struct {
 	Reason Reason
 	// Field is the path of the offending part of the spec, e.g. "kvBuffers[1]",
 	// "stateBuffers[0]", "decode.dataParallelSize"; empty when the whole layout is concerned.
 	Field string
-	// Message is a sentence a person can act on, naming the field and numbers.
+	// Message is a sentence a person can act on, naming the field and
+	// numbers; it ends with ". Fix: " and the Fix.
 	Message string
+	// Fix is the change that would make the layout plannable, worked out
+	// from the layout (the TP sizes that would work, the item or unit sizes
+	// that would match), e.g. "decode TP 1, 2, 4 or 8 per DP group (keeping
+	// prefill TP 2) would work with these 8 KV heads per token row".
+	Fix string
 }
 
 func (e *LayoutError) Error() string { return string(e.Reason) + ": " + e.Message }
+
+// WithFix sets the error's fix and ends its message with it; an error that
+// has a fix keeps it. Callers that know more than the layout (a model-aware
+// pair knows its model) replace Fix with ReplaceFix.
+func (e *LayoutError) WithFix(fix string) *LayoutError {
+	if fix == "" || e.Fix != "" {
+		return e
+	}
+	e.Fix = fix
+	e.Message = strings.TrimSuffix(e.Message, ".") + ". Fix: " + fix
+	return e
+}
+
+// ReplaceFix swaps the error's fix (and the end of its message) for another.
+func (e *LayoutError) ReplaceFix(fix string) *LayoutError {
+	if e.Fix != "" {
+		e.Message = strings.TrimSuffix(e.Message, ". Fix: "+e.Fix)
+		e.Fix = ""
+	}
+	return e.WithFix(fix)
+}
 
 // layoutErrorf builds a LayoutError whose message starts with the field.
 func layoutErrorf(reason Reason, field, format string, args ...any) *LayoutError {

@@ -110,10 +110,12 @@ func DefaultPrefillItemBytes(decodeItemBytes int64, decodeTPPerDP, prefillTPPerD
 // CRD's CEL rules enforce the same, so objects from the API server pass.
 func (l Layout) Validate() error {
 	if l.Attention != MHA && l.Attention != MLA {
-		return layoutErrorf(ReasonInvalidLayout, "attentionBackend", "must be MHA or MLA, got %q", l.Attention)
+		return layoutErrorf(ReasonInvalidLayout, "attentionBackend", "must be MHA or MLA, got %q", l.Attention).
+			WithFix("set attentionBackend to MLA for latent-attention models (DeepSeek V2/V3, Kimi K2), MHA for every other (also GQA and MQA)")
 	}
 	if l.TokensPerPage < 1 {
-		return layoutErrorf(ReasonInvalidLayout, "tokensPerPage", "must be at least 1, got %d", l.TokensPerPage)
+		return layoutErrorf(ReasonInvalidLayout, "tokensPerPage", "must be at least 1, got %d", l.TokensPerPage).
+			WithFix("set tokensPerPage to the engines' page size in tokens (--block-size), 1 or more")
 	}
 	if err := l.Prefill.Validate("prefill"); err != nil {
 		return err
@@ -123,18 +125,22 @@ func (l Layout) Validate() error {
 	}
 	if l.MLAL15Cache && l.Attention != MLA {
 		return layoutErrorf(ReasonMLAL15RequiresMLA, "mlaL15Cache",
-			"the prefill runs the MLA L1.5 cache but attentionBackend is %s; L1.5 is only supported for MLA models", l.Attention)
+			"the prefill runs the MLA L1.5 cache but attentionBackend is %s; L1.5 is only supported for MLA models", l.Attention).
+			WithFix("set mlaL15Cache to false (and start the prefill without --enable-mla-l1-5-cache), or attentionBackend to MLA if the model is an MLA model")
 	}
 	if len(l.KVBuffers) == 0 {
-		return layoutErrorf(ReasonInvalidLayout, "kvBuffers", "at least one KV buffer is required")
+		return layoutErrorf(ReasonInvalidLayout, "kvBuffers", "at least one KV buffer is required").
+			WithFix("give the model (spec.model) or its KV buffer groups (spec.kvBuffers)")
 	}
 	if len(l.KVBuffers) > MaxBuffers || len(l.StateBuffers) > MaxBuffers {
 		return layoutErrorf(ReasonInvalidLayout, "kvBuffers", "%d KV and %d state buffers; at most %d of each are supported",
-			len(l.KVBuffers), len(l.StateBuffers), MaxBuffers)
+			len(l.KVBuffers), len(l.StateBuffers), MaxBuffers).
+			WithFix(fmt.Sprintf("give one buffer per layer: no model has more than %d", MaxBuffers))
 	}
 	for i, b := range l.KVBuffers {
 		if !b.Kind.IsKV() {
-			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, fmt.Sprintf("kvBuffers[%d]", i)), "kind %q is not a KV buffer kind", b.Kind)
+			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, fmt.Sprintf("kvBuffers[%d]", i)), "kind %q is not a KV buffer kind", b.Kind).
+				WithFix("use TargetK, TargetV, DraftK or DraftV")
 		}
 		if err := b.validate(); err != nil {
 			return err
@@ -142,7 +148,8 @@ func (l Layout) Validate() error {
 	}
 	for _, b := range l.StateBuffers {
 		if b.Kind != MambaState {
-			return layoutErrorf(ReasonInvalidLayout, b.Field, "state buffers must have kind %q, got %q", MambaState, b.Kind)
+			return layoutErrorf(ReasonInvalidLayout, b.Field, "state buffers must have kind %q, got %q", MambaState, b.Kind).
+				WithFix(fmt.Sprintf("give state buffers kind %q", MambaState))
 		}
 		if err := b.validate(); err != nil {
 			return err
@@ -164,14 +171,17 @@ func fieldOr(field, fallback string) string {
 // Validate checks sizes and that DP divides TP; role prefixes the field path.
 func (p Parallelism) Validate(role string) error {
 	if p.TPSize < 1 || p.TPSize > MaxTPSize {
-		return layoutErrorf(ReasonInvalidLayout, role+".tensorParallelSize", "must be between 1 and %d, got %d", MaxTPSize, p.TPSize)
+		return layoutErrorf(ReasonInvalidLayout, role+".tensorParallelSize", "must be between 1 and %d, got %d", MaxTPSize, p.TPSize).
+			WithFix(fmt.Sprintf("set %s.tensorParallelSize to the role's whole attention world (--tp-size), 1 to %d", role, MaxTPSize))
 	}
 	if p.DPSize < 1 {
-		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize", "must be at least 1, got %d", p.DPSize)
+		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize", "must be at least 1, got %d", p.DPSize).
+			WithFix(fmt.Sprintf("set %s.dataParallelSize to 1, or to the number of DP attention groups", role))
 	}
 	if !p.DPDividesTP() {
 		return layoutErrorf(ReasonInvalidLayout, role+".dataParallelSize",
-			"%d does not divide tensorParallelSize %d", p.DPSize, p.TPSize)
+			"%d does not divide tensorParallelSize %d", p.DPSize, p.TPSize).
+			WithFix(fmt.Sprintf("set %s.dataParallelSize to a divisor of %d: %s", role, p.TPSize, orList(divisorsUpTo(p.TPSize, 12))))
 	}
 	return nil
 }
@@ -187,7 +197,8 @@ func (b BufferSpec) validate() error {
 		{"prefillUnitBytes", b.PrefillUnitBytes},
 	} {
 		if v.val <= 0 || v.val > MaxItemBytes {
-			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, string(b.Kind))+"."+v.name, "must be between 1 and %d, got %d", int64(MaxItemBytes), v.val)
+			return layoutErrorf(ReasonInvalidLayout, fieldOr(b.Field, string(b.Kind))+"."+v.name, "must be between 1 and %d, got %d", int64(MaxItemBytes), v.val).
+				WithFix(fmt.Sprintf("set %s to the bytes of one page of one buffer on one rank (items) or of one head of one token (units), 1 to %d", v.name, int64(MaxItemBytes)))
 		}
 	}
 	return nil
@@ -203,7 +214,9 @@ func (l Layout) validateKVPairs() error {
 		if count[pair[0]] != count[pair[1]] {
 			return layoutErrorf(ReasonInvalidLayout, "kvBuffers",
 				"MHA needs one %s buffer per %s buffer: %d %s, %d %s",
-				pair[1].specName(), pair[0].specName(), count[pair[0]], pair[0].specName(), count[pair[1]], pair[1].specName())
+				pair[1].specName(), pair[0].specName(), count[pair[0]], pair[0].specName(), count[pair[1]], pair[1].specName()).
+				WithFix(fmt.Sprintf("give the %s and %s groups the same count, one buffer of each per layer (%d), or attentionBackend MLA if the model is an MLA model",
+					pair[0].specName(), pair[1].specName(), max(count[pair[0]], count[pair[1]])))
 		}
 	}
 	return nil

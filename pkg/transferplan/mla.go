@@ -16,6 +16,8 @@ limitations under the License.
 
 package transferplan
 
+import "fmt"
+
 // MLA ranks each hold the whole latent KV cache, so a decode rank needs one
 // source. With P prefill and D decode TP ranks, decode rank d maps to the
 // prefill ranks [d*P/D, (d+1)*P/D) when P >= D (the first is real, the rest get
@@ -33,9 +35,8 @@ func checkMLAItems(l Layout) error {
 		for i, b := range group {
 			if b.PrefillItemBytes != b.DecodeItemBytes {
 				return bufferErrorf(ReasonMLAItemSizeMismatch, b, i,
-					"prefill item %d bytes, decode item %d bytes; every MLA rank holds the whole latent cache, so the items must be equal "+
-						"(set prefillItemBytes: its default decodeItemBytes × decodeTP / prefillTP assumes sharded heads)",
-					b.PrefillItemBytes, b.DecodeItemBytes)
+					"prefill item %d bytes, decode item %d bytes; every MLA rank holds the whole latent cache, so the items must be equal",
+					b.PrefillItemBytes, b.DecodeItemBytes).WithFix(mlaItemFix(b, l.Prefill.TPPerDP(), l.Decode.TPPerDP()))
 			}
 		}
 	}
@@ -93,4 +94,16 @@ func (p *Planner) mlaPlan(d int) RoutePlan {
 		})
 	}
 	return plan
+}
+
+// mlaItemFix: equal items; a ratio of 2 or 4 that is not the prefill item
+// default is two KV cache dtypes.
+func mlaItemFix(b BufferSpec, P, D int) string {
+	fix := fmt.Sprintf("set prefillItemBytes to %d, the decode item", b.DecodeItemBytes)
+	if b.PrefillItemBytes == DefaultPrefillItemBytes(b.DecodeItemBytes, D, P) {
+		fix += " (its default decodeItemBytes × decode TP / prefill TP assumes sharded heads)"
+	} else if r := dtypeRatio(b.PrefillItemBytes, b.DecodeItemBytes); r != "" {
+		fix += "; items " + r + " apart are what KV caches of different dtypes give: set the same kvCacheDtype on both roles"
+	}
+	return fix
 }

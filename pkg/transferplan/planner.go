@@ -16,6 +16,8 @@ limitations under the License.
 
 package transferplan
 
+import "fmt"
+
 // Planner holds everything about a layout that does not depend on the decode
 // rank — buffer classification, plan kind, prefill fan-out — computed once, so
 // that each rank's plan costs only the fragments it contains.
@@ -46,11 +48,12 @@ func NewPlanner(l Layout) (*Planner, error) {
 	return p, nil
 }
 
-// classify validates the layout and decides the plan kind and every buffer's
-// logical layout: all of NewPlanner but the fan-out, whose cost grows with
-// the fragment count. EstimatePlanSize stops here, so that sizing a layout
-// never costs what planning it would.
-func classify(l Layout) (*Planner, error) {
+// classifyLayout validates the layout and decides the plan kind and every
+// buffer's logical layout: all of NewPlanner but the fan-out, whose cost
+// grows with the fragment count. EstimatePlanSize stops here (through
+// classify, which adds the fix of a refusal), so that sizing a layout never
+// costs what planning it would.
+func classifyLayout(l Layout) (*Planner, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -142,7 +145,8 @@ func (p *Planner) noReplicaGroups() bool {
 func (p *Planner) RoutePlan(decodeTPRank int) (RoutePlan, error) {
 	if decodeTPRank < 0 || decodeTPRank >= p.decodeTP {
 		return RoutePlan{}, layoutErrorf(ReasonRankOutOfRange, "",
-			"decode TP rank %d does not exist: the decode side has %d TP ranks per DP group", decodeTPRank, p.decodeTP)
+			"decode TP rank %d does not exist: the decode side has %d TP ranks per DP group", decodeTPRank, p.decodeTP).
+			WithFix(fmt.Sprintf("ask for decode TP ranks 0 to %d (engine rank %% %d)", p.decodeTP-1, p.decodeTP))
 	}
 	var plan RoutePlan
 	switch p.kind {

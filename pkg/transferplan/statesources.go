@@ -56,7 +56,7 @@ func (p *Planner) checkStateSources() error {
 				return bufferErrorf(ReasonWholeStateCopyUnsafe, sharded.spec, sharded.prefill.Index,
 					"decode TP rank %d pulls KV cache from prefill TP rank %d, which holds none of its state; "+
 						"a prefill rank given no state fragment copies every state buffer whole (%d-byte prefill items into %d-byte decode items), "+
-						"which overwrites that decode rank's state. Shard KV heads and state channels over the same ranks, or replicate the state",
+						"which overwrites that decode rank's state",
 					d, r, sharded.prefill.ItemStrideBytes, sharded.decode.ItemStrideBytes)
 			}
 		}
