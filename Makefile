@@ -203,4 +203,4 @@ fuzz-planstore: ## Fuzz the plan loader (bytes from a volume are untrusted) for 
 
 .PHONY: bench-scale
 bench-scale: controlplane ## 500 PDPairs of mixed layouts at once against a real API server and the manager binary.
-	PDTOPO_SCALE=1 $(GO) test -count=1 -timeout 20m -run '^TestScale$$' -v ./internal/scale/
+	PDTOPO_SCALE=1 $(GO) test -count=1 -timeout 20m -run '^TestScale$$' -v ./test/integration/manager/

@@ -26,6 +26,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // hostilePair is the attack: a very wide prefill fleet feeding one
@@ -73,7 +74,7 @@ func TestPairEditedPastBudgetWithdrawsPlans(t *testing.T) {
 	small := got.Spec
 	got = waitObserved(t, updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = hostilePair(ns, "x").Spec }))
 	wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonPlanTooLarge)
-	eventually(t, settle, "plans withdrawn", func() error {
+	testutil.Eventually(t, settle, "plans withdrawn", func() error {
 		if cms := planConfigMaps(t, got); len(cms) != 0 {
 			return errorf("ConfigMaps %v remain", configMapNames(cms))
 		}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // pairBuilder builds PDPairs that read like the scenario:
@@ -98,8 +99,7 @@ func geom(count int32, decodeItem, prefillItem, decodeUnit, prefillUnit int64) p
 	}
 }
 
-// gqaP8D4 is Llama-3-70B-like GQA: 8 KV heads of 256 B, prefill TP8 holds
-// one per rank, decode TP4 two.
+// gqaP8D4 is fixtures.GQAP8D4 to build on.
 func gqaP8D4(namespace, name string) *pairBuilder {
-	return newPair(namespace, name).prefill(8, 1).decode(4, 1).kvPair(80, 512, 256, 256)
+	return &pairBuilder{p: *fixtures.GQAP8D4(namespace, name)}
 }

@@ -34,6 +34,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // Every LayoutCompatible reason a spec that passes the API server can reach.
@@ -104,7 +105,7 @@ func TestLayoutCompatibleReasons(t *testing.T) {
 // wantEvent waits for an event about the PDPair with the type and reason.
 func wantEvent(t *testing.T, p *pdv1.PDPair, eventType string, reason pdv1.PDPairConditionReason) {
 	t.Helper()
-	eventually(t, settle, fmt.Sprintf("a %s event %s about %s", eventType, reason, p.Name), func() error {
+	testutil.Eventually(t, settle, fmt.Sprintf("a %s event %s about %s", eventType, reason, p.Name), func() error {
 		var list eventsv1.EventList
 		if err := k8s.List(context.Background(), &list, client.InNamespace(p.Namespace)); err != nil {
 			return err
@@ -189,7 +190,7 @@ func TestPublishFailedIsRetried(t *testing.T) {
 	}
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionFalse, pdv1.ReasonPlansNotPublished)
 	unblock()
-	eventually(t, 30*time.Second, "plans published after the policy is gone", func() error {
+	testutil.Eventually(t, 30*time.Second, "plans published after the policy is gone", func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
 			return err
 		}
@@ -232,7 +233,7 @@ func denyConfigMaps(t *testing.T, ns string) func() {
 	}
 	create(t, policy)
 	create(t, binding)
-	eventually(t, settle, "the admission policy is enforced", func() error {
+	testutil.Eventually(t, settle, "the admission policy is enforced", func() error {
 		probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "probe-"}}
 		if err := k8s.Create(ctx, probe); err == nil {
 			_ = k8s.Delete(ctx, probe)

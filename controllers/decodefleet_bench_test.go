@@ -23,7 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // BenchmarkProbeFleet asks 128 real agents' probe addresses (HTTP servers on
@@ -33,10 +33,10 @@ func BenchmarkProbeFleet(b *testing.B) {
 	const n = 128
 	var pods []*corev1.Pod
 	for i := range n {
-		a := decodepodtest.NewAgentProbe("abc")
+		a := fixtures.NewAgentProbe("abc")
 		b.Cleanup(a.Close)
-		pod := decodepodtest.DecodePod("ns", fmt.Sprintf("decode-%d", i), "p").WithAgent(a.Port()).Obj()
-		pod.Status = decodepodtest.RunningStatus(true)
+		pod := fixtures.DecodePod("ns", fmt.Sprintf("decode-%d", i), "p").WithAgent(a.Port()).Obj()
+		pod.Status = fixtures.RunningStatus(true)
 		pods = append(pods, pod)
 	}
 	p := newAgentProber()

@@ -24,7 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // A crash-looping agent's condition message carries why it exits: the last
@@ -33,8 +33,8 @@ func TestAgentReadinessQuotesTheLastExit(t *testing.T) {
 	refusal := "receiver-agent: --status-host fd00::7 is an IPv6 address; the v1 KV wire sends decode_ip as text"
 	logTail := "{\"level\":\"info\",\"msg\":\"starting\"}\n" + refusal + "\n"
 	crashLoop := func(message string) *corev1.Pod {
-		pod := decodepodtest.DecodePod("ns", "decode-0", "pair").WithAgent(9440).Obj()
-		pod.Status = decodepodtest.RunningStatus(false)
+		pod := fixtures.DecodePod("ns", "decode-0", "pair").WithAgent(9440).Obj()
+		pod.Status = fixtures.RunningStatus(false)
 		pod.Status.InitContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 			Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container",
 		}}

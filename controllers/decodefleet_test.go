@@ -29,7 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // runPod creates a decode pod and writes the status the kubelet would.
@@ -49,7 +50,7 @@ func runPod(t *testing.T, pod *corev1.Pod, status corev1.PodStatus) {
 func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, pods, ready, current int32, says ...string) *metav1.Condition {
 	t.Helper()
 	var cond *metav1.Condition
-	eventually(t, settle, fmt.Sprintf("%s: DecodeAgentsCurrent=%s/%s with %d/%d/%d", p.Name, status, reason, pods, ready, current), func() error {
+	testutil.Eventually(t, settle, fmt.Sprintf("%s: DecodeAgentsCurrent=%s/%s with %d/%d/%d", p.Name, status, reason, pods, ready, current), func() error {
 		var got pdv1.PDPair
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
 			return err
@@ -86,17 +87,17 @@ func TestDecodeFleetStatus(t *testing.T) {
 	current := p.Status.Plan.Hash
 	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonNoDecodePods, 0, 0, 0, "pd.pdtopo.dev/pdpair=fleet")
 
-	agent0 := decodepodtest.NewAgentProbe(current)
+	agent0 := fixtures.NewAgentProbe(current)
 	defer agent0.Close()
-	agent1 := decodepodtest.NewAgentProbe("0ldplan0ldplan0ldplan")
+	agent1 := fixtures.NewAgentProbe("0ldplan0ldplan0ldplan")
 	defer agent1.Close()
-	runPod(t, decodepodtest.DecodePod(ns, "decode-0", "fleet").WithAgent(agent0.Port()).Obj(), decodepodtest.RunningStatus(true))
+	runPod(t, fixtures.DecodePod(ns, "decode-0", "fleet").WithAgent(agent0.Port()).Obj(), fixtures.RunningStatus(true))
 	// Not counted: another pair's decode pod, and a pod with only the pair label.
-	runPod(t, decodepodtest.DecodePod(ns, "other-0", "other").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(true))
-	runPod(t, decodepodtest.Pod(ns, "prefill-0").Label(pdv1.LabelPDPair, "fleet").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(true))
+	runPod(t, fixtures.DecodePod(ns, "other-0", "other").WithAgent(agent1.Port()).Obj(), fixtures.RunningStatus(true))
+	runPod(t, fixtures.Pod(ns, "prefill-0").Label(pdv1.LabelPDPair, "fleet").WithAgent(agent1.Port()).Obj(), fixtures.RunningStatus(true))
 	waitFleet(t, p, metav1.ConditionTrue, pdv1.ReasonAgentsCurrent, 1, 1, 1, current[:12])
 
-	runPod(t, decodepodtest.DecodePod(ns, "decode-1", "fleet").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(true))
+	runPod(t, fixtures.DecodePod(ns, "decode-1", "fleet").WithAgent(agent1.Port()).Obj(), fixtures.RunningStatus(true))
 	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsOnStalePlan, 2, 2, 1, "decode-1", "0ldplan0ldp", current[:12], "1 of 2")
 	// The agent loads the current plan: no pod changes, the recheck sees it.
 	agent1.Set(current, "")
@@ -104,10 +105,10 @@ func TestDecodeFleetStatus(t *testing.T) {
 
 	// A pod whose agent is not ready (still loading; the agent says why).
 	agent1.Set(current, "planstore: index.json: no such file")
-	runPod(t, decodepodtest.DecodePod(ns, "decode-2", "fleet").WithAgent(agent1.Port()).Obj(), decodepodtest.RunningStatus(false))
+	runPod(t, fixtures.DecodePod(ns, "decode-2", "fleet").WithAgent(agent1.Port()).Obj(), fixtures.RunningStatus(false))
 	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 3, 2, 2, "decode-2", "running but not ready", "no such file")
 	// And a pod not yet scheduled (no IP): not ready, not probed.
-	create(t, decodepodtest.DecodePod(ns, "decode-3", "fleet").WithAgent(agent1.Port()).Obj())
+	create(t, fixtures.DecodePod(ns, "decode-3", "fleet").WithAgent(agent1.Port()).Obj())
 	waitFleet(t, p, metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 4, 2, 2, "decode-3 (the pod is Pending")
 
 	// An unreachable agent is not current, and says so.
@@ -155,7 +156,7 @@ func TestFleetStatusCapsLagging(t *testing.T) {
 	var obs fleetObservation
 	obs.currentHash = "0123456789abcdef"
 	for i := range 25 {
-		obs.add(decodepodtest.DecodePod("ns", fmt.Sprintf("decode-%02d", i), "p").Obj(), nil)
+		obs.add(fixtures.DecodePod("ns", fmt.Sprintf("decode-%02d", i), "p").Obj(), nil)
 	}
 	p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 3}}
 	setFleetStatus(p, obs)

@@ -19,8 +19,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,10 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
-
-var namespaceSeq atomic.Int64
 
 // newNamespace creates a namespace of the test's own. Every integration test
 // starts with it, so it is also where they skip without a control plane.
@@ -44,15 +40,7 @@ func newNamespace(t *testing.T) string {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	name := fmt.Sprintf("t%d-%s", namespaceSeq.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
-	if len(name) > 63 {
-		name = strings.TrimRight(name[:63], "-")
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := k8s.Create(context.Background(), ns); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
+	return testutil.NewNamespace(t, k8s)
 }
 
 func create(t *testing.T, obj client.Object) {
@@ -62,12 +50,6 @@ func create(t *testing.T, obj client.Object) {
 	}
 }
 
-// eventually polls check until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	decodepodtest.Eventually(t, timeout, what, check)
-}
-
 const settle = 20 * time.Second
 
 // waitObserved waits until the PDPair's status describes its current
@@ -75,7 +57,7 @@ const settle = 20 * time.Second
 func waitObserved(t *testing.T, p *pdv1.PDPair) *pdv1.PDPair {
 	t.Helper()
 	var got pdv1.PDPair
-	eventually(t, settle, "status of "+p.Name+" observes its generation", func() error {
+	testutil.Eventually(t, settle, "status of "+p.Name+" observes its generation", func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
 			return err
 		}

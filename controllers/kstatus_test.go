@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"github.com/pdtopo/pdtopo/test/testutil"
+
 	"context"
 	"testing"
 	"time"
@@ -100,7 +102,7 @@ func TestKStatusWhileRetrying(t *testing.T) {
 		t.Fatalf("kstatus %s (%s) while publishing is retried, want InProgress", res.Status, res.Message)
 	}
 	unblock()
-	eventually(t, settle*2, "the pair becomes Current", func() error {
+	testutil.Eventually(t, settle*2, "the pair becomes Current", func() error {
 		if res := kstatusOf(t, p); res.Status != status.CurrentStatus {
 			return errorf("kstatus %s (%s)", res.Status, res.Message)
 		}
@@ -129,7 +131,7 @@ func TestWipedStatusIsRewritten(t *testing.T) {
 	if err := k8s.Status().Update(context.Background(), got); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the wiped status is rewritten", func() error {
+	testutil.Eventually(t, 10*time.Second, "the wiped status is rewritten", func() error {
 		var now pdv1.PDPair
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &now); err != nil {
 			return err

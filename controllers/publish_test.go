@@ -40,6 +40,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // publishedSet loads the plan set back from the PDPair's ConfigMaps on the
@@ -301,7 +302,7 @@ func TestPublishedConfigMapsAreRestored(t *testing.T) {
 				if err := vandalism[name](&cm); err != nil {
 					t.Fatal(err)
 				}
-				eventually(t, settle, "the ConfigMaps are restored", func() error {
+				testutil.Eventually(t, settle, "the ConfigMaps are restored", func() error {
 					return samePublication(t, got, key, want)
 				})
 			})
@@ -393,7 +394,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	if got.Status.Plan.Hash == oldHash || len(got.Status.Plan.ConfigMaps) != 2 {
 		t.Fatalf("after the update: hash %s (was %s), ConfigMaps %v", got.Status.Plan.Hash, oldHash, got.Status.Plan.ConfigMaps)
 	}
-	eventually(t, settle, "stale shards deleted", func() error {
+	testutil.Eventually(t, settle, "stale shards deleted", func() error {
 		if names := configMapNames(planConfigMaps(t, got)); !slices.Equal(names, []string{"wide-plans", "wide-plans-0"}) {
 			return fmt.Errorf("ConfigMaps %v", names)
 		}
@@ -407,7 +408,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 func waitObservedWithin(t *testing.T, p *pdv1.PDPair, timeout time.Duration) *pdv1.PDPair {
 	t.Helper()
 	var got pdv1.PDPair
-	eventually(t, timeout, p.Name+" observed", func() error {
+	testutil.Eventually(t, timeout, p.Name+" observed", func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
 			return err
 		}
@@ -439,7 +440,7 @@ func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 	if got.Status.Plan != nil {
 		t.Fatalf("status.plan still describes withdrawn plans: %+v", got.Status.Plan)
 	}
-	eventually(t, settle, "plans withdrawn", func() error {
+	testutil.Eventually(t, settle, "plans withdrawn", func() error {
 		if n := len(planConfigMaps(t, got)); n != 0 {
 			return fmt.Errorf("%d plan ConfigMaps remain", n)
 		}

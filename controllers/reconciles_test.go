@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"github.com/pdtopo/pdtopo/test/testutil"
+
 	"context"
 	"slices"
 	"strings"
@@ -74,7 +76,7 @@ func settledReconciles(t *testing.T, p *pdv1.PDPair) int {
 	t.Helper()
 	ctx := context.Background()
 	key := client.ObjectKeyFromObject(p)
-	eventually(t, settle, "the manager's cache holds what the API server holds for "+p.Name, func() error {
+	testutil.Eventually(t, settle, "the manager's cache holds what the API server holds for "+p.Name, func() error {
 		var server, cached pdv1.PDPair
 		if err := k8s.Get(ctx, key, &server); err != nil {
 			return err
@@ -103,7 +105,7 @@ func settledReconciles(t *testing.T, p *pdv1.PDPair) int {
 		}
 		return nil
 	})
-	eventually(t, settle, "no reconcile of "+p.Name+" for "+quietWindow.String(), func() error {
+	testutil.Eventually(t, settle, "no reconcile of "+p.Name+" for "+quietWindow.String(), func() error {
 		if idle := reconciles.idleFor(key); idle < quietWindow {
 			return errorf("idle for %v", idle)
 		}
@@ -148,7 +150,7 @@ func TestMetrics(t *testing.T) {
 	if err := k8s.Delete(context.Background(), bad); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, settle, "the gauge forgets a deleted PDPair", func() error {
+	testutil.Eventually(t, settle, "the gauge forgets a deleted PDPair", func() error {
 		if v := gaugeValue(t, "false"); v != incompatibleN-1 {
 			return errorf("pdtopo_pdpairs{compatible=false} = %v, want %v", v, incompatibleN-1)
 		}

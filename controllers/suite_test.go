@@ -34,13 +34,13 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // One control plane and one manager for the whole package: starting
 // kube-apiserver costs seconds, and every test works in its own namespace.
 var (
-	env *testenv.Env
+	env *testutil.Env
 	// k8s reads and writes straight to the API server, never through a cache,
 	// so tests see what the server holds.
 	k8s client.Client
@@ -58,11 +58,11 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	return testenv.Suite{
+	return testutil.Suite{
 		Name:    "controllers",
-		Start:   testenv.Start,
+		Start:   testutil.Start,
 		Skipped: func(reason string) { skipReason = reason },
-		RunManager: func(ctx context.Context, started *testenv.Env) (<-chan struct{}, error) {
+		RunManager: func(ctx context.Context, started *testutil.Env) (<-chan struct{}, error) {
 			env = started
 			return startManager(ctx)
 		},

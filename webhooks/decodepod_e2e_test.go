@@ -38,13 +38,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // End to end, as the kubelet would run it: a decode pod admitted by the
@@ -59,7 +60,7 @@ func TestDecodePodEndToEnd(t *testing.T) {
 	ns := newNamespace(t)
 	key := client.ObjectKey{Namespace: ns, Name: "llama"}
 	pair := readyPair(t, ns, key.Name)
-	pod := admit(t, decodepodtest.DecodePod(ns, "decode-0", key.Name).Obj())
+	pod := admit(t, fixtures.DecodePod(ns, "decode-0", key.Name).Obj())
 	podIP := loopbackPodIP()
 
 	// The kubelet's part: volumes on disk, the container started with its
@@ -78,7 +79,7 @@ func TestDecodePodEndToEnd(t *testing.T) {
 	kubeletSync()
 	agent := runAgentContainer(t, pod, podIP, volumes)
 	agent.waitPlan(t, pair.Status.Plan.Hash)
-	pod.Status = decodepodtest.RunningStatus(true)
+	pod.Status = fixtures.RunningStatus(true)
 	pod.Status.PodIP, pod.Status.PodIPs = podIP, []corev1.PodIP{{IP: podIP}}
 	if err := k8s.Status().Update(context.Background(), pod); err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestDecodePodEndToEnd(t *testing.T) {
 	// The spec changes; the kubelet syncs the volume; the running agent
 	// loads the new plan, and new rooms follow it.
 	before := pair.Status.Plan.Hash
-	pair = changeSpec(t, key, decodepodtest.GQAPair(ns, key.Name, 4, 4, 4, 512).Spec)
+	pair = changeSpec(t, key, fixtures.GQAPair(ns, key.Name, 4, 4, 4, 512).Spec)
 	if pair.Status.Plan.Hash == before {
 		t.Fatal("the spec change did not change the plan")
 	}
@@ -156,7 +157,7 @@ type agentProcess struct {
 // mount namespace of its own).
 func runAgentContainer(t *testing.T, pod *corev1.Pod, podIP string, volumes map[string]string) *agentProcess {
 	t.Helper()
-	c := decodepodtest.AgentContainer(pod)
+	c := fixtures.AgentContainer(pod)
 	if c == nil {
 		t.Fatal("the admitted pod has no agent")
 	}
@@ -217,7 +218,7 @@ func (a *agentProcess) logText() string {
 // waitPlan waits until the agent's probe address reports the plan, ready.
 func (a *agentProcess) waitPlan(t *testing.T, hash string) {
 	t.Helper()
-	decodepodtest.Eventually(t, 30*time.Second, "the agent runs plan "+hash[:12], func() error {
+	testutil.Eventually(t, 30*time.Second, "the agent runs plan "+hash[:12], func() error {
 		resp, err := http.Get(a.probe + pdv1.AgentInfoPath)
 		if err != nil {
 			return err
@@ -242,8 +243,8 @@ func (a *agentProcess) waitPlan(t *testing.T, hash string) {
 // waitAgentsCurrent waits for the operator to see the pod's agent on the plan.
 func waitAgentsCurrent(t *testing.T, key client.ObjectKey, hash string) {
 	t.Helper()
-	decodepodtest.Eventually(t, 30*time.Second, "DecodeAgentsCurrent for plan "+hash[:12], func() error {
-		p := decodepodtest.WaitCondition(t, k8s, settle, key, pdv1.PDPairReady, metav1.ConditionTrue)
+	testutil.Eventually(t, 30*time.Second, "DecodeAgentsCurrent for plan "+hash[:12], func() error {
+		p := testutil.WaitCondition(t, k8s, settle, key, pdv1.PDPairReady, metav1.ConditionTrue)
 		for _, c := range p.Status.Conditions {
 			if c.Type == string(pdv1.PDPairDecodeAgentsCurrent) {
 				if c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, hash[:12]) || p.Status.DecodeFleet.AgentsCurrent != 1 {

@@ -33,15 +33,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/testutil"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
 
 // hostilePair is within every limit of the CRD, yet its plans would hold
 // 4096 prefill ranks × 8192 buffers = 33,554,432 fragments.
 func hostilePair(ns, name string) *pdv1.PDPair {
-	p := decodepodtest.GQAPair(ns, name, 4096, 1, 4096, 4096)
+	p := fixtures.GQAPair(ns, name, 4096, 1, 4096, 4096)
 	for i := range p.Spec.KVBuffers {
 		g := &p.Spec.KVBuffers[i].BufferGeometry
 		g.PrefillItemBytes, g.DecodeUnitBytes, g.PrefillUnitBytes = ptr.To[int64](1), ptr.To[int64](1), ptr.To[int64](1)
@@ -85,16 +86,16 @@ func refusedPDPair(t *testing.T, err error) (string, string) {
 func TestPDPairValidationOffByDefault(t *testing.T) {
 	ns := newNamespace(t)
 	ctx := context.Background()
-	for _, p := range []*pdv1.PDPair{decodepodtest.IncompatiblePair(ns, "incompatible"), hostilePair(ns, "hostile")} {
+	for _, p := range []*pdv1.PDPair{fixtures.IncompatiblePair(ns, "incompatible"), hostilePair(ns, "hostile")} {
 		if err := k8s.Create(ctx, p); err != nil {
 			t.Fatalf("%s refused with validation off: %v", p.Name, err)
 		}
 	}
-	got := decodepodtest.WaitCondition(t, k8s, settle, client.ObjectKey{Namespace: ns, Name: "incompatible"}, pdv1.PDPairLayoutCompatible, metav1.ConditionFalse)
+	got := testutil.WaitCondition(t, k8s, settle, client.ObjectKey{Namespace: ns, Name: "incompatible"}, pdv1.PDPairLayoutCompatible, metav1.ConditionFalse)
 	if c := findCondition(got, pdv1.PDPairLayoutCompatible); c.Reason != string(transferplan.ReasonUnitSizeMismatch) {
 		t.Errorf("incompatible pair: LayoutCompatible reason %s", c.Reason)
 	}
-	got = decodepodtest.WaitCondition(t, k8s, settle, client.ObjectKey{Namespace: ns, Name: "hostile"}, pdv1.PDPairStalled, metav1.ConditionTrue)
+	got = testutil.WaitCondition(t, k8s, settle, client.ObjectKey{Namespace: ns, Name: "hostile"}, pdv1.PDPairStalled, metav1.ConditionTrue)
 	if c := findCondition(got, pdv1.PDPairPlansPublished); c.Reason != string(pdv1.ReasonPlanTooLarge) {
 		t.Errorf("hostile pair: PlansPublished reason %s", c.Reason)
 	}
@@ -109,7 +110,7 @@ func TestPDPairValidationByNamespaceLabel(t *testing.T) {
 	enforceIn(t, ns)
 	ctx := context.Background()
 
-	msg, field := refusedPDPair(t, k8s.Create(ctx, decodepodtest.IncompatiblePair(ns, "incompatible")))
+	msg, field := refusedPDPair(t, k8s.Create(ctx, fixtures.IncompatiblePair(ns, "incompatible")))
 	wantAll(t, msg, "UnitSizeMismatch", "prefill unit is 128 bytes, decode unit 256 bytes")
 	if field != "spec.kvBuffers[0]" {
 		t.Errorf("refusal names field %q, want spec.kvBuffers[0]", field)
@@ -120,7 +121,7 @@ func TestPDPairValidationByNamespaceLabel(t *testing.T) {
 		t.Errorf("refusal names field %q, want spec", field)
 	}
 
-	good := decodepodtest.GQAPair(ns, "good", 8, 4, 4, 512)
+	good := fixtures.GQAPair(ns, "good", 8, 4, 4, 512)
 	if err := k8s.Create(ctx, good); err != nil {
 		t.Fatalf("a compatible pair was refused: %v", err)
 	}
@@ -156,13 +157,13 @@ func TestPDPairValidationEverywhere(t *testing.T) {
 			Operation: admissionv1.Create, Namespace: "anywhere", Object: runtime.RawExtension{Raw: raw},
 		}})
 	}
-	if r := review(decodepodtest.IncompatiblePair("anywhere", "p")); r.Allowed || r.Result.Reason != "UnitSizeMismatch" {
+	if r := review(fixtures.IncompatiblePair("anywhere", "p")); r.Allowed || r.Result.Reason != "UnitSizeMismatch" {
 		t.Fatalf("incompatible pair: allowed %v, reason %s", r.Allowed, r.Result.Reason)
 	}
 	if r := review(hostilePair("anywhere", "p")); r.Allowed || r.Result.Reason != metav1.StatusReason(pdv1.ReasonPlanTooLarge) {
 		t.Fatalf("hostile pair: allowed %v, reason %s", r.Allowed, r.Result.Reason)
 	}
-	if r := review(decodepodtest.GQAPair("anywhere", "p", 8, 4, 4, 512)); !r.Allowed {
+	if r := review(fixtures.GQAPair("anywhere", "p", 8, 4, 4, 512)); !r.Allowed {
 		t.Fatalf("compatible pair refused: %s", r.Result.Message)
 	}
 }

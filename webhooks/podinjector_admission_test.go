@@ -31,8 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // settle bounds how long the operator may take to plan a small pair.
@@ -42,11 +43,11 @@ const settle = 30 * time.Second
 // the operator has published its plans.
 func readyPair(t *testing.T, ns, name string) *pdv1.PDPair {
 	t.Helper()
-	p := decodepodtest.GQAPair(ns, name, 8, 4, 4, 512)
+	p := fixtures.GQAPair(ns, name, 8, 4, 4, 512)
 	if err := k8s.Create(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	return decodepodtest.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(p), pdv1.PDPairReady, metav1.ConditionTrue)
+	return testutil.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(p), pdv1.PDPairReady, metav1.ConditionTrue)
 }
 
 // admit creates the pod and returns it as the API server stored it.
@@ -94,11 +95,11 @@ func wantAll(t *testing.T, msg string, parts ...string) {
 func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	ns := newNamespace(t)
 	readyPair(t, ns, "llama")
-	pod := admit(t, decodepodtest.DecodePod(ns, "decode-0", "llama").
+	pod := admit(t, fixtures.DecodePod(ns, "decode-0", "llama").
 		InitContainer(corev1.Container{Name: "fetch-weights", Image: "fetch:test"}).
 		Container(corev1.Container{Name: "router", Image: "router:test"}).Obj())
 
-	agent := decodepodtest.AgentContainer(pod)
+	agent := fixtures.AgentContainer(pod)
 	if agent == nil || pod.Spec.InitContainers[0].Name != pdv1.AgentContainerName {
 		t.Fatalf("init containers %v: want %s first", containerNames(pod.Spec.InitContainers), pdv1.AgentContainerName)
 	}
@@ -130,7 +131,7 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 		}
 	}
 	wantPlanProjection(t, pod, "llama")
-	sockets := decodepodtest.FindVolume(pod, pdv1.AgentSocketsVolume)
+	sockets := fixtures.FindVolume(pod, pdv1.AgentSocketsVolume)
 	if sockets == nil || sockets.EmptyDir == nil {
 		t.Errorf("sockets volume %+v, want an emptyDir", sockets)
 	}
@@ -143,7 +144,7 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 // optional, read-only in one projected volume.
 func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 	t.Helper()
-	v := decodepodtest.FindVolume(pod, pdv1.AgentPlansVolume)
+	v := fixtures.FindVolume(pod, pdv1.AgentPlansVolume)
 	if v == nil || v.Projected == nil {
 		t.Fatalf("plans volume %+v, want a projected volume", v)
 	}
@@ -252,10 +253,10 @@ func containerNames(cs []corev1.Container) []string {
 func TestPodsWithoutBothLabelsAreUntouched(t *testing.T) {
 	ns := newNamespace(t)
 	for name, pod := range map[string]*corev1.Pod{
-		"no-labels":       decodepodtest.Pod(ns, "plain").Obj(),
-		"pair-label-only": decodepodtest.Pod(ns, "pair-only").Label(pdv1.LabelPDPair, "missing").Obj(),
-		"role-label-only": decodepodtest.Pod(ns, "role-only").Label(pdv1.LabelRole, pdv1.RoleDecode).Obj(),
-		"prefill-role":    decodepodtest.Pod(ns, "prefill").Label(pdv1.LabelPDPair, "missing").Label(pdv1.LabelRole, "prefill").Obj(),
+		"no-labels":       fixtures.Pod(ns, "plain").Obj(),
+		"pair-label-only": fixtures.Pod(ns, "pair-only").Label(pdv1.LabelPDPair, "missing").Obj(),
+		"role-label-only": fixtures.Pod(ns, "role-only").Label(pdv1.LabelRole, pdv1.RoleDecode).Obj(),
+		"prefill-role":    fixtures.Pod(ns, "prefill").Label(pdv1.LabelPDPair, "missing").Label(pdv1.LabelRole, "prefill").Obj(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			sent := pod.DeepCopy()
@@ -264,7 +265,7 @@ func TestPodsWithoutBothLabelsAreUntouched(t *testing.T) {
 			// message path); what injection would add must be absent.
 			c := got.Spec.Containers
 			if len(c) != 1 || len(c[0].Env) != 0 || len(c[0].VolumeMounts) != 0 || !slices.Equal(c[0].Command, sent.Spec.Containers[0].Command) || len(got.Spec.InitContainers) != 0 ||
-				decodepodtest.FindVolume(got, pdv1.AgentPlansVolume) != nil || got.Annotations[pdv1.AnnotationInjected] != "" {
+				fixtures.FindVolume(got, pdv1.AgentPlansVolume) != nil || got.Annotations[pdv1.AnnotationInjected] != "" {
 				t.Errorf("pod %s was changed: init %v, volumes %v, annotations %v", name, containerNames(got.Spec.InitContainers), got.Spec.Volumes, got.Annotations)
 			}
 		})
@@ -274,25 +275,25 @@ func TestPodsWithoutBothLabelsAreUntouched(t *testing.T) {
 // A decode pod naming a pair that does not exist is refused, naming it.
 func TestDecodePodOfMissingPairIsRefused(t *testing.T) {
 	ns := newNamespace(t)
-	msg := refused(t, decodepodtest.DecodePod(ns, "orphan", "no-such-pair").Obj())
+	msg := refused(t, fixtures.DecodePod(ns, "orphan", "no-such-pair").Obj())
 	wantAll(t, msg, "PDPairNotFound", "no-such-pair", ns)
 }
 
 // A decode pod of an incompatible pair is refused with the layout's reason.
 func TestDecodePodOfIncompatiblePairIsRefused(t *testing.T) {
 	ns := newNamespace(t)
-	p := decodepodtest.IncompatiblePair(ns, "fp8-mismatch")
+	p := fixtures.IncompatiblePair(ns, "fp8-mismatch")
 	if err := k8s.Create(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	got := decodepodtest.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(p), pdv1.PDPairLayoutCompatible, metav1.ConditionFalse)
+	got := testutil.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(p), pdv1.PDPairLayoutCompatible, metav1.ConditionFalse)
 	reason := got.Status.Conditions[0].Reason
 	for _, c := range got.Status.Conditions {
 		if c.Type == string(pdv1.PDPairLayoutCompatible) {
 			reason = c.Reason
 		}
 	}
-	msg := refused(t, decodepodtest.DecodePod(ns, "decode-0", "fp8-mismatch").Obj())
+	msg := refused(t, fixtures.DecodePod(ns, "decode-0", "fp8-mismatch").Obj())
 	wantAll(t, msg, "PDPairIncompatible", "fp8-mismatch", reason)
 }
 
@@ -301,7 +302,7 @@ func TestDecodePodOfIncompatiblePairIsRefused(t *testing.T) {
 func TestReinjectionIsANoOp(t *testing.T) {
 	ns := newNamespace(t)
 	readyPair(t, ns, "llama")
-	first := admit(t, decodepodtest.DecodePod(ns, "decode-0", "llama").Obj())
+	first := admit(t, fixtures.DecodePod(ns, "decode-0", "llama").Obj())
 	again := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "decode-1", Labels: first.Labels, Annotations: first.Annotations}, Spec: *first.Spec.DeepCopy()}
 	got := admit(t, again)
 	if !equality.Semantic.DeepEqual(got.Spec.InitContainers, first.Spec.InitContainers) ||
@@ -320,17 +321,17 @@ func TestRankRanges(t *testing.T) {
 	readyPair(t, ns, "llama") // decode TP 4
 	admitted := []struct {
 		name string
-		pod  *decodepodtest.PodBuilder
+		pod  *fixtures.PodBuilder
 		args []string
 	}{
-		{"lws-worker-1-of-2", decodepodtest.DecodePod(ns, "lws-1", "llama").RanksPerPod("2").WorkerIndex("1"), []string{"--first-rank=2", "--rank-count=2"}},
-		{"lws-leader", decodepodtest.DecodePod(ns, "lws-0", "llama").RanksPerPod("2").WorkerIndex("0"), []string{"--first-rank=0", "--rank-count=2"}},
-		{"first-rank-annotation", decodepodtest.DecodePod(ns, "annotated", "llama").RanksPerPod("1").FirstRank("3"), []string{"--first-rank=3", "--rank-count=1"}},
-		{"lws-label-wins-over-annotation", decodepodtest.DecodePod(ns, "both", "llama").RanksPerPod("2").WorkerIndex("1").FirstRank("0"), []string{"--first-rank=2", "--rank-count=2"}},
+		{"lws-worker-1-of-2", fixtures.DecodePod(ns, "lws-1", "llama").RanksPerPod("2").WorkerIndex("1"), []string{"--first-rank=2", "--rank-count=2"}},
+		{"lws-leader", fixtures.DecodePod(ns, "lws-0", "llama").RanksPerPod("2").WorkerIndex("0"), []string{"--first-rank=0", "--rank-count=2"}},
+		{"first-rank-annotation", fixtures.DecodePod(ns, "annotated", "llama").RanksPerPod("1").FirstRank("3"), []string{"--first-rank=3", "--rank-count=1"}},
+		{"lws-label-wins-over-annotation", fixtures.DecodePod(ns, "both", "llama").RanksPerPod("2").WorkerIndex("1").FirstRank("0"), []string{"--first-rank=2", "--rank-count=2"}},
 	}
 	for _, tc := range admitted {
 		t.Run(tc.name, func(t *testing.T) {
-			agent := decodepodtest.AgentContainer(admit(t, tc.pod.Obj()))
+			agent := fixtures.AgentContainer(admit(t, tc.pod.Obj()))
 			if agent == nil || !slices.Equal(agent.Args[:2], tc.args) {
 				t.Fatalf("agent %v, want args starting %q", agent, tc.args)
 			}
@@ -338,20 +339,20 @@ func TestRankRanges(t *testing.T) {
 	}
 	refusedCases := []struct {
 		name string
-		pod  *decodepodtest.PodBuilder
+		pod  *fixtures.PodBuilder
 		want []string
 	}{
-		{"lws-worker-past-tp", decodepodtest.DecodePod(ns, "lws-2", "llama").RanksPerPod("2").WorkerIndex("2"),
+		{"lws-worker-past-tp", fixtures.DecodePod(ns, "lws-2", "llama").RanksPerPod("2").WorkerIndex("2"),
 			[]string{"RankRangeOutOfBounds", "ranks 4..5", "tensorParallelSize 4", "engine ranks 0..3", "worker-index 2 × ranks-per-pod 2"}},
-		{"annotation-past-tp", decodepodtest.DecodePod(ns, "late", "llama").RanksPerPod("2").FirstRank("3"),
+		{"annotation-past-tp", fixtures.DecodePod(ns, "late", "llama").RanksPerPod("2").FirstRank("3"),
 			[]string{"RankRangeOutOfBounds", "ranks 3..4", "tensorParallelSize 4"}},
-		{"more-ranks-than-tp", decodepodtest.DecodePod(ns, "huge", "llama").RanksPerPod("8"),
+		{"more-ranks-than-tp", fixtures.DecodePod(ns, "huge", "llama").RanksPerPod("8"),
 			[]string{"RankRangeOutOfBounds", "ranks 0..7", "tensorParallelSize 4"}},
-		{"more-ranks-than-one-agent-serves", decodepodtest.DecodePod(ns, "wide", "llama").RanksPerPod("65"),
+		{"more-ranks-than-one-agent-serves", fixtures.DecodePod(ns, "wide", "llama").RanksPerPod("65"),
 			[]string{"RankRangeOutOfBounds", "65 decode engine ranks", "at most 64", pdv1.AnnotationRanksPerPod}},
-		{"ranks-per-pod-not-a-number", decodepodtest.DecodePod(ns, "nan", "llama").RanksPerPod("four"),
+		{"ranks-per-pod-not-a-number", fixtures.DecodePod(ns, "nan", "llama").RanksPerPod("four"),
 			[]string{"InvalidRankSetting", pdv1.AnnotationRanksPerPod, `"four"`}},
-		{"negative-first-rank", decodepodtest.DecodePod(ns, "neg", "llama").FirstRank("-1"),
+		{"negative-first-rank", fixtures.DecodePod(ns, "neg", "llama").FirstRank("-1"),
 			[]string{"InvalidRankSetting", pdv1.AnnotationFirstRank, `"-1"`}},
 	}
 	for _, tc := range refusedCases {
@@ -366,7 +367,7 @@ func TestRankRanges(t *testing.T) {
 func TestVolumeNameConflictIsRefused(t *testing.T) {
 	ns := newNamespace(t)
 	readyPair(t, ns, "llama")
-	pod := decodepodtest.DecodePod(ns, "clash", "llama").
+	pod := fixtures.DecodePod(ns, "clash", "llama").
 		Volume(corev1.Volume{Name: pdv1.AgentSocketsVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}).Obj()
 	wantAll(t, refused(t, pod), "NameConflict", pdv1.AgentSocketsVolume)
 }

@@ -28,9 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // A spec change that changes the number of shard ConfigMaps reaches a pod
@@ -42,7 +43,7 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 	ns := newNamespace(t)
 	key := client.ObjectKey{Namespace: ns, Name: "llama"}
 	pair := readyPair(t, ns, key.Name)
-	pod := admit(t, decodepodtest.DecodePod(ns, "decode-0", key.Name).RanksPerPod("4").Obj())
+	pod := admit(t, fixtures.DecodePod(ns, "decode-0", key.Name).RanksPerPod("4").Obj())
 	dir := t.TempDir()
 
 	// seen materialises the volume and checks what the pod's agent loads for
@@ -72,7 +73,7 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 
 	// Prefill TP 512 → decode TP 64 over 200 layers: every decode rank
 	// pulls from 8 prefill ranks, and the plans need two shards.
-	pair = changeSpec(t, key, decodepodtest.GQAPair(ns, key.Name, 512, 64, 200, 2048).Spec)
+	pair = changeSpec(t, key, fixtures.GQAPair(ns, key.Name, 512, 64, 200, 2048).Spec)
 	if n := len(pair.Status.Plan.ConfigMaps); n < 3 {
 		t.Fatalf("decode TP 64 published in %v; want at least two shards", pair.Status.Plan.ConfigMaps)
 	}
@@ -83,8 +84,8 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 
 	// Back to one shard: the second shard's ConfigMap is deleted, and its
 	// files leave the pod's volume.
-	pair = changeSpec(t, key, decodepodtest.GQAPair(ns, key.Name, 8, 4, 4, 512).Spec)
-	decodepodtest.Eventually(t, settle, "the pair's stale shards deleted", func() error {
+	pair = changeSpec(t, key, fixtures.GQAPair(ns, key.Name, 8, 4, 4, 512).Spec)
+	testutil.Eventually(t, settle, "the pair's stale shards deleted", func() error {
 		files := seen(pair)
 		if !slices.Equal(files, small) {
 			return fmt.Errorf("the pod sees %d files, want the %d of the small plan", len(files), len(small))
@@ -107,5 +108,5 @@ func changeSpec(t *testing.T, key client.ObjectKey, spec pdv1.PDPairSpec) *pdv1.
 	if err != nil {
 		t.Fatal(err)
 	}
-	return decodepodtest.WaitCondition(t, k8s, 2*time.Minute, key, pdv1.PDPairReady, metav1.ConditionTrue)
+	return testutil.WaitCondition(t, k8s, 2*time.Minute, key, pdv1.PDPairReady, metav1.ConditionTrue)
 }

@@ -27,7 +27,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 func podRequest(t testing.TB, op admissionv1.Operation, pod *corev1.Pod) admission.Request {
@@ -53,10 +53,10 @@ func newInjector(t testing.TB) *PodInjector {
 // admitted unchanged without even reading the pair.
 func TestHandleLeavesInjectedPodsAndUpdatesAlone(t *testing.T) {
 	p := newInjector(t)
-	injected := decodepodtest.DecodePod("ns", "d", "pair").WithAgent(9440).Obj()
+	injected := fixtures.DecodePod("ns", "d", "pair").WithAgent(9440).Obj()
 	for name, req := range map[string]admission.Request{
 		"already injected": podRequest(t, admissionv1.Create, injected),
-		"update":           podRequest(t, admissionv1.Update, decodepodtest.DecodePod("ns", "d", "pair").Obj()),
+		"update":           podRequest(t, admissionv1.Update, fixtures.DecodePod("ns", "d", "pair").Obj()),
 	} {
 		resp := p.Handle(context.Background(), req)
 		if !resp.Allowed || len(resp.Patches) != 0 {
@@ -69,8 +69,8 @@ func TestHandleLeavesInjectedPodsAndUpdatesAlone(t *testing.T) {
 // ranks, add the agent, and compute the JSON patch (the PDPair read is a
 // cache hit in the manager).
 func BenchmarkInject(b *testing.B) {
-	pair := decodepodtest.GQAPair("ns", "llama", 8, 4, 80, 512)
-	pod := decodepodtest.DecodePod("ns", "decode-0", "llama").
+	pair := fixtures.GQAPair("ns", "llama", 8, 4, 80, 512)
+	pod := fixtures.DecodePod("ns", "decode-0", "llama").
 		Container(corev1.Container{Name: "router", Image: "router:test"}).Obj()
 	raw, err := json.Marshal(pod)
 	if err != nil {

@@ -32,8 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/pdtopo/pdtopo/controllers"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
 
@@ -44,7 +43,7 @@ const testAgentImage = "registry.test/pdtopo/receiver-agent:v-test"
 // the PDPair controller and the webhook server the API server calls, wired
 // as cmd/manager wires them.
 var (
-	env        *testenv.Env
+	env        *testutil.Env
 	k8s        client.Client
 	skipReason string
 )
@@ -52,11 +51,11 @@ var (
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
-	return testenv.Suite{
+	return testutil.Suite{
 		Name:    "webhook",
-		Start:   testenv.StartWithWebhooks,
+		Start:   testutil.StartWithWebhooks,
 		Skipped: func(reason string) { skipReason = reason },
-		RunManager: func(ctx context.Context, started *testenv.Env) (<-chan struct{}, error) {
+		RunManager: func(ctx context.Context, started *testutil.Env) (<-chan struct{}, error) {
 			env = started
 			return startManager(ctx)
 		},
@@ -104,7 +103,7 @@ func newNamespace(t *testing.T) string {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-	return decodepodtest.NewNamespace(t, k8s)
+	return testutil.NewNamespace(t, k8s)
 }
 
 // zapLevel keeps test output to errors unless PDTOPO_TEST_VERBOSE=1.

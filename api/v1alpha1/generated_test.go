@@ -25,7 +25,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // generated are the files `make manifests generate` writes from markers.
@@ -44,8 +44,8 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 		t.Skip("runs controller-gen (several seconds)")
 	}
 	_, err := exec.LookPath("make")
-	testenv.RequireTool(t, err, testenv.SkipMakeEnv, "make runs controller-gen to check the generated files")
-	root, err := testenv.RepoRoot()
+	testutil.RequireTool(t, err, testutil.SkipMakeEnv, "make runs controller-gen to check the generated files")
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

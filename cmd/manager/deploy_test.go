@@ -28,7 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // The names the deployed manager is told (its flags in config/manager) are
@@ -36,13 +36,13 @@ import (
 // namespace: the Service, the Secret, the webhook configuration, and the
 // Secret mounted where the webhook server reads its certificate.
 func TestDeployedWebhookNamesAgree(t *testing.T) {
-	root, err := testenv.RepoRoot()
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubectl := filepath.Join(testenv.BinDir(t), "kubectl") // KUBEBUILDER_ASSETS or bin/
+	kubectl := filepath.Join(testutil.BinDir(t), "kubectl") // KUBEBUILDER_ASSETS or bin/
 	_, err = os.Stat(kubectl)
-	testenv.RequireTool(t, err, testenv.SkipEnv, "kubectl kustomize renders config/default (make kubectl; make test builds it)")
+	testutil.RequireTool(t, err, testutil.SkipEnv, "kubectl kustomize renders config/default (make kubectl; make test builds it)")
 	out, err := exec.Command(kubectl, "kustomize", filepath.Join(root, "config", "default")).Output()
 	if err != nil {
 		t.Fatalf("kubectl kustomize config/default: %v", err)

@@ -28,7 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
 
@@ -83,7 +83,7 @@ func readDockerfile(t *testing.T, root string) map[string]*dockerStage {
 // contexts name, and the manager builds on the build platform (it
 // cross-compiles; only the agent, with cgo, needs the target's).
 func TestDockerfileMatchesTheManifests(t *testing.T) {
-	root, err := testenv.RepoRoot()
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestManagerBuildsWithoutCgoForEveryImagePlatform(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross-compiles the manager (-short)")
 	}
-	root, err := testenv.RepoRoot()
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

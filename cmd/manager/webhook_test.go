@@ -39,9 +39,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // Self-managed certificates against a real API server: the rotator fills the
@@ -51,7 +50,7 @@ import (
 // kubelet does it) the webhook server serves that certificate and the
 // manager turns ready.
 func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
-	env := testenv.StartForTest(t)
+	env := testutil.StartForTest(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
@@ -59,7 +58,7 @@ func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ns = "pdtopo-system"
-	w := webhookOptions{certs: webhookCertsRotate, host: "127.0.0.1", port: freePort(t), certDir: t.TempDir(), namespace: ns,
+	w := webhookOptions{certs: webhookCertsRotate, host: "127.0.0.1", port: testutil.FreePort(t), certDir: t.TempDir(), namespace: ns,
 		secretName: "pdtopo-webhook-server-cert", serviceName: "pdtopo-webhook-service",
 		mutatingConfigs: "pdtopo-mutating-webhook-configuration", validatingConfigs: "pdtopo-validating-webhook-configuration"}
 	for _, obj := range []client.Object{
@@ -90,7 +89,7 @@ func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
 
 	// The kubelet's part: the Secret's data, projected into the cert dir.
 	var secret corev1.Secret
-	decodepodtest.Eventually(t, 30*time.Second, "the rotator fills the Secret", func() error {
+	testutil.Eventually(t, 30*time.Second, "the rotator fills the Secret", func() error {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: w.secretName}, &secret); err != nil {
 			return err
 		}
@@ -103,7 +102,7 @@ func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	var caBundle []byte
-	decodepodtest.Eventually(t, 60*time.Second, "the CA injected into the webhook configuration", func() error {
+	testutil.Eventually(t, 60*time.Second, "the CA injected into the webhook configuration", func() error {
 		var cfg admissionregistrationv1.MutatingWebhookConfiguration
 		if err := c.Get(ctx, client.ObjectKey{Name: w.mutatingConfigs}, &cfg); err != nil {
 			return err
@@ -114,7 +113,7 @@ func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
 		}
 		return nil
 	})
-	decodepodtest.Eventually(t, 60*time.Second, "the manager ready with its webhooks", func() error {
+	testutil.Eventually(t, 60*time.Second, "the manager ready with its webhooks", func() error {
 		if err := context.Cause(ctx); err != nil {
 			return fmt.Errorf("manager stopped: %w", err)
 		}
@@ -160,14 +159,4 @@ func deployedMutatingConfig(t *testing.T, root, name, ns string) *admissionregis
 		cfg.Webhooks[i].ClientConfig.Service.Name = "pdtopo-webhook-service"
 	}
 	return &cfg
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -40,7 +40,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // The cluster tests share one real control plane and one in-process manager
@@ -59,7 +59,7 @@ var (
 )
 
 type testCluster struct {
-	env    *testenv.Env
+	env    *testutil.Env
 	k8s    client.Client
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -82,7 +82,7 @@ func TestMain(m *testing.M) {
 func liveCluster(t *testing.T) *testCluster {
 	t.Helper()
 	clusterOnce.Do(func() { theCluster, clusterErr = startCluster() })
-	if errors.Is(clusterErr, testenv.ErrSkip) {
+	if errors.Is(clusterErr, testutil.ErrSkip) {
 		t.Skip(clusterErr)
 	}
 	if clusterErr != nil {
@@ -92,7 +92,7 @@ func liveCluster(t *testing.T) *testCluster {
 }
 
 func startCluster() (*testCluster, error) {
-	env, err := testenv.Start()
+	env, err := testutil.Start()
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (tc *testCluster) stop() {
 
 // writeKubeconfig writes a kubeconfig whose current context points at a dead
 // address, so that a test passing must have honoured --context.
-func writeKubeconfig(dir string, env *testenv.Env) (string, error) {
+func writeKubeconfig(dir string, env *testutil.Env) (string, error) {
 	cfg := env.Config
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}

@@ -27,9 +27,9 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
 const usage = `prefill-peer — the prefill side of the pdtopo KV handshake, for demos and tests.

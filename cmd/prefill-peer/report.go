@@ -21,7 +21,7 @@ import (
 	"io"
 	"log"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
 func startPeer(opts options, stderr io.Writer) (*prefillpeer.Peer, error) {

@@ -26,11 +26,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // longPoll starts an engine's long poll of rank's room (Wait, 30s) and
@@ -57,7 +57,7 @@ type pollOutcome struct {
 // rooms do not survive a restart, and refuses new rooms until the engine
 // registers again (409 EngineNotRegistered). After that, rooms work.
 func TestAgentCrashMidRoom(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	peer.Script(7, prefillpeer.Silence()) // the prefill never answers room 7
 	peer.Script(8, prefillpeer.Success(3))
@@ -103,7 +103,7 @@ func TestAgentCrashMidRoom(t *testing.T) {
 // (failureCode Shutdown) before the sockets close: the engine in a long poll
 // gets the answer, not a broken connection.
 func TestAgentStopFailsOpenRooms(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	peer.Script(7, prefillpeer.Silence())
 	a, _ := startAgentProcess(t, t.TempDir(), 0, 1, "--plan-file", writePlanFile(t, l))
@@ -127,7 +127,7 @@ func TestAgentStopFailsOpenRooms(t *testing.T) {
 // /v1/agent, a metric and a log line; /readyz stays ready and rooms still
 // complete. When the plans come back, the error clears.
 func TestPlansDeletedKeepTheLastGoodPlan(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	dir := t.TempDir()
 	objects, hash := receivertest.Publish(t, "pair", l)
@@ -169,8 +169,8 @@ func TestPlansDeletedKeepTheLastGoodPlan(t *testing.T) {
 // "..data"): new rooms use the new plan on every rank, a room opened
 // before keeps its plan to the end, and going back to one shard works too.
 func TestPlanDirShardCountChanges(t *testing.T) {
-	oldLayout := receiverfixtures.FragmentedP8D4()                                      // P8 → D4
-	newLayout := receiverfixtures.MHA(4, 4, receiverfixtures.Buffers(2, 256, 256, 128)) // P4 → D4, same decode buffers
+	oldLayout := fixtures.FragmentedP8D4()                              // P8 → D4
+	newLayout := fixtures.MHA(4, 4, fixtures.Buffers(2, 256, 256, 128)) // P4 → D4, same decode buffers
 	oldPeer, newPeer := startPeer(t, oldLayout), startPeer(t, newLayout)
 	oldPeer.Script(1, prefillpeer.Success(11))
 	dir := t.TempDir()
@@ -235,8 +235,8 @@ const shutdownCode = string(receiver.ReasonShutdown)
 // plan sets. The refusal shows in /v1/agent and the metrics, and both
 // ranks keep completing rooms on the old plan.
 func TestPlanRefusedByOneRankIsRefusedByAll(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()                                          // 4 decode KV buffers
-	wider := receiverfixtures.MHA(8, 4, receiverfixtures.Buffers(3, 128, 256, 128)) // 6
+	l := fixtures.FragmentedP8D4()                                  // 4 decode KV buffers
+	wider := fixtures.MHA(8, 4, fixtures.Buffers(3, 128, 256, 128)) // 6
 	peer := startPeer(t, l)
 	dir := t.TempDir()
 	objects, hash := receivertest.Publish(t, "pair", l)

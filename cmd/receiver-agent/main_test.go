@@ -26,16 +26,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
 func writePlanFile(t *testing.T, l transferplan.Layout) string {
 	t.Helper()
-	b, err := json.Marshal(receiverfixtures.MustPlan(l))
+	b, err := json.Marshal(fixtures.MustPlan(l))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestListenRefusesNonLoopback(t *testing.T) {
 }
 
 func TestPrintPlan(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	path := writePlanFile(t, l)
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"--first-rank", "3", "--rank-count", "2", "--socket-dir", t.TempDir(), "--plan-file", path, "--print-plan"}, &out, io.Discard)
@@ -144,7 +144,7 @@ func TestPrintPlan(t *testing.T) {
 	if err := run(context.Background(), []string{"--first-rank", "1", "--rank-count", "2", "--socket-dir", t.TempDir(), "--plan-file", path, "--print-plan"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	set := receiverfixtures.MustPlan(l)
+	set := fixtures.MustPlan(l)
 	want1, _ := json.Marshal(set.Plans[1])
 	want2, _ := json.Marshal(set.Plans[2])
 	if got := strings.TrimSpace(out.String()); got != string(want1)+"\n"+string(want2) {
@@ -154,7 +154,7 @@ func TestPrintPlan(t *testing.T) {
 
 // Single-rank mode: --engine-rank and --listen, as before per-pod agents.
 func TestAgentSingleRankWithPlanFile(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	peer.Script(77, prefillpeer.Success(5))
 	sock := filepath.Join(t.TempDir(), "agent.sock")

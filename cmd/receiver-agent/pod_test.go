@@ -26,11 +26,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // TestAgentServesEveryRankOfThePod runs one agent for engine ranks 2 and 3
@@ -39,7 +39,7 @@ import (
 // completes on both ranks at once, each through its own socket and status
 // socket, and the probe address reports the pod.
 func TestAgentServesEveryRankOfThePod(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	peer.Script(77, prefillpeer.Success(5))
 	dir := t.TempDir()
@@ -103,7 +103,7 @@ func TestAgentServesEveryRankOfThePod(t *testing.T) {
 // why with the numbers.
 func TestAgentRanksPastTheFleetAreNotReady(t *testing.T) {
 	dir := t.TempDir()
-	objects, _ := receivertest.Publish(t, "pair", receiverfixtures.FragmentedP8D4())
+	objects, _ := receivertest.Publish(t, "pair", fixtures.FragmentedP8D4())
 	receivertest.ProjectPlans(t, dir, 1, objects)
 	a := startAgent(t, 3, 2, "--plan-dir", dir)
 	info := a.info(t)

@@ -28,12 +28,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // shadowFragment is one attack on decode TP rank 1's plan of
@@ -61,7 +61,7 @@ var shadowFragments = []shadowFragment{
 // format), so only the fragment check can refuse it.
 func shadowSet(t *testing.T, mut func(f *transferplan.TransferFragment)) *transferplan.PlanSet {
 	t.Helper()
-	set := receiverfixtures.MustPlan(receiverfixtures.FragmentedP8D4())
+	set := fixtures.MustPlan(fixtures.FragmentedP8D4())
 	target := &set.Plans[1].Targets[1]
 	if f := target.Fragments[1]; target.PrefillTPRank != 3 || f.BufferIndex != 2 || f.DstByteOffset != 128 {
 		t.Fatalf("fixture changed: decode TP rank 1's target %d fragment 1 is %+v", target.PrefillTPRank, f)
@@ -97,7 +97,7 @@ func noFragmentReachedThePeer(t *testing.T, peer *prefillpeer.Peer) {
 // stays ready, and its rooms keep completing on it; no refused byte
 // reaches a prefill rank.
 func TestShadowPlanWithOutOfBoundsFragmentsIsRefused(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	dir := t.TempDir()
 	objects, hash := receivertest.Publish(t, "pair", l)
@@ -129,7 +129,7 @@ func TestShadowPlanWithOutOfBoundsFragmentsIsRefused(t *testing.T) {
 // An agent that starts next to a shadow plan never runs it: it stays
 // unready, refuses rooms, and says why.
 func TestAgentStartingNextToAShadowPlanStaysUnready(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := startPeer(t, l)
 	dir := t.TempDir()
 	receivertest.ProjectPlans(t, dir, 1, encodeShadow(t, shadowSet(t, shadowFragments[0].mut)))

@@ -31,10 +31,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/pdtopo/pdtopo/internal/helmchart"
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/helmchart"
 )
 
 const (
@@ -42,36 +41,16 @@ const (
 	testAgentIMG = "registry.example:5000/team/agent@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 )
 
-// controlPlaneBin is where kube-apiserver, etcd and kubectl are: the
-// directory KUBEBUILDER_ASSETS names, else the repository's bin/.
-func controlPlaneBin(t *testing.T, root string) string {
-	t.Helper()
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		dir = filepath.Join(root, "bin")
-	}
-	for _, b := range []string{"kube-apiserver", "etcd", "kubectl"} {
-		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			if os.Getenv(testenv.SkipEnv) == "1" {
-				t.Skipf("%s not in %s and %s=1", b, dir, testenv.SkipEnv)
-			}
-			t.Fatalf("the installer test needs %s in %s (make controlplane kubectl, or KUBEBUILDER_ASSETS)", b, dir)
-		}
-	}
-	return dir
-}
-
 // TestBuildInstallerAppliesToTheRealAPIServer runs `make build-installer`
 // for two pinned images, checks the images landed where they belong, and
 // applies dist/install.yaml to a real kube-apiserver with a server-side dry
 // run: every object must be one the API server would accept.
 func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
-	root, err := testenv.RepoRoot()
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := controlPlaneBin(t, root)
-	kubectl := filepath.Join(bin, "kubectl")
+	kubectl := testutil.Kubectl(t)
 	tmp := t.TempDir()
 	installYAML := filepath.Join(tmp, "install.yaml")
 
@@ -93,13 +72,9 @@ func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
 	}
 	checkContents(t, raw, objects)
 
-	env := &envtest.Environment{BinaryAssetsDirectory: bin}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting kube-apiserver and etcd: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := helmchart.AdminKubeconfig(t, env, cfg)
+	env := testutil.StartBareForTest(t)
+	cfg := env.Config
+	kubeconfig := testutil.AdminKubeconfig(t, env)
 	// A dry run creates nothing, so the namespace the install creates would
 	// not exist for the objects in it: create that one for real first.
 	c, err := client.New(cfg, client.Options{})

@@ -32,8 +32,8 @@ var (
 	agent      = []string{"./pkg/receiver/..."}
 	operator   = []string{"./controllers/..."}
 	publishing = []string{"./pkg/planstore/...", "./controllers/..."}
-	chart      = []string{"./internal/helmchart/..."}
-	chartRun   = []string{"./internal/helmchart/...", "./internal/scale/..."}
+	chart      = []string{"./test/integration/chart/..."}
+	chartRun   = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
 )
 
 // mutants: the first of each group are the bugs the test review found

@@ -31,7 +31,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 const repoRoot = "../.."
@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 // SIGINT to the whole group as Ctrl-C does. run-local must exit 0 and leave
 // none of its children (etcd, kube-apiserver, manager) running.
 func TestCtrlCStopsEverything(t *testing.T) {
-	bin, _ := filepath.Abs(testenv.BinDir(t)) // fails without the binaries unless PDTOPO_SKIP_ENVTEST=1
+	bin, _ := filepath.Abs(testutil.BinDir(t)) // fails without the binaries unless PDTOPO_SKIP_ENVTEST=1
 	tmp := t.TempDir()
 	kubeconfig := filepath.Join(tmp, "local.kubeconfig")
 	cmd := exec.Command(os.Args[0],

@@ -138,7 +138,7 @@ func TestConstraintsAndRules(t *testing.T) {
 		}
 	}
 	// The only links are to the reference's own sections: a "](" inside a
-	// pattern would read as a link to tools (and to internal/repolint).
+	// pattern would read as a link to tools (and to test/repo).
 	if bad := regexp.MustCompile(`\]\([^#]`).FindString(doc); bad != "" {
 		t.Errorf("reference holds %q outside a link to a section", bad)
 	}

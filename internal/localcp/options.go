@@ -15,9 +15,9 @@ limitations under the License.
 */
 
 // Package localcp runs pdtopo's embedded local control plane: a real etcd and
-// kube-apiserver on loopback (started with controller-runtime's envtest
-// machinery from binaries cached in bin/), the PDPair CRD, the manager as a
-// child process, the sample PDPairs, and a kubeconfig that other terminals can
+// kube-apiserver on loopback and the manager as a child process (both
+// started with internal/controlplane, as the tests start them), the PDPair
+// CRD, the sample PDPairs, and a kubeconfig that other terminals can
 // use. `make run` drives it through hack/run-local; tests drive it through
 // Start and Session.Stop.
 package localcp
@@ -29,6 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pdtopo/pdtopo/internal/controlplane"
 )
 
 // Options says where the pieces of the local control plane live. Zero values
@@ -53,7 +55,7 @@ type Options struct {
 	// ManagerPath is the manager binary (bin/manager); empty runs no manager.
 	ManagerPath string
 	// ManagerExtraArgs follow the default manager flags (see
-	// defaultManagerArgs); a repeated flag overrides the default. Overriding
+	// controlplane.DefaultManagerArgs); a repeated flag overrides the default. Overriding
 	// --health-probe-bind-address leaves Start unable to wait for readiness.
 	// The kubeconfig is always passed as KUBECONFIG.
 	ManagerExtraArgs []string
@@ -140,9 +142,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) apiServerPath() string { return filepath.Join(o.BinDir, "kube-apiserver") }
-func (o Options) etcdPath() string      { return filepath.Join(o.BinDir, "etcd") }
-
 // check reports every missing input at once, each with the command that makes it.
 func (o Options) check() error {
 	var errs []error
@@ -151,8 +150,8 @@ func (o Options) check() error {
 			errs = append(errs, fmt.Errorf("%s is missing (build it with `%s`)", path, makeWith))
 		}
 	}
-	need(o.apiServerPath(), "make controlplane")
-	need(o.etcdPath(), "make controlplane")
+	need(controlplane.APIServerPath(o.BinDir), "make controlplane")
+	need(controlplane.EtcdPath(o.BinDir), "make controlplane")
 	if o.ManagerPath != "" {
 		need(o.ManagerPath, "go build -o bin/ ./cmd/manager")
 		need(filepath.Join(o.WebhookDir, "manifests.yaml"), "make manifests")

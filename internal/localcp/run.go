@@ -75,12 +75,12 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 func (s *Session) banner() string {
 	kubectl := filepath.Join(s.opts.BinDir, "kubectl") + " --kubeconfig " + s.opts.KubeconfigPath
 	var b strings.Builder
-	fmt.Fprintf(&b, "pdtopo local control plane: up in %.1fs, API server %s\n", s.StartupTime.Seconds(), s.cp.apiServerURL())
+	fmt.Fprintf(&b, "pdtopo local control plane: up in %.1fs, API server %s\n", s.StartupTime.Seconds(), s.cp.URL())
 	fmt.Fprintf(&b, "  from another terminal:  %s get pdp\n", kubectl)
 	fmt.Fprintf(&b, "                          %s describe pdp <name>\n", kubectl)
 	fmt.Fprintf(&b, "  logs:                   %s/{manager,kube-apiserver,etcd}.log\n", s.opts.LogDir)
 	if s.manager != nil {
-		fmt.Fprintf(&b, "  manager metrics:        %s\n", s.manager.metricsURL)
+		fmt.Fprintf(&b, "  manager metrics:        %s\n", s.manager.MetricsURL)
 	}
 	switch {
 	case s.Decode != nil:

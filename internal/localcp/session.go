@@ -29,13 +29,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/controlplane"
 )
 
 // Session is a running local control plane. Stop it exactly once.
 type Session struct {
 	opts    Options
-	cp      *controlPlane
-	manager *managerProcess
+	cp      *controlplane.ControlPlane
+	manager *controlplane.Process
 	client  client.WithWatch
 	hooks   *localWebhooks
 
@@ -76,14 +77,17 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 	}()
 
 	step(o, "starting etcd and kube-apiserver from %s, installing CRDs from %s", o.BinDir, o.CRDDir)
-	if s.cp, err = startControlPlane(o); err != nil {
+	if s.cp, err = controlplane.Start(controlplane.Options{
+		BinDir: o.BinDir, CRDDir: o.CRDDir, LogDir: o.LogDir,
+		StartTimeout: o.StartTimeout, StopTimeout: o.StopTimeout,
+	}); err != nil {
 		return s, err
 	}
-	step(o, "kube-apiserver serving on %s (%.1fs)", s.cp.apiServerURL(), time.Since(began).Seconds())
-	if err = writeKubeconfig(o.KubeconfigPath, s.cp.kubeconfig()); err != nil {
+	step(o, "kube-apiserver serving on %s (%.1fs)", s.cp.URL(), time.Since(began).Seconds())
+	if err = writeKubeconfig(o.KubeconfigPath, s.cp.Kubeconfig()); err != nil {
 		return s, err
 	}
-	if s.client, err = newClient(s.cp.cfg); err != nil {
+	if s.client, err = newClient(s.cp.Config); err != nil {
 		return s, err
 	}
 	if o.ManagerPath != "" {
@@ -91,13 +95,14 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 			return s, err
 		}
 		// The webhook flags come first, so that flags given to run-local override them.
-		mo := o
-		mo.ManagerExtraArgs = append(s.hooks.managerArgs(o.AgentImage), o.ManagerExtraArgs...)
 		step(o, "starting %s (log: %s)", o.ManagerPath, o.LogDir+"/manager.log")
-		if s.manager, err = startManager(mo, o.KubeconfigPath); err != nil {
+		if s.manager, err = controlplane.StartManager(controlplane.ManagerOptions{
+			Path: o.ManagerPath, Kubeconfig: o.KubeconfigPath, LogDir: o.LogDir,
+			ExtraArgs: append(s.hooks.managerArgs(o.AgentImage), o.ManagerExtraArgs...),
+		}); err != nil {
 			return s, err
 		}
-		if err = s.manager.waitReady(ctx, o.StartTimeout); err != nil {
+		if err = s.manager.WaitReady(ctx, "", o.StartTimeout); err != nil {
 			return s, err
 		}
 		step(o, "manager ready (%.1fs), serving admission webhooks on https://127.0.0.1:%d with a local CA", time.Since(began).Seconds(), s.hooks.port)
@@ -141,7 +146,7 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 func (s *Session) Client() client.WithWatch { return s.client }
 
 // RESTConfig is the admin user's client configuration.
-func (s *Session) RESTConfig() *rest.Config { return rest.CopyConfig(s.cp.cfg) }
+func (s *Session) RESTConfig() *rest.Config { return rest.CopyConfig(s.cp.Config) }
 
 // KubeconfigPath is the kubeconfig written for other terminals.
 func (s *Session) KubeconfigPath() string { return s.opts.KubeconfigPath }
@@ -151,11 +156,11 @@ func (s *Session) ManagerExited() <-chan struct{} {
 	if s.manager == nil {
 		return nil
 	}
-	return s.manager.exited()
+	return s.manager.Exited()
 }
 
 // ManagerExitError describes why the manager exited, with its log's last lines.
-func (s *Session) ManagerExitError() error { return s.manager.exitError() }
+func (s *Session) ManagerExitError() error { return s.manager.ExitError() }
 
 // Stop stops the demo's traffic (agent, peer), the manager, kube-apiserver and etcd, in that order, removes
 // their temporary directories and the kubeconfig, and reports every failure.
@@ -168,11 +173,11 @@ func (s *Session) Stop() error {
 	}
 	if s.manager != nil {
 		step(s.opts, "stopping the manager")
-		errs = append(errs, s.manager.stop(s.opts.StopTimeout))
+		errs = append(errs, s.manager.Stop(s.opts.StopTimeout))
 	}
 	if s.cp != nil {
 		step(s.opts, "stopping kube-apiserver and etcd")
-		errs = append(errs, s.cp.stop())
+		errs = append(errs, s.cp.Stop())
 	}
 	if s.hooks != nil {
 		errs = append(errs, s.hooks.remove())

@@ -41,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/testenv"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 const repoRoot = "../.."
@@ -99,16 +99,16 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	checkLiveTable(t, s, names)
 
 	// What must be gone after Stop.
-	apiAddr := hostPort(t, s.cp.apiServerURL())
-	etcdAddr := s.cp.env.ControlPlane.Etcd.URL.Host
-	dirs := []string{s.cp.etcdDataDir, s.cp.apiServerCertDir}
+	apiAddr := hostPort(t, s.cp.URL())
+	etcdAddr := s.cp.Env.ControlPlane.Etcd.URL.Host
+	dirs := []string{s.cp.EtcdDataDir, s.cp.APIServerCertDir}
 	managerPID := 0
 	if s.manager != nil {
-		managerPID = s.manager.pid()
+		managerPID = s.manager.Pid()
 	}
 	var trafficPIDs []int
 	if s.Traffic != nil {
-		trafficPIDs = []int{s.Traffic.agent.pid(), s.Traffic.peer.pid()}
+		trafficPIDs = []int{s.Traffic.agent.Pid(), s.Traffic.peer.Pid()}
 		dirs = append(dirs, s.Traffic.dir)
 	}
 	for _, d := range dirs {
@@ -220,7 +220,7 @@ func TestStartNamesWhatIsMissing(t *testing.T) {
 func testOptions(t *testing.T) Options {
 	t.Helper()
 	o := Defaults()
-	o.BinDir = testenv.BinDir(t) // fails without the binaries unless PDTOPO_SKIP_ENVTEST=1
+	o.BinDir = testutil.BinDir(t) // fails without the binaries unless PDTOPO_SKIP_ENVTEST=1
 	o.CRDDir = filepath.Join(repoRoot, o.CRDDir)
 	o.SamplesDir = filepath.Join(repoRoot, o.SamplesDir)
 	o.WebhookDir = filepath.Join(repoRoot, o.WebhookDir)

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/controlplane"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
@@ -57,8 +58,8 @@ type Traffic struct {
 	Ranks     []int
 	AgentArgv []string // the agent's command line as run (paths on this machine)
 	dir       string   // plans and sockets volumes
-	peer      *managerProcess
-	agent     *managerProcess
+	peer      *controlplane.Process
+	agent     *controlplane.Process
 	stopRooms context.CancelFunc
 	drivers   sync.WaitGroup
 
@@ -103,7 +104,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	}
 
 	// The prefill side: the peer binary, given the pair as a manifest.
-	peerPort, err := freeLoopbackPorts(1)
+	peerPort, err := controlplane.FreeLoopbackPorts(1)
 	if err != nil {
 		return t, err
 	}
@@ -117,7 +118,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 		return t, err
 	}
 	bootstrap := "127.0.0.1:" + strconv.Itoa(peerPort[0])
-	if t.peer, err = startChild("prefill peer", o.PeerPath,
+	if t.peer, err = controlplane.StartProcess("prefill peer", o.PeerPath,
 		[]string{"-f", manifest, "--bootstrap-port", strconv.Itoa(peerPort[0]), "--quiet"}, nil, o.LogDir, "prefill-peer.log"); err != nil {
 		return t, err
 	}
@@ -156,10 +157,10 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 		t.Ranks = append(t.Ranks, r)
 	}
 	t.AgentArgv = append([]string{o.AgentPath}, argv[1:]...)
-	if t.agent, err = startChild("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, "agent.log"); err != nil {
+	if t.agent, err = controlplane.StartProcess("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, "agent.log"); err != nil {
 		return t, err
 	}
-	if err := waitProbe(ctx, probe+"/readyz", t.agent, o.StartTimeout); err != nil {
+	if err := t.agent.WaitReady(ctx, probe+"/readyz", o.StartTimeout); err != nil {
 		return t, err
 	}
 
@@ -213,26 +214,6 @@ func planSnapshot(l transferplan.Layout, rank int) (receiver.PlanSnapshot, error
 		return receiver.PlanSnapshot{}, err
 	}
 	return receiver.SnapshotFor(set, rank)
-}
-
-// waitProbe polls url until it answers 200, p exits, or timeout passes.
-func waitProbe(ctx context.Context, url string, p *managerProcess, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-p.done:
-			return p.exitError()
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready within %s (probe %s); see %s", p.displayName(), timeout, url, p.logPath)
-		case <-tick.C:
-			if probeOK(ctx, url) {
-				return nil
-			}
-		}
-	}
 }
 
 // engineInfo is what a decode engine rank registers: its session and one
@@ -366,9 +347,9 @@ func (t *Traffic) stop(timeout time.Duration) error {
 		t.drivers.Wait()
 	}
 	var errs []error
-	for _, p := range []*managerProcess{t.agent, t.peer} {
+	for _, p := range []*controlplane.Process{t.agent, t.peer} {
 		if p != nil {
-			errs = append(errs, p.stop(timeout))
+			errs = append(errs, p.Stop(timeout))
 		}
 	}
 	if t.dir != "" {

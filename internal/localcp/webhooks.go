@@ -36,6 +36,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/pdtopo/pdtopo/internal/controlplane"
 )
 
 // localWebhooks is the admission side of `make run`. In a cluster the API
@@ -63,7 +65,7 @@ func newLocalWebhooks() (*localWebhooks, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("making the local webhook certificates: %w", err)
 	}
-	ports, err := freeLoopbackPorts(1)
+	ports, err := controlplane.FreeLoopbackPorts(1)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("choosing the webhook port: %w", err)

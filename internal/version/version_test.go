@@ -25,8 +25,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/testenv"
 	"github.com/pdtopo/pdtopo/internal/version"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 const pkg = "github.com/pdtopo/pdtopo/internal/version.Version"
@@ -63,7 +63,7 @@ func TestRequested(t *testing.T) {
 // Makefile does, with the version stamped by the linker, and runs each with
 // --version and nothing else (required flags must not get in the way).
 func TestEveryBinaryPrintsItsStampedVersion(t *testing.T) {
-	root, err := testenv.RepoRoot()
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,12 @@ func TestEveryBinaryPrintsItsStampedVersion(t *testing.T) {
 
 // TestMakefileStampsTheVersion checks the build rule passes VERSION to the linker.
 func TestMakefileStampsTheVersion(t *testing.T) {
-	root, err := testenv.RepoRoot()
+	root, err := testutil.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = exec.LookPath("make")
-	testenv.RequireTool(t, err, testenv.SkipMakeEnv, "make -n build shows the linker flags")
+	testutil.RequireTool(t, err, testutil.SkipMakeEnv, "make -n build shows the linker flags")
 	cmd := exec.Command("make", "-n", "build", "VERSION=v1.2.3")
 	cmd.Dir = root
 	b, err := cmd.CombinedOutput()

@@ -22,9 +22,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/kvsim"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/kvsim"
 )
 
 // randomGQA draws a dense GQA (or MHA, or MQA) config and a layout the
@@ -82,7 +82,7 @@ func layoutOf(p *modelgeom.Pair, o modelgeom.Options) transferplan.Layout {
 // holds as the engine does (max(kvHeads / TP, 1) heads of head_dim × dtype
 // bytes per token row, computed here from the config), and wherever the
 // planner accepts the pair, executing its plans byte by byte as the
-// reference prefill does (internal/kvsim) fills every decode byte with the
+// reference prefill does (test/kvsim) fills every decode byte with the
 // prefill byte of the same token, layer and head.
 func TestDerivedGQAPlansMoveTheRightBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(20, 2026))

@@ -28,10 +28,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // benchInFlight is how many rooms the benchmark keeps open at once, as an
@@ -42,7 +42,7 @@ var benchInFlight = envInt("BENCH_INFLIGHT", 128)
 // (two prefill targets per room), the peer keeping no per-request records.
 func benchScenario(b *testing.B) (*receiver.Manager, string) {
 	b.Helper()
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
 	snap := receivertest.Snapshot(b, l, 0)
 	m, _ := receivertest.StartAgent(b, &snap, 0, func(c *receiver.Config) { c.Metrics = nil })

@@ -23,12 +23,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // A room completes or fails only on the word of the prefill ranks its plan
@@ -48,27 +49,27 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 		check  func(p transferplan.RoutePlan) error
 		reason string
 	}{
-		{"MLA dummy target", receiverfixtures.MLAP8D2(), 11, 1, func(p transferplan.RoutePlan) error {
+		{"MLA dummy target", fixtures.MLAP8D2(), 11, 1, func(p transferplan.RoutePlan) error {
 			return targetIs(p, 1, true)
 		}, receiver.RejectDummyTarget},
-		{"idle prefill rank", receiverfixtures.ReplicatedGQAP4D1(), 12, 1, func(p transferplan.RoutePlan) error {
+		{"idle prefill rank", fixtures.ReplicatedGQAP4D1(), 12, 1, func(p transferplan.RoutePlan) error {
 			if !slices.Contains(p.IdlePrefillTPRanks, 1) {
 				return fmt.Errorf("idle ranks %v do not include 1", p.IdlePrefillTPRanks)
 			}
 			return nil
 		}, receiver.RejectIdlePrefillRank},
-		{"rank outside the plan", receiverfixtures.FragmentedP8D4(), 13, 5, func(p transferplan.RoutePlan) error {
+		{"rank outside the plan", fixtures.FragmentedP8D4(), 13, 5, func(p transferplan.RoutePlan) error {
 			return notNamed(p, 5)
 		}, receiver.RejectUnexpectedRank},
 		// P4 DP2: TP ranks 0 and 1 in each group. Room 100 is group 0's; a
 		// rank of group 1 that names its engine rank (2) names a TP rank no
 		// group has.
-		{"rank of another DP group (engine rank)", receiverfixtures.DPAttention(), 100, 2, func(p transferplan.RoutePlan) error {
+		{"rank of another DP group (engine rank)", fixtures.DPAttention(), 100, 2, func(p transferplan.RoutePlan) error {
 			return notNamed(p, 2)
 		}, receiver.RejectRankOutOfRange},
 		// Group 1's TP rank 1 answering room 100 (group 0): decode rank 0
 		// pulls only from TP rank 0 of the room's group.
-		{"rank of another DP group (TP rank)", receiverfixtures.DPAttention(), 100, 1, func(p transferplan.RoutePlan) error {
+		{"rank of another DP group (TP rank)", fixtures.DPAttention(), 100, 1, func(p transferplan.RoutePlan) error {
 			return notNamed(p, 1)
 		}, receiver.RejectUnexpectedRank},
 	}
@@ -135,11 +136,11 @@ func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 // waitHandled waits until n status messages were applied or rejected.
 func waitHandled(t *testing.T, reg *prometheus.Registry, n float64) {
 	t.Helper()
-	receivertest.Eventually(t, func() string {
+	testutil.Eventually(t, receivertest.WaitTimeout, "status messages handled", func() error {
 		if got := receivertest.Counter(t, reg, receivertest.MetricStatusMessagesRejected) + receivertest.Counter(t, reg, receivertest.MetricStatusMessages); got < n {
-			return fmt.Sprintf("%v of %v status messages handled after %v", got, n, receivertest.WaitTimeout)
+			return fmt.Errorf("%v of %v", got, n)
 		}
-		return ""
+		return nil
 	})
 }
 

@@ -21,11 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 func TestBootstrapFaultsFailOnlyThatRoom(t *testing.T) {
@@ -47,7 +48,7 @@ func TestBootstrapFaultsFailOnlyThatRoom(t *testing.T) {
 			if c.fault.ParallelInfo == prefillpeer.FaultHang {
 				timeout = 300 * time.Millisecond
 			}
-			s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(cfg *receiver.Config) { cfg.HTTPTimeout = timeout })
+			s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(cfg *receiver.Config) { cfg.HTTPTimeout = timeout })
 			s.Peer.SetBootstrapFault(c.fault)
 			s.Open(0, 1)
 			s.ExpectFailure(0, 1, c.reason, append(c.parts, s.Peer.BootstrapAddr())...)
@@ -65,7 +66,7 @@ func TestBootstrapFaultsFailOnlyThatRoom(t *testing.T) {
 }
 
 func TestBootstrapTimeoutBoundsTheWholeBootstrap(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
 		c.HTTPTimeout = 5 * time.Second
 		c.BootstrapTimeout = 300 * time.Millisecond
 	})
@@ -75,7 +76,7 @@ func TestBootstrapTimeoutBoundsTheWholeBootstrap(t *testing.T) {
 }
 
 func TestPrefillReportsFailed(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{1}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{1}, nil, nil)
 	s.Peer.ScriptRank(8, 3, prefillpeer.Failure())
 	s.Peer.ScriptRank(8, 2, prefillpeer.Success(1).After(100*time.Millisecond))
 	s.OpenAndRequest(8)
@@ -88,27 +89,27 @@ func TestPrefillReportsFailed(t *testing.T) {
 }
 
 func TestSilentPrefillTimesOut(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 300 * time.Millisecond })
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 300 * time.Millisecond })
 	s.Peer.Script(4, prefillpeer.Silence())
 	s.OpenAndRequest(4)
 	s.ExpectFailure(0, 4, receiver.ReasonWaitingTimeout, "did not finish within 300ms", "state Bootstrapped", "0 of 2 prefill ranks reported Success")
 }
 
 func TestBootstrappedRoomWithoutRequestTimesOut(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 200 * time.Millisecond })
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 200 * time.Millisecond })
 	s.Open(0, 6)
 	s.ExpectFailure(0, 6, receiver.ReasonWaitingTimeout, "its request was not sent")
 }
 
 func TestSweeperFailsUnpolledRooms(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 100 * time.Millisecond })
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 100 * time.Millisecond })
 	s.Peer.Script(5, prefillpeer.Silence())
 	s.OpenAndRequest(5)
 	s.WaitCounter(0, 1, receivertest.MetricRoomFailures, "reason", string(receiver.ReasonWaitingTimeout)) // nobody polls: the sweeper must act
 }
 
 func TestPrefillDyingMidRoomFailsItsRooms(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
 		c.HeartbeatFloor = 10 * time.Millisecond
 		c.HeartbeatInterval = 100 * time.Millisecond
 		c.HTTPTimeout = time.Second // a live server answers; a dead one refuses at once
@@ -134,7 +135,7 @@ func TestPrefillDyingMidRoomFailsItsRooms(t *testing.T) {
 // Only consecutive misses drop a prefill: a bootstrap server that misses
 // every other health check stays in use, its rooms open.
 func TestScatteredHeartbeatMissesKeepThePrefill(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) {
 		c.HeartbeatFloor = 10 * time.Millisecond
 		c.HeartbeatInterval = 20 * time.Millisecond
 		c.HeartbeatMisses = 2
@@ -144,14 +145,14 @@ func TestScatteredHeartbeatMissesKeepThePrefill(t *testing.T) {
 	s.OpenAndRequest(33)
 	// checks are counted from the peer's start: from now on they alternate
 	s.Peer.SetBootstrapFault(prefillpeer.BootstrapFault{HealthSequence: []prefillpeer.Fault{prefillpeer.Fault500, prefillpeer.NoFault}})
-	receivertest.Eventually(t, func() string { // four misses, each followed by an answer
+	testutil.Eventually(t, receivertest.WaitTimeout, "four misses, each followed by an answer", func() error {
 		if n := s.Counter(0, receivertest.MetricConnectionsLost); n != 0 {
 			t.Fatalf("%v bootstrap addresses dropped after misses that were never consecutive", n)
 		}
 		if n := s.Counter(0, receivertest.MetricHeartbeatMisses); n < 4 {
-			return fmt.Sprintf("%v heartbeat misses, want 4", n)
+			return fmt.Errorf("%v heartbeat misses, want 4", n)
 		}
-		return ""
+		return nil
 	})
 	if st, _ := s.Agents[0].Status(33); st.Status.Finished() {
 		t.Fatalf("room 33: %+v; the prefill never missed two checks in a row", st)
@@ -159,7 +160,7 @@ func TestScatteredHeartbeatMissesKeepThePrefill(t *testing.T) {
 }
 
 func TestForgedAndMalformedStatusesAreIgnoredAndCounted(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 2 * time.Second })
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, func(c *receiver.Config) { c.WaitingTimeout = 2 * time.Second })
 	s.Peer.Script(40, prefillpeer.Silence())
 	s.OpenAndRequest(40)
 	ep := receivertest.StatusEndpoint(t, s.Agents[0])
@@ -214,7 +215,7 @@ func TestLayoutMismatchRefusesTheAddress(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, c.mut, nil)
+			s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, c.mut, nil)
 			for room := int64(1); room <= 3; room++ {
 				s.Open(0, room)
 				s.ExpectFailure(0, room, receiver.ReasonLayoutMismatch, append(c.parts, "prefill at "+s.Peer.BootstrapAddr())...)

@@ -22,14 +22,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // withState is FragmentedP8D4 with one state buffer sharded like the heads
 // (128-byte prefill items, 256-byte decode items).
 func withState() transferplan.Layout {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	l.StateBuffers = []transferplan.BufferSpec{{Kind: transferplan.MambaState, Field: "stateBuffers[0]",
 		PrefillItemBytes: 128, DecodeItemBytes: 256, PrefillUnitBytes: 128, DecodeUnitBytes: 128}}
 	return l
@@ -39,7 +39,7 @@ func withState() transferplan.Layout {
 // ranks 2 and 3, one 128-byte head each into its 256-byte items).
 func snapshotOf(t *testing.T, l transferplan.Layout) PlanSnapshot {
 	t.Helper()
-	snap, err := SnapshotFor(receiverfixtures.MustPlan(l), 1)
+	snap, err := SnapshotFor(fixtures.MustPlan(l), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +50,12 @@ func snapshotOf(t *testing.T, l transferplan.Layout) PlanSnapshot {
 // only what leaves the layout.
 func TestFragmentCheckPassesPlannedLayouts(t *testing.T) {
 	for name, l := range map[string]transferplan.Layout{
-		"identity": receiverfixtures.Identity(), "fragmented": receiverfixtures.FragmentedP8D4(),
-		"16-token pages": receiverfixtures.FragmentedP8D4Tokens16(), "replicated GQA": receiverfixtures.ReplicatedGQAP4D1(),
-		"MLA": receiverfixtures.MLAP8D2(), "MLA L1.5": receiverfixtures.MLAL15P2D2(), "DP attention": receiverfixtures.DPAttention(),
+		"identity": fixtures.Identity(), "fragmented": fixtures.FragmentedP8D4(),
+		"16-token pages": fixtures.FragmentedP8D4Tokens16(), "replicated GQA": fixtures.ReplicatedGQAP4D1(),
+		"MLA": fixtures.MLAP8D2(), "MLA L1.5": fixtures.MLAL15P2D2(), "DP attention": fixtures.DPAttention(),
 		"state": withState(),
 	} {
-		set := receiverfixtures.MustPlan(l)
+		set := fixtures.MustPlan(l)
 		for d := range set.Plans {
 			snap, err := SnapshotFor(set, d)
 			if err != nil {
@@ -83,37 +83,37 @@ func TestFragmentCheckRefusesOutOfBounds(t *testing.T) {
 		index  int
 		detail string
 	}{
-		{"buffer index past the buffers", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferIndex = 7 },
+		{"buffer index past the buffers", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferIndex = 7 },
 			FragmentBufferOutOfRange, transferplan.TargetV, 7, "buffer_index 7 is outside the plan layout's 4 KV buffers"},
-		{"negative buffer index", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferIndex = -1 },
+		{"negative buffer index", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferIndex = -1 },
 			FragmentBufferOutOfRange, transferplan.TargetV, -1, "buffer_index -1 is outside the plan layout's 4 KV buffers"},
-		{"destination 1 TiB into the item", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstByteOffset = 1 << 40 },
+		{"destination 1 TiB into the item", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstByteOffset = 1 << 40 },
 			FragmentOutsideItem, transferplan.TargetV, 2, "dst_byte_offset 1099511627776 + bytes_per_page 128 > dst_page_stride_bytes 256"},
-		{"destination offset overflows", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstByteOffset = math.MaxInt64 },
+		{"destination offset overflows", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstByteOffset = math.MaxInt64 },
 			FragmentOutsideItem, transferplan.TargetV, 2, "dst_byte_offset 9223372036854775807 + bytes_per_page 128 > dst_page_stride_bytes 256"},
-		{"page longer than the item", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BytesPerPage = 1 << 62 },
+		{"page longer than the item", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BytesPerPage = 1 << 62 },
 			FragmentOutsideItem, transferplan.TargetV, 2, "dst_byte_offset 128 + bytes_per_page 4611686018427387904 > dst_page_stride_bytes 256"},
-		{"source past the prefill item", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcByteOffset = 64 },
+		{"source past the prefill item", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcByteOffset = 64 },
 			FragmentOutsideItem, transferplan.TargetV, 2, "src_byte_offset 64 + bytes_per_page 128 > src_page_stride_bytes 128"},
-		{"negative stride", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstPageStrideBytes = -256 },
+		{"negative stride", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstPageStrideBytes = -256 },
 			FragmentStride, transferplan.TargetV, 2, "src_page_stride_bytes 128 and dst_page_stride_bytes -256, but the layout's KV buffer 2 items are 128 bytes (prefill) and 256 bytes (decode)"},
-		{"stride of another layout", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcPageStrideBytes = 4096 },
+		{"stride of another layout", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcPageStrideBytes = 4096 },
 			FragmentStride, transferplan.TargetV, 2, "src_page_stride_bytes 4096 and dst_page_stride_bytes 256"},
-		{"negative offset", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcByteOffset = -128 },
+		{"negative offset", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcByteOffset = -128 },
 			FragmentNegative, transferplan.TargetV, 2, "src_byte_offset -128, dst_byte_offset 128, bytes_per_page 128, page_count null"},
-		{"empty page", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BytesPerPage = 0 },
+		{"empty page", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BytesPerPage = 0 },
 			FragmentNegative, transferplan.TargetV, 2, "bytes_per_page 0"},
-		{"negative page count", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.PageCount = transferplan.Count(-1) },
+		{"negative page count", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.PageCount = transferplan.Count(-1) },
 			FragmentNegative, transferplan.TargetV, 2, "page_count -1"},
-		{"another prefill rank's bytes", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcRank = 5 },
+		{"another prefill rank's bytes", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.SrcRank = 5 },
 			FragmentRanks, transferplan.TargetV, 2, "src_rank 5 and dst_rank 1, but the fragment belongs to prefill TP rank 3's target in decode TP rank 1's plan"},
-		{"another decode rank's memory", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstRank = 0 },
+		{"another decode rank's memory", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.DstRank = 0 },
 			FragmentRanks, transferplan.TargetV, 2, "src_rank 3 and dst_rank 0"},
-		{"unknown kind", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferKind = "target_q" },
+		{"unknown kind", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferKind = "target_q" },
 			FragmentBufferKind, "target_q", 2, `buffer_kind "target_q" is not one of`},
-		{"kind the layout does not give the buffer", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferKind = transferplan.TargetK },
+		{"kind the layout does not give the buffer", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferKind = transferplan.TargetK },
 			FragmentBufferKind, transferplan.TargetK, 2, "buffer_kind target_k, but the layout's KV buffer 2 is target_v"},
-		{"state buffer of a layout without state", receiverfixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferKind, f.BufferIndex = transferplan.MambaState, 0 },
+		{"state buffer of a layout without state", fixtures.FragmentedP8D4(), func(f *transferplan.TransferFragment) { f.BufferKind, f.BufferIndex = transferplan.MambaState, 0 },
 			FragmentBufferOutOfRange, transferplan.MambaState, 0, "buffer_index 0 is outside the plan layout's 0 state buffers"},
 		{"state buffer past the state buffers", withState(), func(f *transferplan.TransferFragment) { f.BufferKind, f.BufferIndex = transferplan.MambaState, 1 },
 			FragmentBufferOutOfRange, transferplan.MambaState, 1, "buffer_index 1 is outside the plan layout's 1 state buffers"},
@@ -167,7 +167,7 @@ func TestFragmentCheckRefusesBrokenLayoutLists(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			snap := snapshotOf(t, receiverfixtures.FragmentedP8D4())
+			snap := snapshotOf(t, fixtures.FragmentedP8D4())
 			c.mut(&snap.Layout)
 			_, err := newRouteView(snap)
 			var fe *FragmentError
@@ -181,7 +181,7 @@ func TestFragmentCheckRefusesBrokenLayoutLists(t *testing.T) {
 // A plan is held to the engine's registration too: fragments that write a
 // buffer the engine did not register are refused, whatever the layout says.
 func TestFragmentCheckHoldsThePlanToTheEngine(t *testing.T) {
-	snap := snapshotOf(t, receiverfixtures.FragmentedP8D4())
+	snap := snapshotOf(t, fixtures.FragmentedP8D4())
 	view, err := newRouteView(snap)
 	if err != nil {
 		t.Fatal(err)

@@ -20,12 +20,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 func TestCheckLayout(t *testing.T) {
-	rec := receiverfixtures.MustPlan(receiverfixtures.FragmentedP8D4()).Layout // P8→D4, items 128/256, unit 128
+	rec := fixtures.MustPlan(fixtures.FragmentedP8D4()).Layout // P8→D4, items 128/256, unit 128
 	live := func(mut func(*kvwire.ParallelInfo)) kvwire.ParallelInfo {
 		i := kvwire.ParallelInfo{PrefillTPSize: 8, PrefillDPSize: 1, BufferLens: kvwire.BufferLens{KVItemLens: []int64{128, 128, 128, 128}, KVUnitLens: []int64{128, 128, 128, 128}}}
 		if mut != nil {

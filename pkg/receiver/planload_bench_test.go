@@ -22,12 +22,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // BenchmarkLoadRankPlan is what an agent does when a plan is published:
@@ -39,7 +39,7 @@ import (
 // 20,480 fragments; ns/fragment should stay flat as the count grows.
 func BenchmarkLoadRankPlan(b *testing.B) {
 	for _, c := range []struct{ heads, tokens int }{{8, 64}, {16, 1}, {16, 64}} {
-		l := receiverfixtures.MHA(16, 8, receiverfixtures.Buffers(80,
+		l := fixtures.MHA(16, 8, fixtures.Buffers(80,
 			int64(c.tokens*max(1, c.heads/16)*256), int64(c.tokens*c.heads/8*256), 256))
 		l.TokensPerPage = c.tokens
 		b.Run(fmt.Sprintf("%dheads/%dtokens", c.heads, c.tokens), func(b *testing.B) {
@@ -76,7 +76,7 @@ func BenchmarkLoadRankPlan(b *testing.B) {
 // (about 2.2 MB of fragment JSON, encoded once when the plan is loaded).
 func BenchmarkRoomsTokenRowPlan(b *testing.B) {
 	defer debug.SetGCPercent(receiver.UseAgentGCPercent())
-	l := receiverfixtures.MHA(16, 8, receiverfixtures.Buffers(80, 64*256, 64*2*256, 256))
+	l := fixtures.MHA(16, 8, fixtures.Buffers(80, 64*256, 64*2*256, 256))
 	l.TokensPerPage = 64
 	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
 	snap := receivertest.Snapshot(b, l, 0)

@@ -23,16 +23,16 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 func TestFragmentedP8D4(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0, 1, 2, 3}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0, 1, 2, 3}, nil, nil)
 	s.Peer.Script(42, prefillpeer.Success(1234))
 	s.OpenAndRequest(42)
 	for i := range s.Agents {
@@ -66,7 +66,7 @@ func TestFragmentedP8D4(t *testing.T) {
 // peer's synthetic memories (every byte right, as it is written), and the
 // bytes written for each decode rank are its whole 3 pages of 4 buffers.
 func TestFragmentedP8D4SixteenTokenPages(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4Tokens16(), []int{0, 1, 2, 3}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4Tokens16(), []int{0, 1, 2, 3}, nil, nil)
 	s.Peer.Script(43, prefillpeer.Success(99))
 	s.OpenAndRequest(43)
 	for i := range s.Agents {
@@ -95,7 +95,7 @@ func TestFragmentedP8D4SixteenTokenPages(t *testing.T) {
 }
 
 func TestIdentityP4D4(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.Identity(), []int{0, 1, 2, 3}, nil, nil)
 	s.Peer.Script(9, prefillpeer.Success(77, 5, 6))
 	s.OpenAndRequest(9)
 	for i := range s.Agents {
@@ -113,7 +113,7 @@ func TestIdentityP4D4(t *testing.T) {
 }
 
 func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.ReplicatedGQAP4D1(), []int{0}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.ReplicatedGQAP4D1(), []int{0}, nil, nil)
 	if idle := s.Set.Plans[0].IdlePrefillTPRanks; !slices.Equal(idle, []int{1, 3}) {
 		t.Fatalf("fixture: idle ranks %v, want [1 3]", idle)
 	}
@@ -138,7 +138,7 @@ func TestReplicatedGQAP4D1ReleasesIdleRanks(t *testing.T) {
 }
 
 func TestMLAP8D2SendsDummies(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAP8D2(), []int{0, 1}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.MLAP8D2(), []int{0, 1}, nil, nil)
 	s.Peer.Script(11, prefillpeer.Success(3, 9))
 	s.OpenAndRequest(11)
 	for i := range s.Agents {
@@ -156,7 +156,7 @@ func TestMLAP8D2SendsDummies(t *testing.T) {
 }
 
 func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
 	s.Peer.ScriptRank(21, 0, prefillpeer.Success(-1))
 	s.Peer.ScriptRank(21, 1, prefillpeer.Success(55, 1, 2))
 	s.OpenAndRequest(21)
@@ -178,7 +178,7 @@ func TestMLAL15NeedsEveryPrefillRank(t *testing.T) {
 // for the other (no clock involved), and completes on its answer.
 func TestMLAL15WaitsForAllResponses(t *testing.T) {
 	// both decode ranks: an L1.5 prefill rank answers once all of them asked
-	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.MLAL15P2D2(), []int{0, 1}, nil, nil)
 	s.Peer.ScriptRank(22, 1, prefillpeer.Silence())
 	s.OpenAndRequest(22)
 	s.WaitCounter(0, 1, receivertest.MetricStatusMessages) // prefill rank 0's Success arrived and counted
@@ -198,7 +198,7 @@ func TestMLAL15WaitsForAllResponses(t *testing.T) {
 // is long (a loaded machine delivers a loopback message in far less) and
 // the test checks the order instead of assuming it.
 func TestMLAL15TimeoutCountsTheResponses(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 3 * time.Second })
+	s := receivertest.NewScenario(t, fixtures.MLAL15P2D2(), []int{0, 1}, nil, func(c *receiver.Config) { c.WaitingTimeout = 3 * time.Second })
 	s.Peer.ScriptRank(23, 1, prefillpeer.Silence())
 	s.OpenAndRequest(23)
 	s.WaitCounter(0, 1, receivertest.MetricStatusMessages)
@@ -209,7 +209,7 @@ func TestMLAL15TimeoutCountsTheResponses(t *testing.T) {
 }
 
 func TestDPAttentionRoutesRoomToItsGroup(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.DPAttention(), []int{0}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.DPAttention(), []int{0}, nil, nil)
 	for _, room := range []int64{100, 101, 102} {
 		s.OpenAndRequest(room)
 		if st := s.WaitFinished(0, room); st.Status != receiver.Success {

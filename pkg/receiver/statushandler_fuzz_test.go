@@ -22,14 +22,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // socketlessManager is a Manager with a room table and no sockets: enough
 // to drive handleStatus with arbitrary frames.
 func socketlessManager(t testing.TB, room int64) *Manager {
-	snap, err := SnapshotFor(receiverfixtures.MustPlan(receiverfixtures.FragmentedP8D4()), 0) // expects ranks 0 and 1
+	snap, err := SnapshotFor(fixtures.MustPlan(fixtures.FragmentedP8D4()), 0) // expects ranks 0 and 1
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,11 @@ package receiver_test
 import (
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // Forged statuses from another host: 127.0.0.2 plays a pod that is not a
@@ -34,7 +34,7 @@ import (
 // SenderAddressMismatch. The same frames from the ranks' own host then
 // complete it.
 func TestStatusFromAnotherHostIsRejected(t *testing.T) {
-	s := receivertest.NewScenario(t, receiverfixtures.FragmentedP8D4(), []int{0}, nil, nil)
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0}, nil, nil)
 	const room = 41
 	s.Peer.Script(room, prefillpeer.Silence())
 	s.OpenAndRequest(room)

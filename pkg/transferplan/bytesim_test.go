@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/pdtopo/pdtopo/internal/kvsim"
+	"github.com/pdtopo/pdtopo/test/kvsim"
 )
 
 // simulateBytes executes the plans of a compatible layout byte by byte with

@@ -29,6 +29,6 @@ limitations under the License.
 // them as head-major and moves the wrong bytes.
 //
 // The package knows nothing of Kubernetes, ZMQ or HTTP: it takes values and
-// returns values or *LayoutError (docs/design.md; internal/repolint keeps it
+// returns values or *LayoutError (docs/design.md; test/repo keeps it
 // so). pkg/kvwire puts its fragments on the wire.
 package transferplan

@@ -18,7 +18,7 @@ limitations under the License.
 // share: binding a PULL socket on a free port and reading the port back,
 // connecting a PUSH socket, and telling a receive or send that merely timed
 // out (try again) from one that failed. The agent (pkg/receiver) and the
-// prefill-side peer (internal/prefillpeer) use it; endpoints are written by
+// prefill-side peer (test/prefillpeer) use it; endpoints are written by
 // kvwire.Endpoint. The protocol is in docs/wire.md.
 //
 // A ZMQ socket is not safe for concurrent use: whoever creates one keeps it

@@ -27,11 +27,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // BenchmarkRoomsClient runs whole rooms through the Go client against a
@@ -52,7 +52,7 @@ func benchRooms(b *testing.B, reference bool) {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_INFLIGHT")); err == nil && v > 0 {
 		inflight = v
 	}
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
 	snap := receivertest.Snapshot(b, l, 0)
 	m, _ := receivertest.StartAgent(b, &snap, 0, nil)

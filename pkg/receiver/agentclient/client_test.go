@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
 func TestClientReusesItsConnection(t *testing.T) {

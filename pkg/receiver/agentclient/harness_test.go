@@ -24,13 +24,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // rig is a real agent for one decode rank of a layout, serving its local
@@ -74,7 +74,7 @@ func (r *rig) serve(t testing.TB, m *receiver.Manager) *http.Server {
 	return srv
 }
 
-func fragmented(t *testing.T) *rig { return newRig(t, receiverfixtures.FragmentedP8D4(), 0) }
+func fragmented(t *testing.T) *rig { return newRig(t, fixtures.FragmentedP8D4(), 0) }
 
 // client is a fresh client of the rig's agent.
 func (r *rig) client(t testing.TB) *agentclient.Client {

@@ -25,11 +25,11 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // TestRanksOfOnePodEachUseTheirOwnSocket: the four decode ranks of the
@@ -38,7 +38,7 @@ import (
 // prefill-at-once room each). Every prefill rank must see requests only
 // from the decode rank whose plan targets it.
 func TestRanksOfOnePodEachUseTheirOwnSocket(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(t, l, func(c *prefillpeer.Config) { c.Default = prefillpeer.Success(9) })
 	dir := t.TempDir()
 	const ranks = 4

@@ -24,10 +24,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
 // TestReceiverInTheReferenceCallingOrder drives rooms the way the
@@ -196,7 +196,7 @@ func TestManagerRefusedOrAbsentAgent(t *testing.T) {
 // TestReceiverWhenTheAgentGoesAway: an agent that stops answering fails
 // the engine's rooms through Poll, never through a panic or an error.
 func TestReceiverWhenTheAgentGoesAway(t *testing.T) {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	r := newRig(t, l, 0)
 	c := r.client(t)
 	mgr, err := agentclient.NewManager(t.Context(), c, r.engine())

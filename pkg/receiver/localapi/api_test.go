@@ -30,10 +30,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // apiPair is the local API of a real agent serving decode rank 0 of the
@@ -46,7 +46,7 @@ type apiPair struct {
 }
 
 func newAPIPair(t *testing.T, mut func(*receiver.Config)) *apiPair {
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(t, l, nil)
 	snap := receivertest.Snapshot(t, l, 0)
 	m, reg := receivertest.StartAgent(t, &snap, 0, mut)

@@ -35,10 +35,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // BenchmarkRoomsHTTP runs whole rooms (open → request → success → clear)
@@ -68,7 +68,7 @@ func BenchmarkRoomsHTTP(b *testing.B) {
 func benchRoomsHTTP(b *testing.B, network string, h2c, raw, pipelined bool) {
 	inflight := envInt("BENCH_INFLIGHT", 32)
 	defer debug.SetGCPercent(receiver.UseAgentGCPercent())
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
 	snap := receivertest.Snapshot(b, l, 0)
 	m, _ := receivertest.StartAgent(b, &snap, 0, nil)

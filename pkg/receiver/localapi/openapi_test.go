@@ -36,9 +36,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 const openAPIPath = "../../../docs/agent-api.openapi.yaml"
@@ -247,7 +247,7 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 	}
 
 	var log []exchange
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(t, l, nil)
 	peer.Script(1, prefillpeer.Success(9))
 	snap := receivertest.Snapshot(t, l, 0)

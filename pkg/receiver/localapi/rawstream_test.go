@@ -29,10 +29,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // streamRig is a real agent for decode rank 0 of the P8→D4 pair, its
@@ -48,7 +48,7 @@ type streamRig struct {
 
 func newStreamRig(t *testing.T, opts StreamOptions, mut func(*receiver.Config)) *streamRig {
 	t.Helper()
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	r := &streamRig{peer: receivertest.StartPeer(t, l, nil), snap: receivertest.Snapshot(t, l, 0)}
 	r.m, r.reg = receivertest.StartAgent(t, &r.snap, 0, mut)
 	r.api = NewEngineAPI(r.m, nil, opts)

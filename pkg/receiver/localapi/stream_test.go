@@ -17,13 +17,15 @@ limitations under the License.
 package localapi
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/prefillpeer"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 const okRequest = `{"kvIndices":[1,2],"auxIndex":3}`
@@ -147,11 +149,11 @@ func TestStreamEnds(t *testing.T) {
 				tab.apply(s.next())
 			}
 			c.end(r, s)
-			receivertest.Eventually(t, func() string {
+			testutil.Eventually(t, receivertest.WaitTimeout, "rooms closed", func() error {
 				if n := r.m.OpenRooms(); n != 0 {
-					return "rooms still open"
+					return errors.New("rooms still open")
 				}
-				return ""
+				return nil
 			})
 			if _, err := r.m.Status(1); receiver.CodeOf(err) != receiver.CodeRoomNotFound {
 				t.Fatalf("room 1 after its stream ended: %v", err)
@@ -194,11 +196,11 @@ func TestStreamNobodyReads(t *testing.T) {
 	}
 	s.send(ops...)
 	receivertest.WaitCounter(t, r.reg, 1, receivertest.MetricRoomFailures, "reason", string(receiver.ReasonStreamStalled))
-	receivertest.Eventually(t, func() string {
+	testutil.Eventually(t, receivertest.WaitTimeout, "rooms closed", func() error {
 		if n := r.m.OpenRooms(); n != 0 {
-			return "the stalled stream's rooms are still open"
+			return errors.New("the stalled stream's rooms are still open")
 		}
-		return ""
+		return nil
 	})
 	failed := receivertest.Counter(t, r.reg, receivertest.MetricRoomFailures, "reason", string(receiver.ReasonStreamStalled))
 	if failed != rooms {

@@ -36,21 +36,21 @@ import (
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
-	"github.com/pdtopo/pdtopo/internal/testenv"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 func dpDecode() transferplan.Layout { // decode DP 2: engine ranks 5, 6 are decode TP ranks 1, 2
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	l.Decode = transferplan.Parallelism{TPSize: 8, DPSize: 2}
 	return l
 }
 
 func TestFileSource(t *testing.T) {
-	set := receiverfixtures.MustPlan(dpDecode())
+	set := fixtures.MustPlan(dpDecode())
 	raw, _ := json.Marshal(set)
 	path := filepath.Join(t.TempDir(), "plans.json")
 	os.WriteFile(path, raw, 0o644)
@@ -106,8 +106,8 @@ func TestDirSourceLoadsEveryRankOfThePod(t *testing.T) {
 // shipped Role (config/agent-rbac) grants: by GET before the informer runs,
 // from the informer's cache after, which also says when they change.
 func TestAPISourceFollowsConfigMaps(t *testing.T) {
-	env, err := testenv.Start()
-	if errors.Is(err, testenv.ErrSkip) {
+	env, err := testutil.Start()
+	if errors.Is(err, testutil.ErrSkip) {
 		t.Skip(err)
 	}
 	if err != nil {
@@ -178,7 +178,7 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	rec := &recorder{failed: map[string]int{}}
 	f := &Follower{Source: src, Resync: time.Hour, Apply: rec.apply, Report: rec.reportErr, Failed: rec.fail, Log: slog.New(slog.DiscardHandler)}
 	go f.Run(ctx, loaded)
-	second := receiverfixtures.MHA(8, 8, receiverfixtures.Buffers(2, 128, 128, 128)) // engine rank 5 becomes decode TP rank 5
+	second := fixtures.MHA(8, 8, fixtures.Buffers(2, 128, 128, 128)) // engine rank 5 becomes decode TP rank 5
 	secondObjects, secondHash := receivertest.Publish(t, "pair", second)
 	publish(receivertest.Reshard(t, secondObjects, 3)) // a shard count the first publication did not have
 	rec.waitFor(t, []string{secondHash}, "")
@@ -287,7 +287,7 @@ func (r *recorder) waitFor(t *testing.T, applied []string, report string) {
 // only the file-system watch can make it pass.
 func TestFollowerWatchesAProjectedDir(t *testing.T) {
 	dir := t.TempDir()
-	first, firstHash := receivertest.Publish(t, "pair", receiverfixtures.FragmentedP8D4())
+	first, firstHash := receivertest.Publish(t, "pair", fixtures.FragmentedP8D4())
 	receivertest.ProjectPlans(t, dir, 1, first)
 	src := Dir{Path: dir, EngineRanks: []int{0, 1}}
 	loaded, err := Load(context.Background(), src)
@@ -300,7 +300,7 @@ func TestFollowerWatchesAProjectedDir(t *testing.T) {
 	f := &Follower{Source: src, Resync: time.Hour, Apply: rec.apply, Report: rec.reportErr, Failed: rec.fail, Log: slog.New(slog.DiscardHandler)}
 	go f.Run(ctx, loaded)
 
-	second, secondHash := receivertest.Publish(t, "pair", receiverfixtures.Identity())
+	second, secondHash := receivertest.Publish(t, "pair", fixtures.Identity())
 	receivertest.ProjectPlans(t, dir, 2, receivertest.Reshard(t, second, 4))
 	rec.waitFor(t, []string{secondHash}, "")
 
@@ -360,7 +360,7 @@ func applyAgentRBAC(ctx context.Context, t *testing.T, root string, admin kubern
 // follower reports it, counts it, and clears it when the index is back.
 func TestFollowerReportsAnUnreadableSource(t *testing.T) {
 	dir := t.TempDir()
-	objects, hash := receivertest.Publish(t, "pair", receiverfixtures.FragmentedP8D4())
+	objects, hash := receivertest.Publish(t, "pair", fixtures.FragmentedP8D4())
 	write := func() {
 		for _, o := range objects {
 			for k, v := range o.Data {

@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// Eventually polls check until it returns nil, failing the test with what
+// and check's last error once timeout has passed. It polls often at first
+// (messages crossing loopback sockets land within a millisecond or two),
+// then backs off to every 50ms (an API server's watch takes longer). It is
+// the tests' one polling helper.
+func Eventually(tb testing.TB, timeout time.Duration, what string, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: still not true after %s: %v", what, timeout, err)
+		}
+		time.Sleep(wait)
+	}
+}
+
+var namespaceSeq atomic.Int64
+
+// NewNamespace creates a namespace named after the test.
+func NewNamespace(t testing.TB, c client.Client) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%s", namespaceSeq.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-")
+	}
+	CreateNamespaces(t, c, name)
+	return name
+}
+
+// WaitCondition waits until the pair's status describes its current
+// generation with the condition of type condType at status, and returns it.
+func WaitCondition(t testing.TB, c client.Client, timeout time.Duration, key client.ObjectKey, condType pdv1.PDPairConditionType, status metav1.ConditionStatus) *pdv1.PDPair {
+	t.Helper()
+	var pair pdv1.PDPair
+	Eventually(t, timeout, fmt.Sprintf("PDPair %s %s=%s", key, condType, status), func() error {
+		if err := c.Get(context.Background(), key, &pair); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(pair.Status.Conditions, string(condType))
+		switch {
+		case pair.Status.ObservedGeneration != pair.Generation:
+			return fmt.Errorf("observed generation %d of %d", pair.Status.ObservedGeneration, pair.Generation)
+		case cond == nil:
+			return fmt.Errorf("no %s condition", condType)
+		case cond.Status != status:
+			return fmt.Errorf("%s is %s (%s): %s", condType, cond.Status, cond.Reason, cond.Message)
+		}
+		return nil
+	})
+	return &pair
+}
