@@ -41,6 +41,19 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.ReasonItemNotTokenAligned:        pdv1.ReasonItemNotTokenAligned,
 	transferplan.ReasonStridedPagesNeedProtocolV2: pdv1.ReasonStridedPagesNeedProtocolV2,
 	transferplan.ReasonRankOutOfRange:             pdv1.ReasonRankOutOfRange,
+
+	transferplan.ReasonContractInvalid:                   pdv1.ReasonContractInvalid,
+	transferplan.ReasonContractTooLarge:                  pdv1.ReasonContractTooLarge,
+	transferplan.ReasonContractUnsupportedValue:          pdv1.ReasonContractUnsupportedValue,
+	transferplan.ReasonContractTPOutOfRange:              pdv1.ReasonContractTPOutOfRange,
+	transferplan.ReasonContractMismatchPrefixGranularity: pdv1.ReasonContractMismatchPrefixGranularity,
+	transferplan.ReasonContractMismatchGroupOrder:        pdv1.ReasonContractMismatchGroupOrder,
+	transferplan.ReasonContractMismatchGroupSemantics:    pdv1.ReasonContractMismatchGroupSemantics,
+	transferplan.ReasonContractMismatchFieldOrder:        pdv1.ReasonContractMismatchFieldOrder,
+	transferplan.ReasonContractMismatchFieldSemantics:    pdv1.ReasonContractMismatchFieldSemantics,
+	transferplan.ReasonContractMismatchRankGeometry:      pdv1.ReasonContractMismatchRankGeometry,
+	transferplan.ReasonContractShardsNotDividingTP:       pdv1.ReasonContractShardsNotDividingTP,
+	transferplan.ReasonContractNoSourceFragments:         pdv1.ReasonContractNoSourceFragments,
 }
 
 // layoutReason is the LayoutCompatible=False reason for a planner reason. A

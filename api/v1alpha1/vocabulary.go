@@ -90,6 +90,35 @@ const (
 	// ReasonRankOutOfRange: a plan was asked for a rank that does not exist.
 	ReasonRankOutOfRange PDPairConditionReason = "RankOutOfRange"
 
+	// Reasons of cache-contract pairs (docs/cache-contract.md).
+
+	// ReasonContractInvalid: a contract does not decode as the engine decodes it.
+	ReasonContractInvalid PDPairConditionReason = "ContractInvalid"
+	// ReasonContractTooLarge: a contract is empty or past 256 KiB.
+	ReasonContractTooLarge PDPairConditionReason = "ContractTooLarge"
+	// ReasonContractUnsupportedValue: a contract decodes but holds values no
+	// transfer can use.
+	ReasonContractUnsupportedValue PDPairConditionReason = "ContractUnsupportedValue"
+	// ReasonContractTPOutOfRange: a role runs more than 1024 TP ranks per DP group.
+	ReasonContractTPOutOfRange PDPairConditionReason = "ContractTPOutOfRange"
+	// ReasonContractMismatchPrefixGranularity: the prefix granularities differ.
+	ReasonContractMismatchPrefixGranularity PDPairConditionReason = "ContractMismatchPrefixGranularity"
+	// ReasonContractMismatchGroupOrder: the cache groups differ in ids or order.
+	ReasonContractMismatchGroupOrder PDPairConditionReason = "ContractMismatchGroupOrder"
+	// ReasonContractMismatchGroupSemantics: a cache group's semantics differ.
+	ReasonContractMismatchGroupSemantics PDPairConditionReason = "ContractMismatchGroupSemantics"
+	// ReasonContractMismatchFieldOrder: a group's fields differ.
+	ReasonContractMismatchFieldOrder PDPairConditionReason = "ContractMismatchFieldOrder"
+	// ReasonContractMismatchFieldSemantics: a field's dtype, partition or
+	// global shape differs.
+	ReasonContractMismatchFieldSemantics PDPairConditionReason = "ContractMismatchFieldSemantics"
+	// ReasonContractMismatchRankGeometry: equal TP sizes, other rank-local fields.
+	ReasonContractMismatchRankGeometry PDPairConditionReason = "ContractMismatchRankGeometry"
+	// ReasonContractShardsNotDividingTP: a field's shards do not divide a TP size.
+	ReasonContractShardsNotDividingTP PDPairConditionReason = "ContractShardsNotDividingTP"
+	// ReasonContractNoSourceFragments: unequal TP sizes and no fields to move.
+	ReasonContractNoSourceFragments PDPairConditionReason = "ContractNoSourceFragments"
+
 	// ReasonPublished: PlansPublished=True.
 	ReasonPublished PDPairConditionReason = "Published"
 	// ReasonLayoutIncompatible: no plans because the layout is incompatible;

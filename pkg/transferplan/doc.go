@@ -28,6 +28,13 @@ limitations under the License.
 // row where a decode rank takes part of each row), where the reference plans
 // them as head-major and moves the wrong bytes.
 //
+// Pairs on the engine's later cache-contract wire are planned from the two
+// roles' cache transfer contracts instead (ParseContract, ContractPlanner):
+// the decoder refuses exactly what the engine's decoder refuses, and the
+// planner returns the engine's CacheTransferPlanner answers, or its
+// refusal as a ContractMismatch… or Contract… reason; testdata/contract
+// holds the engine's own answers for both (docs/cache-contract.md).
+//
 // The package knows nothing of Kubernetes, ZMQ or HTTP: it takes values and
 // returns values or *LayoutError (docs/design.md; test/repo keeps it
 // so). pkg/kvwire puts its fragments on the wire.

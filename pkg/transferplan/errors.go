@@ -64,6 +64,46 @@ const (
 	ReasonStridedPagesNeedProtocolV2 Reason = "StridedPagesNeedProtocolV2"
 	// ReasonRankOutOfRange: a plan was asked for a decode TP rank that does not exist.
 	ReasonRankOutOfRange Reason = "RankOutOfRange"
+
+	// Reasons of cache-contract pairs (the engine's wire after b5c762da).
+
+	// ReasonContractInvalid: the engine's contract decoder refuses the
+	// bytes (not JSON, a missing or unknown key, an unknown dtype, a group
+	// spec or partition that does not hold together).
+	ReasonContractInvalid Reason = "ContractInvalid"
+	// ReasonContractTooLarge: a contract is empty or longer than the
+	// engine's 256 KiB, as sent or as the engine re-encodes it.
+	ReasonContractTooLarge Reason = "ContractTooLarge"
+	// ReasonContractUnsupportedValue: the engine decodes the contract, but a
+	// value it computes with is not a positive integer (or a field id not a
+	// string), so no transfer of it can work.
+	ReasonContractUnsupportedValue Reason = "ContractUnsupportedValue"
+	// ReasonContractTPOutOfRange: a role's TP size (per DP group) is not in
+	// 1..1024, which the engine's planner refuses.
+	ReasonContractTPOutOfRange Reason = "ContractTPOutOfRange"
+	// ReasonContractMismatchPrefixGranularity: the two plans' prefix
+	// granularities differ.
+	ReasonContractMismatchPrefixGranularity Reason = "ContractMismatchPrefixGranularity"
+	// ReasonContractMismatchGroupOrder: the cache groups differ in ids or order.
+	ReasonContractMismatchGroupOrder Reason = "ContractMismatchGroupOrder"
+	// ReasonContractMismatchGroupSemantics: a cache group's family, row
+	// geometry, checkpoint granularity, retention, window or transfer
+	// policy differs.
+	ReasonContractMismatchGroupSemantics Reason = "ContractMismatchGroupSemantics"
+	// ReasonContractMismatchFieldOrder: a group's fields differ in ids.
+	ReasonContractMismatchFieldOrder Reason = "ContractMismatchFieldOrder"
+	// ReasonContractMismatchFieldSemantics: a field's dtype, partition or
+	// global shape differs.
+	ReasonContractMismatchFieldSemantics Reason = "ContractMismatchFieldSemantics"
+	// ReasonContractMismatchRankGeometry: with equal TP sizes a field's
+	// rank-local shape or bytes differ.
+	ReasonContractMismatchRankGeometry Reason = "ContractMismatchRankGeometry"
+	// ReasonContractShardsNotDividingTP: a sharded field's distinct shards
+	// (global extent / local extent) exceed or do not divide a role's TP size.
+	ReasonContractShardsNotDividingTP Reason = "ContractShardsNotDividingTP"
+	// ReasonContractNoSourceFragments: with unequal TP sizes a decode rank
+	// would receive nothing (the groups hold no fields).
+	ReasonContractNoSourceFragments Reason = "ContractNoSourceFragments"
 )
 
 // LayoutError says why a layout cannot be planned: a stable reason, the spec

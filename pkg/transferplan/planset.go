@@ -42,6 +42,13 @@ type LayoutRecord struct {
 	PrefillStateUnitLens []int64          `json:"prefillStateUnitLens"`
 	DecodeStateItemLens  []int64          `json:"decodeStateItemLens"`
 	DecodeStateUnitLens  []int64          `json:"decodeStateUnitLens"`
+
+	// Wire is empty for v1 pairs (and not written) and WireCacheContract for
+	// contract pairs, whose record holds only the parallelism and the
+	// SHA-256 of each role's canonical contract (see MarshalJSON).
+	Wire                  Wire   `json:"wire,omitempty"`
+	PrefillContractSHA256 string `json:"prefillContractSHA256,omitempty"`
+	DecodeContractSHA256  string `json:"decodeContractSHA256,omitempty"`
 }
 
 // Record is the layout in the form published beside its plans.
@@ -162,6 +169,9 @@ type Summarizer struct {
 	// runAt its first fragment and runRank the decode rank it was seen in.
 	mostRun, runRank int
 	runAt            TransferFragment
+	// mostRows is the most rows one contract fragment copies per page.
+	mostRows int64
+	rowsAt   ContractFragment
 }
 
 // NewSummarizer starts a summary of the plans of a layout.
@@ -183,8 +193,13 @@ func (z *Summarizer) Add(plan *RoutePlan) {
 		if t.PrefillTPRank >= 0 && t.PrefillTPRank < len(sum.PrefillFanOut) {
 			sum.PrefillFanOut[t.PrefillTPRank]++
 		}
-		sum.Fragments += len(t.Fragments)
+		sum.Fragments += len(t.Fragments) + len(t.ContractFragments)
 		z.addRuns(plan.DecodeTPRank, t.Fragments)
+		for _, f := range t.ContractFragments {
+			if f.RowsPerPage > z.mostRows {
+				z.mostRows, z.rowsAt = f.RowsPerPage, f
+			}
+		}
 	}
 }
 
@@ -217,6 +232,9 @@ func (z *Summarizer) Summary() Summary {
 
 // pageCost says what the longest run of one buffer's fragments is and why.
 func (z *Summarizer) pageCost() (int, string) {
+	if z.layout.Wire == WireCacheContract {
+		return z.contractPageCost()
+	}
 	most, at, of := z.mostRun, z.runAt, z.runRank
 	switch {
 	case most == 0:
@@ -235,4 +253,18 @@ func (z *Summarizer) pageCost() (int, string) {
 		"decode rank %d takes %d of prefill rank %d's %d heads (%d-byte units) from each of the %d token rows of a page into its %d-head rows; "+
 		"pages are token-major, so each row is a separate fragment",
 		most, of, at.BytesPerPage/unit, at.SrcRank, at.SrcPageStrideBytes/rows/unit, unit, rows, at.DstPageStrideBytes/rows/unit)
+}
+
+// contractPageCost says how many copies a contract fragment costs per page.
+func (z *Summarizer) contractPageCost() (int, string) {
+	switch f := z.rowsAt; {
+	case z.mostRows == 0:
+		return 0, "whole fields: each prefill rank copies its fields' pages whole, no fragments"
+	case z.mostRows == 1:
+		return 1, "1 copy per page for each field fragment a decode rank pulls from a prefill rank: every slice is whole rows on both sides"
+	default:
+		return int(z.mostRows), fmt.Sprintf("%d copies per page for each field fragment a decode rank pulls from a prefill rank: "+
+			"field %q takes %d of every %d-byte row of the prefill's page into %d-byte rows, for each of the %d rows of a page",
+			z.mostRows, f.FieldID, f.BytesPerRow, f.SrcRowStrideBytes, f.DstRowStrideBytes, z.mostRows)
+	}
 }

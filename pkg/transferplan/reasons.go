@@ -36,5 +36,17 @@ func Reasons() []Reason {
 		// written by older operators stay mapped.
 		ReasonStridedPagesNeedProtocolV2,
 		ReasonRankOutOfRange,
+		ReasonContractInvalid,
+		ReasonContractTooLarge,
+		ReasonContractUnsupportedValue,
+		ReasonContractTPOutOfRange,
+		ReasonContractMismatchPrefixGranularity,
+		ReasonContractMismatchGroupOrder,
+		ReasonContractMismatchGroupSemantics,
+		ReasonContractMismatchFieldOrder,
+		ReasonContractMismatchFieldSemantics,
+		ReasonContractMismatchRankGeometry,
+		ReasonContractShardsNotDividingTP,
+		ReasonContractNoSourceFragments,
 	}
 }

@@ -45,6 +45,9 @@ type PlanTarget struct {
 	// request for the same room (its fan-out).
 	RequiredDstInfoNum int                `json:"requiredDstInfoNum"`
 	Fragments          []TransferFragment `json:"fragments"`
+	// ContractFragments are what a source moves on the cache-contract wire
+	// (Fragments is then empty); absent from v1 plans.
+	ContractFragments []ContractFragment `json:"contractFragments,omitempty"`
 }
 
 // RealTargetCount is the number of targets that are not dummies.
