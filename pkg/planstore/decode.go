@@ -131,7 +131,14 @@ func readIndex(src source) (*Index, error) {
 // read: an index describing a layout whose rank plans could pass
 // MaxRankPlanBytes (the plan budget's per-rank limit, which the operator
 // cannot raise past it) is refused, whatever sizes its entries claim.
+//
+// A contract pair's record holds the contracts' hashes, not the contracts,
+// so its plans cannot be sized from the index: each rank's entry is capped
+// at MaxRankPlanBytes instead (Shard.check), as every entry is.
 func (idx *Index) checkRankBudget() error {
+	if idx.Layout.Wire == transferplan.WireCacheContract {
+		return nil
+	}
 	size, err := transferplan.EstimatePlanSize(idx.Layout.Layout())
 	if err != nil {
 		return malformed("the layout cannot be planned: %v", err)

@@ -20,6 +20,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // editIndex applies edit to the decoded index of objs and re-encodes it.
@@ -71,7 +73,9 @@ func TestLoadRankRejects(t *testing.T) {
 		{"another rank's bytes", editShard(good, RankKey(1), good[1].BinaryData[RankKey(2)]), 1, ReasonHashMismatch, "SHA-256"},
 		{"truncated gzip", editShard(good, RankKey(1), plan1[:len(plan1)/2]), 1, ReasonCorruptPlan, "rank-0001.json.gz"},
 		{"gzip of other JSON", editShard(good, RankKey(1), gzipBytes([]byte(`{"x":1}`))), 1, ReasonHashMismatch, "inflates to 7 bytes but the index records"},
-		{"future version", editIndex(t, good, func(i *Index) { i.FormatVersion = 2 }), 0, ReasonUnsupportedVersion, "formatVersion 2"},
+		{"future version", editIndex(t, good, func(i *Index) { i.FormatVersion = 3 }), 0, ReasonUnsupportedVersion, "formatVersion 3"},
+		{"v1-wire plans as version 2", editIndex(t, good, func(i *Index) { i.FormatVersion = 2 }), 0, ReasonMalformedIndex, "plans of the V1 wire are published as version 1"},
+		{"contract plans as version 1", editIndex(t, good, func(i *Index) { i.Layout.Wire = transferplan.WireCacheContract }), 0, ReasonMalformedIndex, "plans of the CacheContract wire are published as version 2"},
 		{"decode size disagrees with layout", editIndex(t, good, func(i *Index) { i.DecodeTPSize = 5 }), 0, ReasonMalformedIndex, "decodeTPSize is 5"},
 		{"zero DP in layout", editIndex(t, good, func(i *Index) { i.Layout.Decode.DPSize = 0 }), 0, ReasonMalformedIndex, "layout.decode.dataParallelSize"},
 		{"key escapes the directory", editIndex(t, good, func(i *Index) { i.Shards[0].Ranks[0].Key = "../../etc/passwd" }), 0, ReasonMalformedIndex, `"../../etc/passwd"`},

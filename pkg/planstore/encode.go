@@ -163,7 +163,7 @@ func (k *shardPacker) add(entry RankEntry, gz []byte) error {
 
 func encodeIndex(name string, compatible bool, layout transferplan.LayoutRecord, ranks int, planHash string, shards []Shard) (Object, error) {
 	idx := Index{
-		FormatVersion: FormatVersion,
+		FormatVersion: formatVersionOf(layout),
 		PDPair:        name,
 		PlanHash:      planHash,
 		Compatible:    compatible,

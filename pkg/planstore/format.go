@@ -22,9 +22,22 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// FormatVersion is the version of the published format this package writes
-// and the only one it reads.
-const FormatVersion = 1
+// FormatVersion is the newest version of the published format, which this
+// package reads along with version 1. Version 2 added the keys of
+// cache-contract pairs (the layout record's wire and contract hashes, the
+// targets' contractFragments). Plans of v1-wire pairs hold none of them and
+// are still published as version 1, byte for byte as before, so that agents
+// that read only version 1 keep loading them; contract pairs are published
+// as version 2, which such agents refuse by its number.
+const FormatVersion = 2
+
+// formatVersionOf is the version a publication of plans for layout carries.
+func formatVersionOf(layout transferplan.LayoutRecord) int {
+	if layout.Wire == transferplan.WireCacheContract {
+		return 2
+	}
+	return 1
+}
 
 // IndexKey is the data key of the index ConfigMap.
 const IndexKey = "index.json"

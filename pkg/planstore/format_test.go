@@ -76,8 +76,12 @@ func formatKeys() string {
 
 var marshalerType = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
 
+// layoutRecordType writes a subset of its fields (the v1 record, or the
+// contract record); its keys are those of its fields.
+var layoutRecordType = reflect.TypeOf(transferplan.LayoutRecord{})
+
 func walkKeys(t reflect.Type, path string, lines *[]string) {
-	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
+	if t != layoutRecordType && (t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType)) {
 		*lines = append(*lines, path+" custom:"+t.Name())
 		return
 	}

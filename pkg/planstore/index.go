@@ -18,6 +18,8 @@ package planstore
 
 import (
 	"encoding/hex"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // maxDecodeTPSize bounds the rank count an index may claim, so that a hostile
@@ -28,8 +30,11 @@ const maxDecodeTPSize = 1 << 16
 // could have written: known version, sane layout, and shards that cover ranks
 // 0..DecodeTPSize-1 once each, in order, under the keys RankKey gives.
 func (idx *Index) check() error {
-	if idx.FormatVersion != FormatVersion {
-		return formatErrorf(ReasonUnsupportedVersion, "%s has formatVersion %d; this agent reads %d", IndexKey, idx.FormatVersion, FormatVersion)
+	if idx.FormatVersion != 1 && idx.FormatVersion != FormatVersion {
+		return formatErrorf(ReasonUnsupportedVersion, "%s has formatVersion %d; this agent reads 1 and %d", IndexKey, idx.FormatVersion, FormatVersion)
+	}
+	if want := formatVersionOf(idx.Layout); idx.FormatVersion != want {
+		return malformed("formatVersion is %d but plans of the %s wire are published as version %d", idx.FormatVersion, wireName(idx.Layout.Wire), want)
 	}
 	if idx.DecodeTPSize < 1 || idx.DecodeTPSize > maxDecodeTPSize {
 		return malformed("decodeTPSize is %d; it must be in 1..%d", idx.DecodeTPSize, maxDecodeTPSize)
@@ -90,4 +95,11 @@ func (idx *Index) find(rank int) (Shard, RankEntry, bool) {
 		}
 	}
 	return Shard{}, RankEntry{}, false
+}
+
+func wireName(w transferplan.Wire) string {
+	if w == "" {
+		return string(transferplan.WireV1)
+	}
+	return string(w)
 }
