@@ -35,22 +35,22 @@ import (
 // ReasonContractTooLarge and the JSON path of the offending value.
 func ParseContract(raw []byte) (*CacheContract, error) {
 	if len(raw) == 0 || len(raw) > MaxContractBytes {
-		return nil, layoutErrorf(ReasonContractTooLarge, "", "the contract is %d bytes; the engine takes 1 to %d", len(raw), MaxContractBytes)
+		return nil, withContractFix(layoutErrorf(ReasonContractTooLarge, "", "the contract is %d bytes; the engine takes 1 to %d", len(raw), MaxContractBytes))
 	}
 	text, err := decodePyText(raw)
 	if err != nil {
-		return nil, layoutErrorf(ReasonContractInvalid, "", "invalid contract JSON: %v", err)
+		return nil, withContractFix(layoutErrorf(ReasonContractInvalid, "", "invalid contract JSON: %v", err))
 	}
 	v, err := parsePyJSON(text)
 	if err != nil {
-		return nil, layoutErrorf(ReasonContractInvalid, "", "invalid contract JSON: %v", err)
+		return nil, withContractFix(layoutErrorf(ReasonContractInvalid, "", "invalid contract JSON: %v", err))
 	}
 	if v.kind != pyDict {
-		return nil, layoutErrorf(ReasonContractInvalid, "", "the contract must be a JSON object, got %s", v.typeName())
+		return nil, withContractFix(layoutErrorf(ReasonContractInvalid, "", "the contract must be a JSON object, got %s", v.typeName()))
 	}
 	c, err := buildContract(v)
 	if err != nil {
-		return nil, err
+		return nil, withContractFix(err)
 	}
 	c.canonical = c.encodeCanonical()
 	return c, nil

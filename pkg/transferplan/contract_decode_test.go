@@ -67,6 +67,8 @@ func TestParseContractRefusesExactlyWhatTheEngineRefuses(t *testing.T) {
 			var le *LayoutError
 			if !errors.As(err, &le) || (le.Reason != ReasonContractInvalid && le.Reason != ReasonContractTooLarge) {
 				t.Errorf("%s: refused with %v, want a *LayoutError with a contract decoding reason", c.Name, err)
+			} else {
+				checkEndsWithFix(t, le)
 			}
 		case c.CanonicalSHA256 != "" && got.SHA256() != c.CanonicalSHA256:
 			t.Errorf("%s: re-encoded as %s, which is not the engine's to_wire_bytes()", c.Name, got.Canonical())
@@ -144,6 +146,8 @@ func checkRandomPair(t *testing.T, v pairVector) {
 		var le *LayoutError
 		if !errors.As(err, &le) || le.Reason != ReasonContractUnsupportedValue {
 			t.Errorf("the engine fails with %s (%s); pdtopo gives %v, want %s", v.Engine.Error, v.Engine.Message, err, ReasonContractUnsupportedValue)
+		} else {
+			checkEndsWithFix(t, le)
 		}
 		return
 	}

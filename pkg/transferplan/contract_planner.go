@@ -62,20 +62,22 @@ func classifyContractPair(pair ContractPair) (*ContractPlanner, error) {
 		if r.tp > MaxContractTPSize {
 			return nil, layoutErrorf(ReasonContractTPOutOfRange, r.role+".tensorParallelSize",
 				"%d TP ranks per DP group (tensorParallelSize %d / dataParallelSize %d); the engine plans cache-contract pairs of at most %d",
-				r.tp, r.f.TPSize, r.f.DPSize, MaxContractTPSize)
+				r.tp, r.f.TPSize, r.f.DPSize, MaxContractTPSize).
+				WithFix(fmt.Sprintf("at most %d TP ranks per DP group: raise the %s's dataParallelSize to at least %d or lower its tensorParallelSize",
+					MaxContractTPSize, r.role, (r.f.TPSize+MaxContractTPSize-1)/MaxContractTPSize))
 		}
 	}
 	if err := CheckContractPair(pair.PrefillContract, pair.DecodeContract); err != nil {
-		return nil, err
+		return nil, withContractFix(err)
 	}
 	var err error
 	p.segments, err = contractSegments(pair.PrefillContract, pair.DecodeContract, p.checkTPMapping)
 	if err != nil {
-		return nil, err
+		return nil, withContractFix(err)
 	}
 	if p.P != p.D && len(p.segments) == 0 {
-		return nil, layoutErrorf(ReasonContractNoSourceFragments, "cacheContracts",
-			"prefill TP %d and decode TP %d differ and the cache groups hold no fields: no decode rank has source fragments", p.P, p.D)
+		return nil, withContractFix(layoutErrorf(ReasonContractNoSourceFragments, "cacheContracts",
+			"prefill TP %d and decode TP %d differ and the cache groups hold no fields: no decode rank has source fragments", p.P, p.D))
 	}
 	return p, nil
 }
@@ -116,7 +118,7 @@ func (p *ContractPlanner) checkTPMapping(s *contractSegment) error {
 		if distinct > int64(r.tp) || int64(r.tp)%distinct != 0 {
 			return layoutErrorf(ReasonContractShardsNotDividingTP, "plan.fields "+quote(s.fieldID),
 				"field %q: global extent %d over %s local extent %d is %d distinct shards, which must divide %s TP %d",
-				s.fieldID, s.globalExtent, r.role, local, distinct, r.role, r.tp)
+				s.fieldID, s.globalExtent, r.role, local, distinct, r.role, r.tp).WithFix(shardsFix(s, r.role))
 		}
 	}
 	return nil

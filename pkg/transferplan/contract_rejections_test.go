@@ -51,7 +51,8 @@ func TestContractPairRefusals(t *testing.T) {
 		{"mha-gqa8-p2-d2/prefix-granularity-16-vs-32", gqa8, with(gqa8, func(c *testContract) { c.prefix = 32 }), 2, 2,
 			ReasonContractMismatchPrefixGranularity, "plan.prefix_granularity", []string{"prefix_granularity differs: prefill 16, decode 32"}},
 		{"mha-gqa8-p2-d2/rows-per-page-16-vs-8", gqa8, with(gqa8, func(c *testContract) { c.groups[0].rows = 8 }), 2, 2,
-			ReasonContractMismatchGroupSemantics, "group_specs[0].rows_per_page", []string{`cache group "full_attention" rows_per_page differs: prefill 16, decode 8`}},
+			ReasonContractMismatchGroupSemantics, "group_specs[0].rows_per_page", []string{`cache group "full_attention" rows_per_page differs: prefill 16, decode 8`,
+				"Fix: give both roles the same rows_per_page for this cache group"}},
 		{"mha-gqa8-p2-d2/window-none-vs-128", gqa8, with(gqa8, func(c *testContract) { c.groups[0].window = 128 }), 2, 2,
 			ReasonContractMismatchGroupSemantics, "group_specs[0].sliding_window_tokens", []string{"prefill null, decode 128"}},
 		{"mha-gqa8-p2-d2/group-renamed", gqa8, with(gqa8, func(c *testContract) { c.groups[0].id = "attention" }), 2, 2,
@@ -63,9 +64,10 @@ func TestContractPairRefusals(t *testing.T) {
 		{"mha-gqa8-vs-gqa4-p2-d2", gqa8, testContract{prefix: 16, groups: []testGroup{mhaGroup(2, 4, 16)}}, 2, 2,
 			ReasonContractMismatchFieldSemantics, `transfer_schema "layer.0.k"`, []string{"partition differs", "axis 1 of global extent 8", "axis 1 of global extent 4"}},
 		{"mha-gqa4-p3-d2", testContract{prefix: 16, groups: []testGroup{mhaGroup(1, 4, 16)}}, testContract{prefix: 16, groups: []testGroup{mhaGroup(1, 4, 16)}}, 3, 2,
-			ReasonContractShardsNotDividingTP, `plan.fields "layer.0.k"`, []string{"global extent 4 over prefill local extent 1 is 4 distinct shards, which must divide prefill TP 3"}},
+			ReasonContractShardsNotDividingTP, `plan.fields "layer.0.k"`, []string{"global extent 4 over prefill local extent 1 is 4 distinct shards, which must divide prefill TP 3",
+				"Fix: run the prefill with a TP size per DP group among 1, 2, 4, 8, 12, 16, 20, 24…"}},
 		{"mha-gqa8-p2048-d2", gqa8, gqa8, 2048, 2,
-			ReasonContractTPOutOfRange, "prefill.tensorParallelSize", []string{"2048 TP ranks per DP group", "at most 1024"}},
+			ReasonContractTPOutOfRange, "prefill.tensorParallelSize", []string{"2048 TP ranks per DP group", "at most 1024", "raise the prefill's dataParallelSize to at least 2"}},
 		{"mla-p2-d4/no-fields", testContract{prefix: 64, groups: []testGroup{{id: "full_attention", family: "history", retention: "full_history", rows: 64}}},
 			testContract{prefix: 64, groups: []testGroup{{id: "full_attention", family: "history", retention: "full_history", rows: 64}}}, 2, 4,
 			ReasonContractNoSourceFragments, "cacheContracts", []string{"prefill TP 2 and decode TP 4 differ and the cache groups hold no fields"}},
@@ -82,6 +84,7 @@ func TestContractPairRefusals(t *testing.T) {
 			if le.Reason != tc.reason || le.Field != tc.field {
 				t.Errorf("got %s at %q, want %s at %q (%s)", le.Reason, le.Field, tc.reason, tc.field, le.Message)
 			}
+			checkEndsWithFix(t, le)
 			for _, frag := range tc.messageFragments {
 				if !strings.Contains(le.Message, frag) {
 					t.Errorf("message %q does not say %q", le.Message, frag)

@@ -169,6 +169,7 @@ func checkPairVectorPlans(t *testing.T, v pairVector) *PlanSet {
 		if want := engineReason(t, v.Engine.Message); le.Reason != want {
 			t.Errorf("reason %s (%s), want %s for the engine's %q", le.Reason, le.Message, want, v.Engine.Message)
 		}
+		checkEndsWithFix(t, le)
 		return nil
 	}
 	if err != nil {
@@ -266,5 +267,13 @@ func orEmptyInts(xs []int) []int {
 func TestContractPlannerAgreesWithEngineVectors(t *testing.T) {
 	for _, v := range goldenPairVectors(t) {
 		t.Run(v.Name, func(t *testing.T) { checkPairVector(t, v) })
+	}
+}
+
+// checkEndsWithFix holds a refusal to the house rule: it ends with its fix.
+func checkEndsWithFix(t testing.TB, le *LayoutError) {
+	t.Helper()
+	if le.Fix == "" || !strings.HasSuffix(le.Message, ". Fix: "+le.Fix) {
+		t.Errorf("%s refusal without a fix at the end: %q", le.Reason, le.Message)
 	}
 }
