@@ -71,6 +71,10 @@ type options struct {
 	maxRooms           int
 	streamQueueBytes   int
 	streamWriteTimeout time.Duration
+	memoryLimit        string
+
+	// budget is derived from --memory-limit or the container (see budget.go).
+	budget receiver.Budget
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -100,7 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", receiver.DefaultHeartbeatInterval, "bootstrap server health check interval (at least 2s)")
 	fs.IntVar(&o.heartbeatMisses, "heartbeat-misses", receiver.DefaultHeartbeatMisses, "consecutive failed health checks that drop a prefill")
 	fs.DurationVar(&o.sendTimeout, "send-timeout", receiver.DefaultSendTimeout, "longest a message waits for a prefill rank's full queue")
-	fs.IntVar(&o.maxRooms, "max-rooms", receiver.DefaultMaxRooms, "most rooms open at once, per rank")
+	fs.IntVar(&o.maxRooms, "max-rooms", 0, "most rooms open at once, per rank (0: derived from the memory limit)")
+	fs.StringVar(&o.memoryLimit, "memory-limit", "", "memory the agent may use, e.g. 512Mi (default: its container's cgroup limit); sizes the Go heap, rooms and queues")
 	fs.IntVar(&o.streamQueueBytes, "stream-queue-bytes", localapi.DefaultStreamQueueBytes, "bytes of events an engine stream may hold unread before the agent drops them and resyncs the stream's rooms instead")
 	fs.DurationVar(&o.streamWriteTimeout, "stream-write-timeout", localapi.DefaultStreamWriteTimeout, "longest an engine may leave its stream unread before the agent closes it (its rooms fail StreamStalled)")
 	if err := fs.Parse(args); err != nil {
@@ -228,8 +233,11 @@ func (o *options) validate() error {
 			return fmt.Errorf("%s must be positive", name)
 		}
 	}
-	if o.heartbeatMisses < 1 || o.maxRooms < 1 {
-		return errors.New("--heartbeat-misses and --max-rooms must be at least 1")
+	if o.heartbeatMisses < 1 {
+		return errors.New("--heartbeat-misses must be at least 1")
+	}
+	if o.maxRooms < 0 {
+		return fmt.Errorf("--max-rooms is %d; give a positive number, or 0 to derive it from the memory limit", o.maxRooms)
 	}
 	if o.streamQueueBytes < 4096 {
 		return fmt.Errorf("--stream-queue-bytes is %d; give at least 4096 (a few room events)", o.streamQueueBytes)

@@ -90,6 +90,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Source, loaded plansource.Loaded, loadErr error) error {
+	restoreMemoryLimit, err := applyBudget(o, log)
+	if err != nil {
+		return err
+	}
+	defer restoreMemoryLimit()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
@@ -125,9 +130,10 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 			closeRanks(ranks)
 			return fmt.Errorf("probe address %s: %w", addr, err)
 		}
-		probe := &http.Server{Handler: localapi.ProbeHandler(plans, metrics), ReadHeaderTimeout: 10 * time.Second}
+		probe := probeServer(localapi.ProbeHandler(plans, metrics))
 		servers = append(servers, probe)
-		go func() { errc <- probe.Serve(ln) }()
+		limited := newLimitListener(ln, probeMaxConns, reg)
+		go func() { errc <- probe.Serve(limited) }()
 		log.Info("probe address listening", "addr", ln.Addr().String())
 	}
 

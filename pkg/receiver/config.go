@@ -70,6 +70,10 @@ type Config struct {
 	SendTimeout time.Duration
 	// MaxRooms bounds the open rooms; opening more is refused.
 	MaxRooms int
+	// StatusHWM bounds the status messages libzmq queues per connection to
+	// the status socket; PushHWM the messages it queues per prefill rank.
+	// NewBudget derives all three from the container's memory.
+	StatusHWM, PushHWM int
 
 	Logger  *slog.Logger
 	Metrics *Metrics
@@ -91,6 +95,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxRooms <= 0 {
 		c.MaxRooms = DefaultMaxRooms
+	}
+	if c.StatusHWM <= 0 {
+		c.StatusHWM = DefaultStatusHWM
+	}
+	if c.PushHWM <= 0 {
+		c.PushHWM = DefaultPushHWM
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

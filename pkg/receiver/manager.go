@@ -103,11 +103,11 @@ func New(cfg Config, plan *PlanSnapshot) (*Manager, error) {
 		return nil, err
 	}
 	m.zctx.SetRetryAfterEINTR(true) // the Go runtime interrupts blocking calls with signals
-	if m.status, err = bindStatusSocket(m.zctx, cfg.StatusAddr); err != nil {
+	if m.status, err = bindStatusSocket(m.zctx, cfg.StatusAddr, cfg.StatusHWM); err != nil {
 		m.zctx.Term()
 		return nil, err
 	}
-	m.push = newPushPool(m.zctx, cfg.SendTimeout)
+	m.push = newPushPool(m.zctx, cfg.SendTimeout, cfg.PushHWM)
 	m.metrics.countOpenRooms(m.rooms.len)
 	m.wg.Add(3)
 	go func() { defer m.wg.Done(); m.status.serve(m.stop, m.handleStatus) }()

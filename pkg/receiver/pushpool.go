@@ -26,11 +26,6 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
-// pushHWM is the number of messages queued per prefill rank before a send
-// waits (up to the send timeout): enough for bursts of rooms, small enough
-// that a dead rank cannot absorb unbounded memory.
-const pushHWM = 100_000
-
 // pushPool holds one PUSH socket per prefill rank endpoint. ZMQ sockets are
 // not safe for concurrent use, so each has its own lock; the pool only
 // grows with the prefill ranks of live bootstrap addresses, and an
@@ -38,9 +33,13 @@ const pushHWM = 100_000
 type pushPool struct {
 	ctx         *zmq.Context
 	sendTimeout time.Duration
-	mu          sync.Mutex
-	socks       map[string]*pushSocket
-	closed      bool
+	// hwm is the number of messages queued per prefill rank before a send
+	// waits (up to the send timeout): enough for bursts of rooms, small
+	// enough that a dead rank cannot absorb more than the budget.
+	hwm    int
+	mu     sync.Mutex
+	socks  map[string]*pushSocket
+	closed bool
 }
 
 type pushSocket struct {
@@ -48,8 +47,8 @@ type pushSocket struct {
 	sock *zmq.Socket // nil once closed
 }
 
-func newPushPool(ctx *zmq.Context, sendTimeout time.Duration) *pushPool {
-	return &pushPool{ctx: ctx, sendTimeout: sendTimeout, socks: make(map[string]*pushSocket)}
+func newPushPool(ctx *zmq.Context, sendTimeout time.Duration, hwm int) *pushPool {
+	return &pushPool{ctx: ctx, sendTimeout: sendTimeout, hwm: hwm, socks: make(map[string]*pushSocket)}
 }
 
 // socket returns the endpoint's socket, connecting it on first use.
@@ -62,7 +61,7 @@ func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
 	if s, ok := p.socks[endpoint]; ok {
 		return s, nil
 	}
-	sock, err := zmqsock.ConnectPush(p.ctx, endpoint, zmqsock.SendHWM(pushHWM), zmqsock.SendTimeout(p.sendTimeout))
+	sock, err := zmqsock.ConnectPush(p.ctx, endpoint, zmqsock.SendHWM(p.hwm), zmqsock.SendTimeout(p.sendTimeout))
 	if err != nil {
 		return nil, err
 	}

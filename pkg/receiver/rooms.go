@@ -77,7 +77,7 @@ func (m *Manager) open(bootstrapAddr string, room int64, owner *Stream, ref int6
 	case exists:
 		return errorf(CodeRoomExists, "room %d is already open; clear it before reusing its number", room)
 	case full:
-		return errorf(CodeTooManyRooms, "%d rooms are open, the most this agent keeps; clear finished rooms", m.cfg.MaxRooms)
+		return errorf(CodeTooManyRooms, "%d rooms are open on engine rank %d, the most it keeps (--max-rooms, by default derived from the container's memory limit); clear finished rooms", m.cfg.MaxRooms, m.cfg.EngineRank)
 	}
 	if m.engine.Load() != reg || owner.ended() {
 		// a registration or the end of the stream raced with this open: the

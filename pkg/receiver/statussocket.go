@@ -26,15 +26,14 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
-const (
-	// statusPollInterval is how long a receive waits before checking whether
-	// the agent is stopping (ZMQ sockets cannot be closed from another
-	// goroutine).
-	statusPollInterval = 100 * time.Millisecond
-	// maxStatusMessage caps a status message: a handful of numbers and a
-	// short candidate list. Larger messages are dropped by ZMQ unread.
-	maxStatusMessage = 64 << 10
-)
+// statusPollInterval is how long a receive waits before checking whether
+// the agent is stopping (ZMQ sockets cannot be closed from another
+// goroutine).
+const statusPollInterval = 100 * time.Millisecond
+
+// MaxStatusMessage caps a status message: a handful of numbers and a short
+// candidate list. libzmq drops a larger message unread (and the connection).
+const MaxStatusMessage = 64 << 10
 
 // statusSocket is the PULL socket prefill ranks push status messages to.
 type statusSocket struct {
@@ -43,14 +42,15 @@ type statusSocket struct {
 	port     int
 }
 
-// bindStatusSocket binds HOST:PORT (port 0: any free port).
-func bindStatusSocket(ctx *zmq.Context, addr string) (*statusSocket, error) {
+// bindStatusSocket binds HOST:PORT (port 0: any free port) with a receive
+// queue of hwm messages per connection.
+func bindStatusSocket(ctx *zmq.Context, addr string, hwm int) (*statusSocket, error) {
 	host, port, err := splitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
 	sock, p, err := zmqsock.BindPull(ctx, host, port,
-		zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(maxStatusMessage), zmqsock.RecvHWM(pushHWM))
+		zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(MaxStatusMessage), zmqsock.RecvHWM(hwm))
 	if err != nil {
 		return nil, fmt.Errorf("binding the status socket on %s: %v", addr, err)
 	}
