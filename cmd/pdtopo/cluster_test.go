@@ -295,6 +295,34 @@ func TestClusterStatusColumns(t *testing.T) {
 	if !strings.Contains(out, "DECODE PODS  AGENTS READY  AGENTS CURRENT") {
 		t.Errorf("status header lacks the decode fleet columns:\n%s", out)
 	}
+
+	// -o wide: the plan's shape, from the planner, and its hash.
+	set := samplePlans(t, gqaSample)
+	code, out, _ = tc.cli(t, "status", "--context", "live-b", "-o", "wide")
+	wide := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s.*\s0/1\s+%d–%d\s+%d\s+%d\s+2\s+%s\s*$`, gqaName,
+		sum.MinTargets, sum.MaxTargets, sum.FragmentsPerPage, len(sum.IdlePrefillRanks), set.Hash()[:12]))
+	if code != exitOK || !wide.MatchString(out) {
+		t.Errorf("status -o wide: exit %d, want row %s\n%s", code, wide, out)
+	}
+	// -o json and -o name, as kubectl get prints them.
+	code, out, errOut := tc.cli(t, "status", "--context", "live-b", "-o", "json")
+	var list pdv1.PDPairList
+	if code != exitOK || json.Unmarshal([]byte(out), &list) != nil || list.Kind != "PDPairList" {
+		t.Fatalf("status -o json: exit %d %s\n%s", code, errOut, out)
+	}
+	var found *pdv1.PDPair
+	for i := range list.Items {
+		if list.Items[i].Name == gqaName {
+			found = &list.Items[i]
+		}
+	}
+	if found == nil || found.Kind != "PDPair" || found.Status.Plan == nil || found.Status.Plan.Hash != set.Hash() {
+		t.Errorf("status -o json lacks %s with the planner's hash %s:\n%s", gqaName, set.Hash(), out)
+	}
+	code, out, _ = tc.cli(t, "status", "--context", "live-b", "-o", "name")
+	if code != exitOK || !strings.Contains(out, "pdpair.pd.pdtopo.dev/"+gqaName+"\n") {
+		t.Errorf("status -o name: exit %d\n%s", code, out)
+	}
 }
 
 func TestClusterGraph(t *testing.T) {

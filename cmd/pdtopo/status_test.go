@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+)
+
+// statusPairs are two pairs as the API server would list them: one planned
+// and published, one never reconciled.
+func statusPairs() []pdv1.PDPair {
+	planned := pdv1.PDPair{
+		ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "llm", Generation: 2},
+		Spec: pdv1.PDPairSpec{
+			Prefill: pdv1.FleetLayout{TensorParallelSize: 8},
+			Decode:  pdv1.FleetLayout{TensorParallelSize: 4},
+		},
+		Status: pdv1.PDPairStatus{
+			Conditions: []metav1.Condition{
+				{Type: string(pdv1.PDPairLayoutCompatible), Status: metav1.ConditionTrue, ObservedGeneration: 2},
+				{Type: string(pdv1.PDPairPlansPublished), Status: metav1.ConditionTrue, ObservedGeneration: 2},
+				{Type: string(pdv1.PDPairReady), Status: metav1.ConditionTrue, ObservedGeneration: 2},
+			},
+			Plan: &pdv1.PlanSummary{Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 3,
+				IdlePrefillTPRanks: []int32{5, 7}, FragmentCount: 1280, FragmentsPerPage: 16,
+				Hash: "0123456789abcdef0123", ConfigMaps: []string{"llama-plans", "llama-plans-0", "llama-plans-1"}},
+			DecodeFleet: &pdv1.DecodeFleetStatus{Pods: 2, AgentsReady: 2, AgentsCurrent: 1},
+		},
+	}
+	fresh := pdv1.PDPair{
+		ObjectMeta: metav1.ObjectMeta{Name: "mla", Namespace: "llm", Generation: 1},
+		Spec: pdv1.PDPairSpec{
+			Prefill: pdv1.FleetLayout{TensorParallelSize: 16, DataParallelSize: ptr.To[int32](2)},
+			Decode:  pdv1.FleetLayout{TensorParallelSize: 8},
+		},
+	}
+	return []pdv1.PDPair{planned, fresh}
+}
+
+// printWith prints the pairs as `status -o format` would.
+func printWith(t *testing.T, format string) string {
+	t.Helper()
+	flags := genericclioptions.NewPrintFlags("")
+	flags.OutputFormat = &format
+	printer, err := flags.ToPrinter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := printPairs(&b, printer, format, statusPairs()); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestStatusOutputName(t *testing.T) {
+	if got, want := printWith(t, "name"), "pdpair.pd.pdtopo.dev/llama\npdpair.pd.pdtopo.dev/mla\n"; got != want {
+		t.Errorf("-o name:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestStatusOutputJSONAndYAML(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		out := printWith(t, format)
+		var list pdv1.PDPairList
+		var err error
+		if format == "json" {
+			err = json.Unmarshal([]byte(out), &list)
+		} else {
+			err = yaml.UnmarshalStrict([]byte(out), &list)
+		}
+		if err != nil {
+			t.Fatalf("-o %s does not decode as a PDPairList: %v\n%s", format, err, out)
+		}
+		if list.APIVersion != "pd.pdtopo.dev/v1alpha1" || list.Kind != "PDPairList" || len(list.Items) != 2 {
+			t.Fatalf("-o %s: %s %s with %d items", format, list.APIVersion, list.Kind, len(list.Items))
+		}
+		for i, name := range []string{"llama", "mla"} {
+			item := list.Items[i]
+			if item.Name != name || item.Kind != "PDPair" || item.APIVersion != "pd.pdtopo.dev/v1alpha1" {
+				t.Errorf("-o %s item %d: %s %s %s", format, i, item.APIVersion, item.Kind, item.Name)
+			}
+		}
+		if got := list.Items[0].Status.Plan; got == nil || got.Hash != "0123456789abcdef0123" || got.FragmentCount != 1280 {
+			t.Errorf("-o %s lost the plan status: %+v", format, got)
+		}
+	}
+	// An empty namespace is still a document.
+	flags := genericclioptions.NewPrintFlags("")
+	format := "json"
+	flags.OutputFormat = &format
+	printer, _ := flags.ToPrinter()
+	var b bytes.Buffer
+	if err := printPairs(&b, printer, "json", nil); err != nil || !strings.Contains(b.String(), `"kind": "PDPairList"`) || !strings.Contains(b.String(), `"items": []`) {
+		t.Errorf("-o json of no pairs: %v %s", err, b.String())
+	}
+}
+
+func TestStatusOutputJSONPath(t *testing.T) {
+	if got := printWith(t, "jsonpath={.items[*].metadata.name}"); got != "llama mla" {
+		t.Errorf("-o jsonpath: %q", got)
+	}
+}
+
+func TestStatusWide(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeStatus(&b, statusPairs(), true, true); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, re := range []string{
+		`(?m)^NAMESPACE\s+NAME\s+PREFILL\s+DECODE\s+PLAN\s+COMPATIBLE\s+FRAGMENTS\s+PUBLISHED\s+READY\s+DECODE PODS\s+AGENTS READY\s+AGENTS CURRENT\s+TARGETS/RANK\s+FRAGMENTS/PAGE\s+IDLE PREFILL\s+CONFIGMAPS\s+PLAN HASH$`,
+		`(?m)^llm\s+llama\s+TP8 DP1\s+TP4 DP1\s+fragmented\s+True\s+1280\s+True\s+True\s+2\s+2/2\s+1/2\s+2–3\s+16\s+2\s+3\s+0123456789ab$`,
+		`(?m)^llm\s+mla\s+TP16 DP2\s+TP8 DP1\s+-\s+Unknown\s+-\s+Unknown\s+Unknown\s+-\s+-\s+-\s+-\s+-\s+-\s+-\s+-$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("-o wide lacks %s:\n%s", re, out)
+		}
+	}
+	b.Reset()
+	if err := writeStatus(&b, statusPairs(), false, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "PLAN HASH") || !strings.HasPrefix(b.String(), "NAME ") {
+		t.Errorf("the default table has wide's columns or a namespace:\n%s", b.String())
+	}
+}
+
+// A format neither the table nor cli-runtime knows is refused before the
+// cluster is asked (the kubeconfig here points nowhere), naming them all.
+func TestStatusRefusesUnknownOutput(t *testing.T) {
+	code, _, errOut := pdtopo(t, "", "status", "-o", "table", "--server", "https://127.0.0.1:1")
+	if code != exitUsage || !strings.Contains(errOut, `-o must be wide or one of json, yaml`) || !strings.Contains(errOut, `got "table"`) {
+		t.Errorf("status -o table: exit %d %q", code, errOut)
+	}
+}
