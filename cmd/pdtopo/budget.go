@@ -26,9 +26,6 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// exitTooLarge: the plans would pass the plan budget (--max-plan-fragments…).
-const exitTooLarge = 5
-
 // planBudget is this invocation's plan budget, set by the flags of
 // planbudget (the manager's flags, under the same names).
 var planBudget = transferplan.DefaultBudget

@@ -203,7 +203,7 @@ func TestClusterRoutesPublishedAndFromSpec(t *testing.T) {
 	// Every fragment of rank 3 appears, as its buffer range and byte ranges.
 	for _, tgt := range want.Targets {
 		f := tgt.Fragments[0]
-		row := regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+source\s+%d\s+%d\s+0–79\s+target_k\s+\[%d,%d\) of %d → \[%d,%d\) of %d$`,
+		row := regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s+source\s+%d\s+%d\s+0–79\s+TargetK\s+\[%d,%d\) of %d → \[%d,%d\) of %d$`,
 			tgt.PrefillTPRank, tgt.RequiredDstInfoNum, 160*f.BytesPerPage,
 			f.SrcByteOffset, f.SrcByteOffset+f.BytesPerPage, f.SrcPageStrideBytes, f.DstByteOffset, f.DstByteOffset+f.BytesPerPage, f.DstPageStrideBytes))
 		if !row.MatchString(out) {

@@ -35,13 +35,16 @@ import (
 	"github.com/pdtopo/pdtopo/internal/version"
 )
 
-// Exit codes: scripts tell a broken manifest from an incompatible layout and
-// from a cluster that cannot be read.
+// Exit codes: scripts tell a broken manifest from an incompatible layout,
+// from a cluster that cannot be read and from plans too large to make. These
+// are all the codes the command exits with; docs/kubectl-plugin.md's table
+// lists them (a test holds the two together).
 const (
 	exitOK           = 0
 	exitUsage        = 2 // unreadable, missing or structurally invalid input (file or PDPair), bad flags
 	exitIncompatible = 3 // the layouts cannot exchange KV cache
 	exitCluster      = 4 // the cluster could not be reached or refused the request
+	exitTooLarge     = 5 // the plans would pass the plan budget (--max-plan-fragments…)
 )
 
 // exitError carries an exit code up to run; its message is printed on

@@ -64,7 +64,9 @@ func newPlanCommand(kube *genericclioptions.ConfigFlags, streams genericclioptio
 		Long: `Validate a PDPair and print every decode TP rank's route plan.
 
 With -f, the PDPair is read from a manifest (a file, every *.yaml, *.yml and
-*.json file of a directory, or standard input) and planned offline. With NAME,
+*.json file of a directory, or standard input) and planned offline; other
+objects beside it (an application's Deployments, Services, …) are skipped,
+and named on standard error. With NAME,
 the PDPair is read from the cluster: its conditions, then its plans as the
 operator published them (or as planned from its spec when they are not
 published, which the output says).
@@ -100,7 +102,7 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	case len(args) > 0:
 		return o.runCluster(cmd, args[0])
 	}
-	pairName, layout, err := readLayout(o.file, o.name, o.streams.In)
+	pairName, layout, err := readLayout(o.file, o.name, o.streams.In, o.streams.ErrOut)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -138,9 +140,10 @@ func (o *planOptions) emit(pairName, source string, layout transferplan.Layout, 
 	return nil
 }
 
-// readLayout reads the manifest and converts its spec to planner input.
-func readLayout(file, name string, stdin io.Reader) (string, transferplan.Layout, error) {
-	pairs, err := readPairs(file, stdin)
+// readLayout reads the manifest and converts its spec to planner input;
+// what it skips is noted on notes.
+func readLayout(file, name string, stdin io.Reader, notes io.Writer) (string, transferplan.Layout, error) {
+	pairs, err := readPairs(file, stdin, notes)
 	if err != nil {
 		return "", transferplan.Layout{}, err
 	}
@@ -158,21 +161,19 @@ func readLayout(file, name string, stdin io.Reader) (string, transferplan.Layout
 
 // readPairs reads every PDPair of a file, of standard input ("-") or of the
 // manifests in a directory (not recursive; kustomization files and files
-// holding only comments are skipped).
-func readPairs(file string, stdin io.Reader) ([]pdv1.PDPair, error) {
+// holding only comments are passed over). The input may hold other objects
+// too, an application's Deployments and Services beside its PDPairs: they
+// are skipped, and each file's skipped objects are named on notes.
+func readPairs(file string, stdin io.Reader, notes io.Writer) ([]pdv1.PDPair, error) {
 	if file == "-" {
-		pairs, err := manifest.ReadPDPairs(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		return pairs, nil
+		return readPairsFrom(file, stdin, notes)
 	}
 	info, err := os.Stat(file)
 	if err != nil {
 		return nil, err
 	}
 	if !info.IsDir() {
-		return readPairsFile(file)
+		return readPairsFile(file, notes)
 	}
 	entries, err := os.ReadDir(file)
 	if err != nil {
@@ -189,7 +190,7 @@ func readPairs(file string, stdin io.Reader) ([]pdv1.PDPair, error) {
 	sort.Strings(names)
 	var pairs []pdv1.PDPair
 	for _, n := range names {
-		got, err := readPairsFile(filepath.Join(file, n))
+		got, err := readPairsFile(filepath.Join(file, n), notes)
 		if errors.Is(err, manifest.ErrNoPDPair) {
 			continue
 		}
@@ -204,15 +205,28 @@ func readPairs(file string, stdin io.Reader) ([]pdv1.PDPair, error) {
 	return pairs, nil
 }
 
-func readPairsFile(path string) ([]pdv1.PDPair, error) {
+func readPairsFile(path string, notes io.Writer) ([]pdv1.PDPair, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	pairs, err := manifest.ReadPDPairs(f)
+	return readPairsFrom(path, f, notes)
+}
+
+// readPairsFrom reads the PDPairs of one stream named name, noting the
+// objects of other kinds it skips.
+func readPairsFrom(name string, r io.Reader, notes io.Writer) ([]pdv1.PDPair, error) {
+	pairs, skipped, err := manifest.ReadPDPairsAmong(r)
+	if len(skipped) > 0 {
+		what := make([]string, len(skipped))
+		for i, s := range skipped {
+			what[i] = s.String()
+		}
+		fmt.Fprintf(notes, "skipped %s: %s (not PDPairs)\n", name, strings.Join(what, ", "))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return pairs, nil
 }

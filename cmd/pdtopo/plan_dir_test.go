@@ -49,9 +49,38 @@ func TestPlanDirectory(t *testing.T) {
 	if code, out, errOut := pdtopo(t, "", "plan", "-f", dir); code != exitOK || !strings.HasPrefix(out, "PDPair llama-70b:") {
 		t.Errorf("one pair among skipped files: exit %d %q %s", code, out, errOut)
 	}
-	write("broken.yaml", strings.Replace(string(in), "kind: PDPair", "kind: ConfigMap", 1))
-	if code, _, errOut := pdtopo(t, "", "plan", "-f", dir); code != exitUsage || !strings.Contains(errOut, filepath.Join(dir, "broken.yaml")+`: document 1: kind is "ConfigMap"`) {
-		t.Errorf("broken file in the directory: exit %d %q", code, errOut)
+	// An application's directory: its workloads beside the PDPair are
+	// skipped, and said so on standard error.
+	write("app.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llama-decode}\n---\n"+
+		"apiVersion: v1\nkind: Service\nmetadata: {name: llama-prefill}\n")
+	write("config.yaml", strings.Replace(string(in), "kind: PDPair", "kind: ConfigMap", 1))
+	code, out, errOut = pdtopo(t, "", "plan", "-f", dir)
+	if code != exitOK || !strings.HasPrefix(out, "PDPair llama-70b:") {
+		t.Errorf("a mixed directory: exit %d %q %s", code, out, errOut)
+	}
+	for _, note := range []string{
+		"skipped " + filepath.Join(dir, "app.yaml") + ": Deployment llama-decode, Service llama-prefill (not PDPairs)\n",
+		"skipped " + filepath.Join(dir, "config.yaml") + ": ConfigMap llama-70b (not PDPairs)\n",
+	} {
+		if !strings.Contains(errOut, note) {
+			t.Errorf("a mixed directory: stderr lacks %q:\n%s", note, errOut)
+		}
+	}
+	if strings.Contains(errOut, "kustomization") || strings.Contains(errOut, "empty.yaml") {
+		t.Errorf("kustomization and comment-only files are noted as skipped:\n%s", errOut)
+	}
+	// A PDPair that does not decode is an error, not a skip.
+	write("broken.yaml", strings.Replace(string(in), "tensorParallelSize: 8", "tensorParalelSize: 8", 1))
+	if code, _, errOut := pdtopo(t, "", "plan", "-f", dir); code != exitUsage || !strings.Contains(errOut, filepath.Join(dir, "broken.yaml")+`: document 1: PDPair: unknown field "spec.prefill.tensorParalelSize"`) {
+		t.Errorf("broken PDPair in the directory: exit %d %q", code, errOut)
+	}
+	// A directory of other objects only: no PDPair, and what was skipped.
+	only := t.TempDir()
+	if err := os.WriteFile(filepath.Join(only, "app.yaml"), []byte("kind: Service\nmetadata: {name: s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := pdtopo(t, "", "plan", "-f", only); code != exitUsage || !strings.Contains(errOut, "no PDPair in its 1 manifest file(s)") || !strings.Contains(errOut, "Service s (not PDPairs)") {
+		t.Errorf("a directory without PDPairs: exit %d %q", code, errOut)
 	}
 	if code, _, errOut := pdtopo(t, "", "plan", "-f", t.TempDir()); code != exitUsage || !strings.Contains(errOut, "no PDPair in its 0 manifest file(s)") {
 		t.Errorf("empty directory: exit %d %q", code, errOut)
@@ -103,8 +132,8 @@ func TestRoutesOffline(t *testing.T) {
 	// decode), so each buffer's 16 fragments fold into one stepped line.
 	code, out, _ = pdtopo(t, "", "routes", "-f", "../../config/samples/pd_v1alpha1_pdpair_gqa_p8_d4_16_tokens.yaml", "--rank", "1")
 	for _, row := range []string{
-		`(?m)^2\s+source\s+1\s+655360\s+0–79\s+target_k\s+16× \[0,256\) \+256 of 4096 → \[0,256\) \+512 of 8192$`,
-		`(?m)^\s+80–159\s+target_v\s+16× \[0,256\) \+256 of 4096 → \[256,512\) \+512 of 8192$`,
+		`(?m)^2\s+source\s+1\s+655360\s+0–79\s+TargetK\s+16× \[0,256\) \+256 of 4096 → \[0,256\) \+512 of 8192$`,
+		`(?m)^\s+80–159\s+TargetV\s+16× \[0,256\) \+256 of 4096 → \[256,512\) \+512 of 8192$`,
 	} {
 		if code != exitOK || !regexp.MustCompile(row).MatchString(out) {
 			t.Errorf("16-token routes lack %s:\n%s", row, out)

@@ -165,7 +165,8 @@ func TestPlanBadInputExits2(t *testing.T) {
 	cases := []struct{ name, stdin, mention string }{
 		{"unknown field", strings.Replace(good, "tensorParallelSize: 8", "tensorParalelSize: 8", 1), `unknown field "spec.prefill.tensorParalelSize"`},
 		{"wrong type", strings.Replace(good, "tensorParallelSize: 8", "tensorParallelSize: eight", 1), "spec.prefill.tensorParallelSize"},
-		{"wrong kind", strings.Replace(good, "kind: PDPair", "kind: ConfigMap", 1), `kind is "ConfigMap", want PDPair`},
+		{"no PDPair, another kind", strings.Replace(good, "kind: PDPair", "kind: ConfigMap", 1), "skipped -: ConfigMap llama-70b (not PDPairs)\npdtopo plan: -: manifest holds no PDPair"},
+		{"wrong apiVersion", strings.Replace(good, "pd.pdtopo.dev/v1alpha1", "pd.pdtopo.dev/v1", 1), `apiVersion is "pd.pdtopo.dev/v1", want pd.pdtopo.dev/v1alpha1`},
 		{"dp does not divide tp", strings.Replace(good, "tensorParallelSize: 4\n", "tensorParallelSize: 4\n    dataParallelSize: 3\n", 1), "decode.dataParallelSize: 3 does not divide tensorParallelSize 4"},
 		{"zero count", strings.Replace(good, "count: 80", "count: 0", 1), "kvBuffers[0].count: must be at least 1, got 0"},
 		{"K/V counts differ", strings.Replace(good, "count: 80", "count: 79", 1), "79 TargetK, 80 TargetV"},

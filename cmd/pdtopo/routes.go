@@ -114,7 +114,7 @@ func (o *routesOptions) load(cmd *cobra.Command, args []string) (string, *pairPl
 	case len(args) > 0 && o.name != "":
 		return "", nil, usageErrorf("--name picks a PDPair from a manifest (-f); in the cluster give the NAME alone")
 	case o.file != "":
-		return planFromManifest(o.file, o.name, o.streams.In)
+		return planFromManifest(o.file, o.name, o.streams.In, o.streams.ErrOut)
 	}
 	c, err := connect(o.kube)
 	if err != nil {
@@ -132,8 +132,8 @@ func (o *routesOptions) load(cmd *cobra.Command, args []string) (string, *pairPl
 }
 
 // planFromManifest plans a manifest's PDPair as pairPlans (origin empty).
-func planFromManifest(file, name string, stdin io.Reader) (string, *pairPlans, error) {
-	pairName, layout, err := readLayout(file, name, stdin)
+func planFromManifest(file, name string, stdin io.Reader, notes io.Writer) (string, *pairPlans, error) {
+	pairName, layout, err := readLayout(file, name, stdin, notes)
 	if err != nil {
 		return "", nil, usageErrorf("%v", err)
 	}
@@ -250,12 +250,12 @@ func routeLines(t transferplan.PlanTarget) []string {
 		sort.Slice(ss, func(i, j int) bool { return ss[i].srcOff < ss[j].srcOff })
 		if srcStep, dstStep, ok := steps(ss, func(s shape) (int64, int64) { return s.srcOff, s.dstOff }); ok {
 			a, b := ss[0], ss[0]
-			lines = append(lines, fmt.Sprintf("%s\t%s\t%d× [%d,%d) +%d of %d → [%d,%d) +%d of %d", k.buffers, k.kind, len(ss),
+			lines = append(lines, fmt.Sprintf("%s\t%s\t%d× [%d,%d) +%d of %d → [%d,%d) +%d of %d", k.buffers, k.kind.SpecName(), len(ss),
 				a.srcOff, a.srcOff+k.n, srcStep, k.srcStride, b.dstOff, b.dstOff+k.n, dstStep, k.dstStride))
 			continue
 		}
 		for _, s := range ss {
-			lines = append(lines, fmt.Sprintf("%s\t%s\t[%d,%d) of %d → [%d,%d) of %d", k.buffers, k.kind,
+			lines = append(lines, fmt.Sprintf("%s\t%s\t[%d,%d) of %d → [%d,%d) of %d", k.buffers, k.kind.SpecName(),
 				s.srcOff, s.srcOff+k.n, k.srcStride, s.dstOff, s.dstOff+k.n, k.dstStride))
 		}
 	}

@@ -39,43 +39,85 @@ import (
 const maxManifestBytes = 8 << 20
 
 // ReadPDPairs decodes every PDPair document in r (YAML documents separated by
-// "---", or JSON). Empty documents are skipped.
+// "---", or JSON). Empty documents are skipped; any other kind is an error.
 func ReadPDPairs(r io.Reader) ([]pdv1.PDPair, error) {
+	pairs, _, err := readDocuments(r, false)
+	return pairs, err
+}
+
+// ReadPDPairsAmong decodes the PDPair documents of r, which may hold other
+// objects too (an application's manifests): documents of another kind, or
+// of none, are left out and returned as skipped. A document of kind PDPair
+// is decoded as strictly as ReadPDPairs does, and one that is not a YAML or
+// JSON object is still an error. With no PDPair at all the error is
+// ErrNoPDPair, and the skipped documents are still returned.
+func ReadPDPairsAmong(r io.Reader) ([]pdv1.PDPair, []Skipped, error) {
+	return readDocuments(r, true)
+}
+
+// Skipped is a document ReadPDPairsAmong left out.
+type Skipped struct {
+	// Document is its position in the stream, from 1.
+	Document int
+	// Kind and Name are its kind and metadata.name, when it has them.
+	Kind, Name string
+}
+
+func (s Skipped) String() string {
+	switch {
+	case s.Kind == "":
+		return fmt.Sprintf("document %d (no kind)", s.Document)
+	case s.Name == "":
+		return s.Kind
+	}
+	return s.Kind + " " + s.Name
+}
+
+func readDocuments(r io.Reader, among bool) ([]pdv1.PDPair, []Skipped, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxManifestBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading manifest: %w", err)
+		return nil, nil, fmt.Errorf("reading manifest: %w", err)
 	}
 	if len(data) > maxManifestBytes {
-		return nil, fmt.Errorf("manifest is larger than %d bytes", maxManifestBytes)
+		return nil, nil, fmt.Errorf("manifest is larger than %d bytes", maxManifestBytes)
 	}
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var pairs []pdv1.PDPair
+	var skipped []Skipped
 	for n := 1; ; n++ {
 		doc, err := docs.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, err)
+			return nil, nil, fmt.Errorf("document %d: %w", n, err)
 		}
 		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
 			continue
 		}
-		pair, err := decodePDPair(doc)
+		head, err := readHead(doc)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", n, err)
+			return nil, nil, fmt.Errorf("document %d: %w", n, err)
+		}
+		if among && head.Kind != "PDPair" {
+			skipped = append(skipped, Skipped{Document: n, Kind: head.Kind, Name: head.Name})
+			continue
+		}
+		pair, err := decodePDPair(doc, head)
+		if err != nil {
+			return nil, nil, fmt.Errorf("document %d: %w", n, err)
 		}
 		pairs = append(pairs, pair)
 	}
 	if len(pairs) == 0 {
-		return nil, ErrNoPDPair
+		return nil, skipped, ErrNoPDPair
 	}
-	return pairs, nil
+	return pairs, skipped, nil
 }
 
-// ErrNoPDPair is ReadPDPairs' error for input that holds no document at all
-// (only comments or whitespace), so that callers reading a directory can skip
-// such files.
+// ErrNoPDPair is the readers' error for input that holds no PDPair: only
+// comments or whitespace (or, for ReadPDPairsAmong, only other objects), so
+// that callers reading a directory can skip such files.
 var ErrNoPDPair = errors.New("manifest holds no PDPair")
 
 // ReadPDPair decodes the one PDPair in r; when r holds several, name picks one.
@@ -117,14 +159,28 @@ func Pick(pairs []pdv1.PDPair, name string) (*pdv1.PDPair, error) {
 	return nil, fmt.Errorf("manifest holds no PDPair named %q (it has %s)", name, strings.Join(names, ", "))
 }
 
-func decodePDPair(doc []byte) (pdv1.PDPair, error) {
-	var meta struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
+// head is what a Kubernetes object document says about itself.
+type head struct {
+	APIVersion, Kind, Name string
+}
+
+// readHead reads a document's apiVersion, kind and metadata.name, those
+// that are strings; it fails only on a document that is not an object.
+func readHead(doc []byte) (head, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(doc, &obj); err != nil {
+		return head{}, fmt.Errorf("not a YAML or JSON object: %w", err)
 	}
-	if err := yaml.Unmarshal(doc, &meta); err != nil {
-		return pdv1.PDPair{}, fmt.Errorf("not a YAML or JSON object: %w", err)
+	h := head{}
+	h.APIVersion, _ = obj["apiVersion"].(string)
+	h.Kind, _ = obj["kind"].(string)
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		h.Name, _ = meta["name"].(string)
 	}
+	return h, nil
+}
+
+func decodePDPair(doc []byte, meta head) (pdv1.PDPair, error) {
 	if meta.Kind != "PDPair" {
 		return pdv1.PDPair{}, fmt.Errorf("kind is %q, want PDPair", meta.Kind)
 	}

@@ -92,6 +92,13 @@ func FuzzReadPDPairs(f *testing.F) {
 			// Huge counts and sizes must be refused, not allocated.
 			_, _ = pairlayout.FromSpec(p.Spec)
 		}
+		among, _, err := ReadPDPairsAmong(strings.NewReader(string(data)))
+		if err != nil && len(among) != 0 {
+			t.Fatal("pairs returned with an error")
+		}
+		if len(among) < len(pairs) {
+			t.Fatalf("ReadPDPairsAmong found %d PDPairs where ReadPDPairs found %d", len(among), len(pairs))
+		}
 	})
 }
 
@@ -111,5 +118,49 @@ func TestReadPDPairFile(t *testing.T) {
 		if _, err := ReadPDPairFile(path, ""); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("ReadPDPairFile(%s): %v, want an error naming the file", path, err)
 		}
+	}
+}
+
+func TestReadPDPairsAmong(t *testing.T) {
+	const deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: decode}\nspec: {replicas: 2}\n"
+	const values = "replicas: 3\nimage: {tag: v1}\n"
+	cases := []struct {
+		name, in string
+		pairs    []string
+		skipped  []string
+		err      string
+	}{
+		{"PDPairs among other objects", deployment + "---\n" + pairYAML + "---\n" + values + "---\nkind: Service\n",
+			[]string{"a"}, []string{"Deployment decode", "document 3 (no kind)", "Service"}, ""},
+		{"only other objects", deployment, nil, []string{"Deployment decode"}, "no PDPair"},
+		{"a broken PDPair is still an error", deployment + "---\n" + strings.Replace(pairYAML, "count: 1,", "cnt: 1,", 1),
+			nil, nil, `document 2: PDPair: unknown field "spec.kvBuffers[0].cnt"`},
+		{"a PDPair of another version is an error", strings.Replace(pairYAML, "v1alpha1", "v9", 1), nil, nil, `apiVersion is "pd.pdtopo.dev/v9"`},
+		{"not an object", deployment + "---\n- a list\n", nil, nil, "document 2: not a YAML or JSON object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pairs, skipped, err := ReadPDPairsAmong(strings.NewReader(tc.in))
+			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("err %v, want one mentioning %q", err, tc.err)
+			}
+			if tc.err == "" && err != nil {
+				t.Fatal(err)
+			}
+			var names, skips []string
+			for _, p := range pairs {
+				names = append(names, p.Name)
+			}
+			for _, s := range skipped {
+				skips = append(skips, s.String())
+			}
+			if strings.Join(names, ",") != strings.Join(tc.pairs, ",") || strings.Join(skips, ",") != strings.Join(tc.skipped, ",") {
+				t.Errorf("pairs %q skipped %q, want %q and %q", names, skips, tc.pairs, tc.skipped)
+			}
+		})
+	}
+	// ReadPDPairs stays strict about other kinds.
+	if _, err := ReadPDPairs(strings.NewReader(deployment + "---\n" + pairYAML)); err == nil || !strings.Contains(err.Error(), `document 1: kind is "Deployment", want PDPair`) {
+		t.Errorf("ReadPDPairs of a Deployment: %v", err)
 	}
 }

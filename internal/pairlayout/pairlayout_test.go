@@ -96,3 +96,16 @@ func fieldOf(le *transferplan.LayoutError) string {
 	}
 	return le.Field
 }
+
+// People read a buffer kind as the PDPair spells it: every kvBuffers kind
+// maps to a wire kind whose SpecName is that kind, back again.
+func TestSpecNamesAreTheCRDKinds(t *testing.T) {
+	if len(wireKind) != 4 {
+		t.Fatalf("%d kvBuffers kinds, want TargetK, TargetV, DraftK, DraftV", len(wireKind))
+	}
+	for crd, wire := range wireKind {
+		if got := wire.SpecName(); got != string(crd) {
+			t.Errorf("%s.SpecName() = %q, want the CRD's %q", wire, got, crd)
+		}
+	}
+}

@@ -51,11 +51,14 @@ func (b BufferSpec) label() string {
 	if b.Field == "" {
 		return string(b.Kind)
 	}
-	return fmt.Sprintf("%s (%s)", b.Field, b.Kind.specName())
+	return fmt.Sprintf("%s (%s)", b.Field, b.Kind.SpecName())
 }
 
-// specName is the PDPair spelling of a kind.
-func (k BufferKind) specName() string {
+// SpecName is the PDPair spelling of a kind, the one people read: the
+// kvBuffers kind (TargetK, TargetV, DraftK, DraftV), and State for the
+// buffers of stateBuffers, which have no kind field. The wire keeps its own
+// spelling (the BufferKind's value, target_k …).
+func (k BufferKind) SpecName() string {
 	switch k {
 	case TargetK:
 		return "TargetK"
@@ -66,7 +69,7 @@ func (k BufferKind) specName() string {
 	case DraftV:
 		return "DraftV"
 	case MambaState:
-		return "state"
+		return "State"
 	}
 	return string(k)
 }
@@ -214,9 +217,9 @@ func (l Layout) validateKVPairs() error {
 		if count[pair[0]] != count[pair[1]] {
 			return layoutErrorf(ReasonInvalidLayout, "kvBuffers",
 				"MHA needs one %s buffer per %s buffer: %d %s, %d %s",
-				pair[1].specName(), pair[0].specName(), count[pair[0]], pair[0].specName(), count[pair[1]], pair[1].specName()).
+				pair[1].SpecName(), pair[0].SpecName(), count[pair[0]], pair[0].SpecName(), count[pair[1]], pair[1].SpecName()).
 				WithFix(fmt.Sprintf("give the %s and %s groups the same count, one buffer of each per layer (%d), or attentionBackend MLA if the model is an MLA model",
-					pair[0].specName(), pair[1].specName(), max(count[pair[0]], count[pair[1]])))
+					pair[0].SpecName(), pair[1].SpecName(), max(count[pair[0]], count[pair[1]])))
 		}
 	}
 	return nil
