@@ -56,13 +56,13 @@ func TestPythonAdapter(t *testing.T) {
 	// unittest reports skips as a pass ("OK (skipped=N)"): a test that
 	// turned itself off (numpy missing, say) must not pass quietly.
 	if m := skippedRe.FindSubmatch(out); m != nil && os.Getenv(allowSkipsEnv) != "1" {
-		t.Fatalf("python3 -m unittest skipped %s tests (see the log above); install what they need (CI installs python3-numpy) or set %s=1 to allow it", m[1], allowSkipsEnv)
+		t.Fatalf("python3 -m unittest skipped %s tests (see the log above); install what they need (CI installs python3-numpy, python3-setuptools and python3-wheel) or set %s=1 to allow it", m[1], allowSkipsEnv)
 	}
 }
 
 // findPython is the first python3 (on PATH, then the system's) that has
-// numpy, for the adapter's numpy test; without one, the one on PATH (and
-// that test's skip fails the run below).
+// numpy (for the adapter's numpy test), setuptools and wheel (to build its
+// wheel); without one, the one on PATH, and those tests fail.
 func findPython(t *testing.T) string {
 	t.Helper()
 	var found []string
@@ -73,10 +73,10 @@ func findPython(t *testing.T) string {
 		found = append(found, "/usr/bin/python3")
 	}
 	if len(found) == 0 {
-		t.Fatal("python3 is not on PATH; the adapter's tests need a Python ≥ 3.10 (standard library, and numpy for one test)")
+		t.Fatal("python3 is not on PATH; the adapter's tests need a Python ≥ 3.11 (standard library; numpy, setuptools and wheel for some tests)")
 	}
 	for _, p := range found {
-		if exec.Command(p, "-c", "import numpy").Run() == nil {
+		if exec.Command(p, "-c", "import numpy, setuptools, wheel").Run() == nil {
 			return p
 		}
 	}

@@ -15,9 +15,16 @@
 
 from __future__ import annotations
 
+import enum
 
-class TransferPoll:
-    """The reference engine's TransferPoll values (plain ints)."""
+
+class TransferPoll(enum.IntEnum):
+    """A room's state, with the reference engine's TransferPoll values.
+
+    An IntEnum: each member equals the reference's plain int (Success == 5),
+    so an engine comparing poll() results with its own constants, or
+    indexing with them, keeps working, and names print as names.
+    """
 
     Failed = 0
     Bootstrapping = 1
@@ -26,26 +33,24 @@ class TransferPoll:
     Transferring = 4
     Success = 5
 
-    _BY_NAME = {
-        "Failed": Failed,
-        "Bootstrapping": Bootstrapping,
-        "Bootstrapped": Bootstrapped,
-        "WaitingForInput": WaitingForInput,
-        "Transferring": Transferring,
-        "Success": Success,
-    }
-    _NAMES = {v: k for k, v in _BY_NAME.items()}
-
     @classmethod
-    def from_name(cls, name: str) -> int:
-        """The number of a state name as the agent reports it ("Success" → 5);
+    def from_name(cls, name: str) -> TransferPoll:
+        """The state of a name as the agent reports it ("Success" → Success);
         KeyError for a name that is not a state."""
-        return cls._BY_NAME[name]
+        if name not in cls.__members__:
+            raise KeyError(name)
+        return cls.__members__[name]
 
     @classmethod
     def name_of(cls, value: int) -> str:
-        return cls._NAMES.get(value, f"TransferPoll({value})")
+        """The name of a state value, or "TransferPoll(N)" for a number that
+        is not one."""
+        try:
+            return cls(value).name
+        except ValueError:
+            return f"TransferPoll({value})"
 
     @classmethod
     def finished(cls, value: int) -> bool:
+        """Whether a room in this state is over: Success or Failed."""
         return value in (cls.Success, cls.Failed)
