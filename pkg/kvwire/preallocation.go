@@ -55,13 +55,12 @@ func (p *PreAllocation) AppendFrames(dst [][]byte) [][]byte {
 	return append(dst, buf[:room:room], buf[room:], p.Manifest)
 }
 
-// DecodePreAllocation parses a pre-allocation as the engine's
-// TransferInfo.from_zmq does: three frames, a canonical room in
-// [0, 2^63-1], a session of at most 512 bytes (host:port), and a manifest
-// that parses (DecodeManifest's rules) unless the frame is empty. Whether
-// the manifest fits the decode rank's contract is ValidateManifest's call,
-// against the contract that session registered.
-func DecodePreAllocation(frames [][]byte) (PreAllocation, error) {
+// DecodePreAllocationRoute reads frames 0 and 1 of a pre-allocation as the
+// engine's route_header_from_zmq does: three frames, a canonical room in
+// [0, 2^63-1], a session of at most 512 bytes (host:port). The engine reads
+// them first, to fail the room of a pre-allocation it then refuses. The
+// result has no manifest.
+func DecodePreAllocationRoute(frames [][]byte) (PreAllocation, error) {
 	const kind = KindPreAllocation
 	if len(frames) != PreAllocationFrames {
 		return PreAllocation{}, fieldError(kind, "", ReasonFrameCount, "%d frames, want %d", len(frames), PreAllocationFrames)
@@ -78,12 +77,24 @@ func DecodePreAllocation(frames [][]byte) (PreAllocation, error) {
 	if e := checkSessionID(kind, 1, session); e != nil {
 		return PreAllocation{}, e
 	}
-	p := PreAllocation{Room: room, SessionID: session}
+	return PreAllocation{Room: room, SessionID: session}, nil
+}
+
+// DecodePreAllocation parses a pre-allocation as the engine's
+// TransferInfo.from_zmq does: the route (DecodePreAllocationRoute), then a
+// manifest that parses (DecodeManifest's rules) unless the frame is empty.
+// Whether the manifest fits the decode rank's contract is
+// ValidateManifest's call, against the contract that session registered.
+func DecodePreAllocation(frames [][]byte) (PreAllocation, error) {
+	p, err := DecodePreAllocationRoute(frames)
+	if err != nil {
+		return PreAllocation{}, err
+	}
 	if len(frames[2]) > 0 {
 		s := manifestScan{raw: frames[2], keep: 0}
 		if e := s.run(); e != nil {
 			me := asError(e)
-			return PreAllocation{}, &Error{Kind: kind, Reason: me.Reason, Frame: 2, Field: joinField("manifest", me.Field), Detail: me.Detail, Err: e}
+			return PreAllocation{}, &Error{Kind: KindPreAllocation, Reason: me.Reason, Frame: 2, Field: joinField("manifest", me.Field), Detail: me.Detail, Err: e}
 		}
 		p.Manifest = frames[2]
 	}

@@ -17,7 +17,9 @@ limitations under the License.
 package prefillpeer
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -26,6 +28,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // bootstrapServer is the prefill instance's rendezvous, answering as the
@@ -43,20 +46,25 @@ type bootstrapServer struct {
 	// Learned from the first PUT, as the reference does; zero until then.
 	worldSize, dpSize int
 	// From the last PUT, as the reference's _ingest_put_extra overwrites them.
-	mla   bool
-	lens  kvwire.BufferLens
-	ranks map[int]map[int]kvwire.RankAddress // dp group → TP rank → address
-	fault BootstrapFault
+	mla  bool
+	lens kvwire.BufferLens
+	// wire is what the ranks register with; on the contract wire, contract
+	// is the first rank's contract as the engine re-encodes it (later ranks
+	// must register the same one).
+	wire     kvwire.Wire
+	contract []byte
+	ranks    map[int]map[int]kvwire.RankAddress // dp group → TP rank → address
+	fault    BootstrapFault
 
 	counts struct{ put, parallelInfo, rankAddress, health, bad atomic.Int64 }
 }
 
-func startBootstrap(host string, port int) (*bootstrapServer, error) {
+func startBootstrap(host string, port int, wire kvwire.Wire) (*bootstrapServer, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return nil, err
 	}
-	b := &bootstrapServer{addr: ln.Addr().String(), served: make(chan struct{}), stop: make(chan struct{}), ranks: map[int]map[int]kvwire.RankAddress{}}
+	b := &bootstrapServer{addr: ln.Addr().String(), served: make(chan struct{}), stop: make(chan struct{}), ranks: map[int]map[int]kvwire.RankAddress{}, wire: wire}
 	mux := http.NewServeMux()
 	mux.HandleFunc(kvwire.RoutePath, b.route)
 	mux.HandleFunc(kvwire.HealthPath, b.health)
@@ -103,7 +111,13 @@ func (b *bootstrapServer) route(w http.ResponseWriter, r *http.Request) {
 
 func (b *bootstrapServer) put(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err == nil {
+	if err == nil && b.wire == kvwire.WireCacheContract {
+		if err = b.putContract(body); err == nil {
+			b.counts.put.Add(1)
+			text(w, http.StatusOK, "OK")
+			return
+		}
+	} else if err == nil {
 		var reg kvwire.RankRegistration
 		if reg, err = kvwire.DecodeRankRegistration(body); err == nil {
 			b.file(reg)
@@ -158,8 +172,7 @@ func (b *bootstrapServer) get(w http.ResponseWriter, r *http.Request) {
 	if rank == -1 && group == -1 {
 		b.counts.parallelInfo.Add(1)
 		if !b.injectFault(w, r, fault.ParallelInfo) {
-			info := b.parallelInfo()
-			jsonBody(w, info.MarshalPython())
+			jsonBody(w, b.parallelInfoBody(fault.ParallelInfo == FaultOtherWire))
 		}
 		return
 	}
@@ -178,10 +191,43 @@ func (b *bootstrapServer) get(w http.ResponseWriter, r *http.Request) {
 	jsonBody(w, addr.MarshalPython())
 }
 
-func (b *bootstrapServer) parallelInfo() kvwire.ParallelInfo {
+// parallelInfoBody is the answer of the server's wire, or with otherWire
+// of the other one (a server that changed its mind).
+func (b *bootstrapServer) parallelInfoBody(otherWire bool) []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return kvwire.ParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, EnableMLAL15Cache: b.mla, BufferLens: b.lens}
+	if (b.wire == kvwire.WireCacheContract) != otherWire {
+		contract := b.contract
+		if otherWire {
+			contract = []byte(`{}`)
+		}
+		info := kvwire.ContractParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, CacheLayout: contract}
+		return info.MarshalPython()
+	}
+	info := kvwire.ParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, EnableMLAL15Cache: b.mla, BufferLens: b.lens}
+	return info.MarshalPython()
+}
+
+// putContract files a contract-era registration as the engine's server
+// does: the contract must parse, and equal (re-encoded) the first one.
+func (b *bootstrapServer) putContract(body []byte) error {
+	reg, err := kvwire.DecodeContractRankRegistration(body)
+	if err != nil {
+		return err
+	}
+	contract, err := transferplan.ParseContract(reg.CacheLayout)
+	if err != nil {
+		return fmt.Errorf("CachePD bootstrap layout is invalid: %w", err)
+	}
+	b.mu.Lock()
+	if b.contract != nil && !bytes.Equal(b.contract, contract.Canonical()) {
+		b.mu.Unlock()
+		return errors.New("CachePD prefill ranks registered incompatible layouts")
+	}
+	b.contract = contract.Canonical()
+	b.mu.Unlock()
+	b.file(kvwire.RankRegistration{Role: reg.Role, WorldSize: reg.WorldSize, DPSize: reg.DPSize, RankIP: reg.RankIP, RankPort: reg.RankPort, EngineRank: reg.EngineRank})
+	return nil
 }
 
 func text(w http.ResponseWriter, code int, body string) {

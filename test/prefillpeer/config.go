@@ -43,6 +43,19 @@ type Config struct {
 	// server, like the reference's, reports the lists of the last rank that
 	// registered.
 	RankBuffers map[int]kvwire.BufferLens
+	// Wire is the handshake the peer speaks: kvwire.WireV1 (also when
+	// empty) or kvwire.WireCacheContract, for which Contract replaces
+	// EnableMLAL15Cache, Buffers, RankBuffers and Transfer
+	// (contractrank.go).
+	Wire kvwire.Wire
+	// Contract is every prefill rank's cache contract, its wire JSON, on
+	// the contract wire: what each rank PUTs to the bootstrap server and
+	// plans registrations with.
+	Contract []byte
+	// RankContracts overrides Contract for some engine ranks; the
+	// bootstrap server, like the engine's, refuses a rank whose contract
+	// differs from the first one registered.
+	RankContracts map[int][]byte
 	// Host is the loopback address everything binds to and advertises;
 	// default 127.0.0.1.
 	Host string
@@ -77,6 +90,9 @@ func (c *Config) withDefaults() Config {
 	if out.DPSize == 0 {
 		out.DPSize = 1
 	}
+	if out.Wire == "" {
+		out.Wire = kvwire.WireV1
+	}
 	switch {
 	case out.KeepRequests == 0:
 		out.KeepRequests = DefaultKeepRequests
@@ -89,6 +105,12 @@ func (c *Config) withDefaults() Config {
 func (c *Config) validate() error {
 	if c.WorldSize < 1 || c.DPSize < 1 || c.WorldSize%c.DPSize != 0 {
 		return fmt.Errorf("prefillpeer: world size %d and dp size %d: dp must be positive and divide the world", c.WorldSize, c.DPSize)
+	}
+	if c.Wire == kvwire.WireCacheContract {
+		return c.validateContracts()
+	}
+	if c.Wire != kvwire.WireV1 {
+		return fmt.Errorf("prefillpeer: wire %q: want %q or %q", c.Wire, kvwire.WireV1, kvwire.WireCacheContract)
 	}
 	for rank := range c.RankBuffers {
 		if rank < 0 || rank >= c.WorldSize {

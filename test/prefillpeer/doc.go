@@ -30,6 +30,18 @@ limitations under the License.
 // hang or answer garbage. Everything a rank receives, every error it finds
 // and every status it sends is observable.
 //
+// With Config.Wire set to kvwire.WireCacheContract it speaks the engine's
+// cache-contract wire instead (docs/contract-wire.md), as tokenspeed
+// f4d8ec6e's MooncakeKVManagerPrefill does: the bootstrap server serves the
+// ranks' contract (re-encoded, refusing a rank whose contract differs); a
+// rank plans every registration with pkg/transferplan's contract planner and
+// takes it as a target, as decode rank 0's dummy, or refuses it; it checks
+// each pre-allocation's manifest against the registered decode contract,
+// collects a room until every expected decode rank is in (checking the
+// fan-out as the engine does), fails the room at every decode rank filed
+// under it when anything is refused, and then plays the room's script. Its
+// verdicts are held to the engine's own (pkg/kvwire/testdata/contract).
+//
 // It is not a transfer engine: no KV bytes move. It is test code, under
 // test/; cmd/prefill-peer runs it as a process for `make run`'s demo and for
 // engines' integration tests (the one command that imports the test tree).

@@ -53,6 +53,15 @@ const (
 	ReasonNeverAnswers ErrorReason = "NeverAnswers"
 	// ReasonStatusNotSent: a status could not be queued to the decode endpoint.
 	ReasonStatusNotSent ErrorReason = "StatusNotSent"
+	// ReasonRegistrationRefused: on the contract wire, a registration the
+	// engine's prefill refuses (malformed, a contract that does not parse or
+	// plan, the wrong prefill rank, a conflicting one); the session's rooms
+	// fail.
+	ReasonRegistrationRefused ErrorReason = "RegistrationRefused"
+	// ReasonPreAllocationRefused: on the contract wire, a pre-allocation the
+	// engine's prefill refuses (its manifest, its kind, its session, the
+	// room's fan-out); the room fails.
+	ReasonPreAllocationRefused ErrorReason = "PreAllocationRefused"
 )
 
 // RankError is one thing wrong a rank found.

@@ -33,6 +33,10 @@ const (
 	FaultHang
 	// FaultGarbage answers 200 with a body that is not JSON.
 	FaultGarbage
+	// FaultOtherWire answers the parallel info in the other wire's form: a
+	// contract server answering as a v1 one (no cache_layout), a v1 server
+	// with a contract ("{}"). Only for ParallelInfo.
+	FaultOtherWire
 )
 
 func (f Fault) String() string {
@@ -45,6 +49,8 @@ func (f Fault) String() string {
 		return "hang"
 	case FaultGarbage:
 		return "garbage"
+	case FaultOtherWire:
+		return "other-wire"
 	}
 	return "unknown"
 }

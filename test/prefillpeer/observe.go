@@ -71,16 +71,35 @@ func (r *ring[T]) snapshot() []T {
 	return append(out, r.buf...)
 }
 
+// ContractRegistration is a registration a rank got on the contract wire
+// and what it made of it, as the engine's _prepare_decode_registration would.
+type ContractRegistration struct {
+	Registration kvwire.ContractRegistration
+	Accepted     bool
+	// Dummy: accepted as decode rank 0's rendezvous with an idle rank.
+	Dummy bool
+	// ExpectedDecodeRanks are the decode ranks whose pre-allocations this
+	// rank collects for a room; Fragments how many it sends this one.
+	ExpectedDecodeRanks []int
+	Fragments           int
+	// Problem says why it was refused.
+	Problem error
+}
+
 // recorder holds what a rank saw. The rank's goroutines write, tests read.
 type recorder struct {
 	keep int
 	mu   sync.Mutex
 	regs []kvwire.Registration // few: one per decode rank and target set
-	reqs ring[kvwire.Request]
-	errs ring[*RankError]
-	sent ring[SentStatus]
-	n    RankCounts
-	logf func(format string, args ...any)
+	// contractRegs and preAllocs are the contract wire's (the manifests
+	// are not kept: PreAllocation.Manifest is nil).
+	contractRegs []ContractRegistration
+	preAllocs    ring[kvwire.PreAllocation]
+	reqs         ring[kvwire.Request]
+	errs         ring[*RankError]
+	sent         ring[SentStatus]
+	n            RankCounts
+	logf         func(format string, args ...any)
 }
 
 func (r *recorder) registration(g kvwire.Registration) {
@@ -90,6 +109,27 @@ func (r *recorder) registration(g kvwire.Registration) {
 	if len(r.regs) < r.keep {
 		r.regs = append(r.regs, g)
 	}
+}
+
+func (r *recorder) contractRegistration(g ContractRegistration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n.Registrations++
+	if len(r.contractRegs) < max(r.keep, 64) {
+		g.Registration.Contract = nil
+		r.contractRegs = append(r.contractRegs, g)
+	}
+}
+
+func (r *recorder) preAllocation(p kvwire.PreAllocation, dummy bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n.Requests++
+	if dummy {
+		r.n.Dummies++
+	}
+	p.Manifest = nil
+	r.preAllocs.add(p, r.keep)
 }
 
 func (r *recorder) request(q kvwire.Request) {

@@ -61,7 +61,7 @@ func Start(cfg Config) (*Peer, error) {
 	if c.Transfer != nil {
 		p.check = newTransferCheck(*c.Transfer)
 	}
-	if p.boot, err = startBootstrap(c.Host, c.BootstrapPort); err != nil {
+	if p.boot, err = startBootstrap(c.Host, c.BootstrapPort, c.Wire); err != nil {
 		_ = zctx.Term()
 		return nil, fmt.Errorf("prefillpeer: bootstrap server: %w", err)
 	}
@@ -90,8 +90,8 @@ func (p *Peer) RegisterRanks() error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	for _, r := range p.ranks {
-		reg := p.cfg.registration(r.EngineRank, r.Port)
-		req, err := http.NewRequest(http.MethodPut, "http://"+p.boot.addr+kvwire.RoutePath, bytes.NewReader(reg.MarshalPython()))
+		body := p.registrationBody(r)
+		req, err := http.NewRequest(http.MethodPut, "http://"+p.boot.addr+kvwire.RoutePath, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
@@ -100,13 +100,23 @@ func (p *Peer) RegisterRanks() error {
 		if err != nil {
 			return fmt.Errorf("prefillpeer: engine rank %d registering: %w", r.EngineRank, err)
 		}
-		body, _ := io.ReadAll(resp.Body)
+		answer, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("prefillpeer: engine rank %d registering: %s: %s", r.EngineRank, resp.Status, body)
+			return fmt.Errorf("prefillpeer: engine rank %d registering: %s: %s", r.EngineRank, resp.Status, answer)
 		}
 	}
 	return nil
+}
+
+// registrationBody is what rank r PUTs on the peer's wire.
+func (p *Peer) registrationBody(r *Rank) []byte {
+	if p.cfg.Wire == kvwire.WireCacheContract {
+		reg := p.cfg.contractRegistration(r.EngineRank, r.Port)
+		return reg.MarshalPython()
+	}
+	reg := p.cfg.registration(r.EngineRank, r.Port)
+	return reg.MarshalPython()
 }
 
 // BootstrapAddr is the host:port a decode side uses as bootstrap address.

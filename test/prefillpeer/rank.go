@@ -53,6 +53,8 @@ type Rank struct {
 	frags   fragmentCache
 	rec     recorder
 	check   *transferCheck // nil unless Config.Transfer
+	// contract is the rank's state on the cache-contract wire; nil on v1.
+	contract *contractRank
 
 	// Owned by the receive goroutine, like the reference's bootstrap thread.
 	sessions map[string]session
@@ -86,6 +88,12 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 		done: make(chan struct{}),
 	}
 	r.frags = fragmentCache{rank: r, entries: map[string]*fragmentCheck{}}
+	if cfg.Wire == kvwire.WireCacheContract {
+		var err error
+		if r.contract, err = newContractRank(cfg, engineRank); err != nil {
+			return nil, err
+		}
+	}
 	pull, port, err := zmqsock.BindPull(zctx, cfg.Host, 0, zmqsock.RecvTimeout(pollInterval))
 	if err != nil {
 		return nil, err
@@ -120,6 +128,10 @@ func (r *Rank) serve() {
 }
 
 func (r *Rank) handle(msg [][]byte) {
+	if r.contract != nil {
+		r.handleContract(msg)
+		return
+	}
 	if kvwire.IsRegistration(msg) {
 		r.register(msg)
 		return
@@ -221,6 +233,12 @@ func (r *Rank) answer(room int64, required int, infos map[string]destination) {
 		// room so that the decode side notices.
 		b = Failure().After(b.Delay)
 	}
+	r.play(room, real, b)
+}
+
+// play runs behaviour b for room: statuses to every endpoint (now, or
+// after the delay from the delayed sender), silence, or the peer's death.
+func (r *Rank) play(room int64, endpoints []string, b Behavior) {
 	switch b.Action {
 	case Silent:
 	case Die:
@@ -228,13 +246,13 @@ func (r *Rank) answer(room int64, required int, infos map[string]destination) {
 	default:
 		st := b.status(room, r.TPRank)
 		if b.Delay <= 0 {
-			for _, ep := range real {
+			for _, ep := range endpoints {
 				r.push.send(outgoing{endpoint: ep, status: st})
 			}
 			return
 		}
 		time.AfterFunc(b.Delay, func() {
-			for _, ep := range real {
+			for _, ep := range endpoints {
 				if !r.delayed.enqueue(outgoing{endpoint: ep, status: st}) {
 					return
 				}
@@ -280,6 +298,22 @@ func (r *Rank) Registrations() []kvwire.Registration {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	return append([]kvwire.Registration(nil), r.rec.regs...)
+}
+
+// ContractRegistrations returns the registrations received on the contract
+// wire, in order, with the rank's verdicts (contracts not kept).
+func (r *Rank) ContractRegistrations() []ContractRegistration {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	return append([]ContractRegistration(nil), r.rec.contractRegs...)
+}
+
+// PreAllocations returns the most recent pre-allocations received on the
+// contract wire (Config.KeepRequests), manifests not kept, in order.
+func (r *Rank) PreAllocations() []kvwire.PreAllocation {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	return r.rec.preAllocs.snapshot()
 }
 
 // Requests returns the most recent requests received (Config.KeepRequests),

@@ -1,0 +1,59 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package prefillpeer
+
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// rankContract is the contract engine rank r registers and plans with.
+func (c *Config) rankContract(r int) []byte {
+	if b, ok := c.RankContracts[r]; ok {
+		return b
+	}
+	return c.Contract
+}
+
+// contractRegistration is the body engine rank r PUTs on the contract wire.
+func (c *Config) contractRegistration(r, port int) kvwire.ContractRankRegistration {
+	return kvwire.ContractRankRegistration{
+		Role: kvwire.RolePrefill, WorldSize: c.WorldSize, DPSize: c.DPSize,
+		RankIP: c.Host, RankPort: port, EngineRank: r, CacheLayout: c.rankContract(r),
+	}
+}
+
+// validateContracts: every rank's contract parses as the engine parses it,
+// and a DP group has at most transferplan.MaxContractTPSize TP ranks.
+func (c *Config) validateContracts() error {
+	if tp := c.WorldSize / c.DPSize; tp > transferplan.MaxContractTPSize {
+		return fmt.Errorf("prefillpeer: %d TP ranks per DP group; the contract wire plans at most %d", tp, transferplan.MaxContractTPSize)
+	}
+	for rank := range c.RankContracts {
+		if rank < 0 || rank >= c.WorldSize {
+			return fmt.Errorf("prefillpeer: RankContracts names engine rank %d outside [0, %d)", rank, c.WorldSize)
+		}
+	}
+	for rank := range c.WorldSize {
+		if _, err := transferplan.ParseContract(c.rankContract(rank)); err != nil {
+			return fmt.Errorf("prefillpeer: engine rank %d contract: %w", rank, err)
+		}
+	}
+	return nil
+}
