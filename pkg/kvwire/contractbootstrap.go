@@ -19,24 +19,26 @@ package kvwire
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// Wire names the handshake a prefill instance speaks, as told by its
-// bootstrap server's parallel-info answer. There is no version field: a
-// contract-era server answers with cache_layout, a v1 server with item
-// lengths.
-type Wire string
+// Wire names the handshake a prefill instance speaks (pkg/transferplan's
+// vocabulary), as its bootstrap server's parallel-info answer tells it.
+// There is no version field: a contract-era server answers with
+// cache_layout, a v1 server with item lengths.
+type Wire = transferplan.Wire
 
 const (
 	// WireV1 is the fragment wire of tokenspeed b5c762da (docs/wire.md).
-	WireV1 Wire = "V1"
+	WireV1 = transferplan.WireV1
 	// WireCacheContract is the cache-contract wire of tokenspeed f4d8ec6e.
-	WireCacheContract Wire = "CacheContract"
+	WireCacheContract = transferplan.WireCacheContract
 )
 
 // MaxContractParallelInfoBytes bounds a contract-era parallel-info body: the
 // contract travels as a JSON string, in which escaping at most doubles it.
-const MaxContractParallelInfoBytes = 2*MaxContractBytes + 1024
+const MaxContractParallelInfoBytes = 2*transferplan.MaxContractBytes + 1024
 
 // ContractParallelInfo is a contract-era bootstrap server's answer to GET
 // /route?engine_rank=-1&target_dp_group=-1:
@@ -144,8 +146,8 @@ func (p *ContractParallelInfo) Validate() error {
 	if err := checkSizes(kind, "prefill_tp_size", "prefill_dp_size", p.PrefillTPSize, p.PrefillDPSize); err != nil {
 		return err
 	}
-	if tp := p.TPPerDPGroup(); tp > MaxCacheTPSize {
-		return fieldError(kind, "prefill_tp_size", ReasonOutOfRange, "%d TP ranks per DP group; a contract pair has at most %d", tp, MaxCacheTPSize)
+	if tp := p.TPPerDPGroup(); tp > transferplan.MaxContractTPSize {
+		return fieldError(kind, "prefill_tp_size", ReasonOutOfRange, "%d TP ranks per DP group; a contract pair has at most %d", tp, transferplan.MaxContractTPSize)
 	}
 	return checkContractString(kind, p.CacheLayout)
 }

@@ -21,18 +21,14 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 const (
-	// MaxContractBytes bounds a cache contract's wire JSON (the engine's
-	// MAX_CACHE_CONTRACT_WIRE_BYTES).
-	MaxContractBytes = 256 << 10
 	// MaxManifestBytes bounds a block manifest's wire JSON (the engine's
 	// MAX_CACHE_MANIFEST_WIRE_BYTES).
 	MaxManifestBytes = 2 << 20
-	// MaxCacheTPSize is the largest TP size either side of a contract pair
-	// may have (the engine's MAX_CACHE_TP_SIZE).
-	MaxCacheTPSize = 1024
 	// MaxContractEndpointBytes and MaxContractSessionBytes bound a contract
 	// registration's decode_ip and session frames, as the engine does.
 	MaxContractEndpointBytes = 255
@@ -45,7 +41,7 @@ const (
 // also take UTF-16 and UTF-32). The contract's content is pkg/transferplan's
 // to judge.
 func CheckContractEnvelope(raw []byte) error {
-	return checkJSONObject(KindContract, -1, "cache_layout", raw, MaxContractBytes)
+	return checkJSONObject(KindContract, -1, "cache_layout", raw, transferplan.MaxContractBytes)
 }
 
 func checkJSONObject(kind MessageKind, frame int, field string, raw []byte, limit int) error {

@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // Fuzzers for the cache-contract wire's decoders: never a panic, every
@@ -165,7 +167,7 @@ func FuzzDecodeBootstrapAnswer(f *testing.F) {
 		switch ans.Wire {
 		case WireCacheContract:
 			c := ans.Contract
-			if c.TPPerDPGroup() < 1 || c.TPPerDPGroup() > MaxCacheTPSize || c.PrefillTPSize%c.PrefillDPSize != 0 {
+			if c.TPPerDPGroup() < 1 || c.TPPerDPGroup() > transferplan.MaxContractTPSize || c.PrefillTPSize%c.PrefillDPSize != 0 {
 				t.Fatalf("accepted impossible sizes %+v", c)
 			}
 			again, err := DecodeBootstrapAnswer(c.MarshalPython())
