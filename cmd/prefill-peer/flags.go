@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ move. It serves until interrupted, then prints what each rank saw.
 Usage:
   prefill-peer -f PDPAIR.yaml [--name NAME] [flags]   play a PDPair's prefill side
   prefill-peer --tp N [--dp N] --kv-item-lens LIST [flags]
+  prefill-peer --tp N [--dp N] --contract FILE [flags]  the cache-contract wire
 
 Layout:
   -f FILE               PDPair manifest (YAML or JSON); its prefill side is played
@@ -61,6 +63,11 @@ Layout:
   --state-item-lens LIST, --state-unit-lens LIST   the same for state buffers
                         A LIST is comma-separated; NxV repeats V N times:
                         "80x256,80x256" is 160 buffers of 256 bytes.
+  --contract FILE       speak the cache-contract wire of tokenspeed f4d8ec6e
+                        (docs/contract-wire.md): every rank's cache contract,
+                        its wire JSON; with --tp and --dp, instead of the
+                        buffer lengths. Registrations are planned and
+                        manifests checked as the engine's prefill does.
 
 Endpoints:
   --host ADDR           address to bind and advertise (default 127.0.0.1)
@@ -90,6 +97,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	var (
 		file, name, behavior, spec, host   string
 		kvItems, kvUnits, stItems, stUnits string
+		contract                           string
 		tp, dp, port                       int
 		token                              int64
 		mla, quiet, checkTransfers         bool
@@ -112,6 +120,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	fs.DurationVar(&delay, "delay", 0, "")
 	fs.BoolVar(&quiet, "quiet", false, "")
 	fs.BoolVar(&checkTransfers, "check-transfers", false, "")
+	fs.StringVar(&contract, "contract", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -129,6 +138,17 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		return usageError(stderr, "-f and the layout flags (--tp, --kv-item-lens, …) exclude each other")
 	case file == "" && checkTransfers:
 		return usageError(stderr, "--check-transfers needs -f: the decode side's layout comes from the PDPair")
+	case contract != "" && (file != "" || kvItems != "" || kvUnits != "" || stItems != "" || stUnits != "" || mla):
+		return usageError(stderr, "--contract replaces -f and the buffer flags (--kv-item-lens, --mla-l15, …): give --tp, --dp and the contract")
+	case contract != "":
+		raw, err := os.ReadFile(contract)
+		if err != nil {
+			return usageError(stderr, "--contract: "+err.Error())
+		}
+		if tp < 1 {
+			return usageError(stderr, "--contract needs --tp N, the prefill world size")
+		}
+		cfg = prefillpeer.Config{Wire: kvwire.WireCacheContract, WorldSize: tp, DPSize: dp, Contract: raw}
 	case file != "":
 		c, l, err := configFromManifest(file, name)
 		if err != nil {

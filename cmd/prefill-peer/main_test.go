@@ -19,6 +19,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -27,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // syncBuffer is an io.Writer the test can read while run writes.
@@ -56,20 +59,24 @@ func TestHelp(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	cases := map[string][]string{
-		"no layout":        {},
-		"unknown flag":     {"--tp", "2", "--nope"},
-		"bad list":         {"--tp", "2", "--kv-item-lens", "2048,x"},
-		"zero length":      {"--tp", "2", "--kv-item-lens", "0"},
-		"bad behaviour":    {"--tp", "2", "--behavior", "explode"},
-		"bad candidates":   {"--tp", "2", "--spec-candidates", "1,two"},
-		"dp not dividing":  {"--tp", "4", "--dp", "3", "--bootstrap-port", "0"},
-		"file and flags":   {"-f", "x.yaml", "--tp", "2"},
-		"missing file":     {"-f", "/nonexistent/pdpair.yaml"},
-		"stray argument":   {"--tp", "2", "extra"},
-		"unpaired units":   {"--tp", "2", "--kv-item-lens", "2x2048", "--kv-unit-lens", "256", "--bootstrap-port", "0"},
-		"negative delay":   {"--tp", "2", "--delay", "-1s"},
-		"token below none": {"--tp", "2", "--token", "-5"},
-		"check without -f": {"--tp", "2", "--kv-item-lens", "2048", "--check-transfers"},
+		"no layout":         {},
+		"unknown flag":      {"--tp", "2", "--nope"},
+		"bad list":          {"--tp", "2", "--kv-item-lens", "2048,x"},
+		"zero length":       {"--tp", "2", "--kv-item-lens", "0"},
+		"bad behaviour":     {"--tp", "2", "--behavior", "explode"},
+		"bad candidates":    {"--tp", "2", "--spec-candidates", "1,two"},
+		"dp not dividing":   {"--tp", "4", "--dp", "3", "--bootstrap-port", "0"},
+		"file and flags":    {"-f", "x.yaml", "--tp", "2"},
+		"missing file":      {"-f", "/nonexistent/pdpair.yaml"},
+		"stray argument":    {"--tp", "2", "extra"},
+		"unpaired units":    {"--tp", "2", "--kv-item-lens", "2x2048", "--kv-unit-lens", "256", "--bootstrap-port", "0"},
+		"negative delay":    {"--tp", "2", "--delay", "-1s"},
+		"token below none":  {"--tp", "2", "--token", "-5"},
+		"check without -f":  {"--tp", "2", "--kv-item-lens", "2048", "--check-transfers"},
+		"contract and lens": {"--tp", "2", "--kv-item-lens", "2048", "--contract", "../../pkg/kvwire/testdata/contract/README.md"},
+		"contract no tp":    {"--contract", "../../pkg/kvwire/testdata/contract/README.md"},
+		"contract missing":  {"--tp", "2", "--contract", "/nonexistent/contract.json"},
+		"contract invalid":  {"--tp", "2", "--contract", "../../pkg/kvwire/testdata/contract/README.md", "--bootstrap-port", "0"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -178,5 +185,54 @@ spec:
 	}
 	if out := stdout.String(); !strings.Contains(out, "engine rank 3 (dp group 0, tp rank 3): tcp://127.0.0.1:") || !strings.Contains(out, "engine rank 3: 0 registrations") {
 		t.Fatalf("stdout %q", out)
+	}
+}
+
+// --contract serves a contract-era prefill: the bootstrap answer carries
+// the contract, as the engine re-encodes it.
+func TestServesTheContractWire(t *testing.T) {
+	b, err := os.ReadFile("../../pkg/kvwire/testdata/contract/gqa-p4-d2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Prefill struct{ Contract string }
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "contract.json")
+	if err := os.WriteFile(file, []byte(v.Prefill.Contract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stop := make(chan os.Signal, 1)
+	done := make(chan int)
+	go func() {
+		done <- run([]string{"--tp", "4", "--contract", file, "--bootstrap-port", "0"}, stdout, stderr, stop)
+	}()
+	var addr string
+	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		line, _ := bufio.NewReader(strings.NewReader(stdout.String())).ReadString('\n')
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "bootstrap" && strings.Contains(line, "cache-contract wire") {
+			addr = f[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no bootstrap address printed; stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+	resp, err := http.Get("http://" + addr + "/route?engine_rank=-1&target_dp_group=-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	ans, err := kvwire.DecodeBootstrapAnswer(body)
+	if err != nil || ans.Wire != kvwire.WireCacheContract || string(ans.Contract.CacheLayout) != v.Prefill.Contract || ans.Contract.PrefillTPSize != 4 {
+		t.Fatalf("parallel info %.200s: %+v, %v", body, ans, err)
+	}
+	stop <- os.Interrupt
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d; stderr %q", code, stderr.String())
 	}
 }
