@@ -86,6 +86,16 @@ $(BIN)/kubectl: hack/controlplane/go.mod hack/controlplane/go.sum
 $(BIN)/helm: hack/helm/go.mod hack/helm/go.sum
 	cd hack/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
 
+# golangci-lint v2 with the Kube API Linter built in, from the pinned tools
+# module hack/lint (kube-api-linter's own golangci-lint command).
+$(BIN)/golangci-lint-kal: hack/lint/go.mod hack/lint/go.sum
+	cd hack/lint && $(GO) build -o $@ sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
+
+.PHONY: lint
+lint: $(BIN)/golangci-lint-kal ## Run golangci-lint (.golangci.yml) and the Kube API Linter on api/ (.golangci-kal.yml). Not yet part of `make test`.
+	$(BIN)/golangci-lint-kal run ./...
+	$(BIN)/golangci-lint-kal run --config .golangci-kal.yml ./api/...
+
 .PHONY: helm
 helm: $(BIN)/helm ## Build bin/helm (Helm v4, from the hack/helm module) for the chart's tests and `make helm-package`.
 
