@@ -103,19 +103,20 @@ func (m *Manager) open(bootstrapAddr string, room int64, owner *Stream, ref int6
 // Open and Request. A send that fails fails the room (its reason says which
 // rank).
 func (m *Manager) Request(room int64, req TransferRequest) error {
-	return m.requestRoom(room, req, nil)
+	return m.requestRoom(room, req, nil, 0)
 }
 
-// requestRoom is Request for owner's room (any room when owner is nil).
-func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream) error {
+// requestRoom is Request for the room owner opened as ref (any room when
+// owner is nil).
+func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, ref int64) error {
 	var (
 		e    *roomEntry
 		perr error
 	)
 	now := m.now()
 	found := m.rooms.with(room, func(s *roomShard, entry *roomEntry) {
-		if owner != nil && entry.owner != owner {
-			perr = m.notOnStream(room)
+		if owner != nil && (entry.owner != owner || entry.ref != ref) {
+			perr = m.notOnStream(room, ref)
 			return
 		}
 		if perr = requestable(entry); perr == nil {
@@ -261,14 +262,15 @@ func (m *Manager) Wait(ctx context.Context, room int64) (RoomStatus, error) {
 
 // Clear forgets a room entirely; status messages for it are ignored from
 // then on.
-func (m *Manager) Clear(room int64) error { return m.clear(room, nil) }
+func (m *Manager) Clear(room int64) error { return m.clear(room, nil, 0) }
 
-// clear is Clear for owner's room (any room when owner is nil).
-func (m *Manager) clear(room int64, owner *Stream) error {
-	e, other := m.rooms.remove(room, owner)
+// clear is Clear for the room owner opened as ref (any room when owner is
+// nil).
+func (m *Manager) clear(room int64, owner *Stream, ref int64) error {
+	e, other := m.rooms.remove(room, owner, ref)
 	switch {
 	case other:
-		return m.notOnStream(room)
+		return m.notOnStream(room, ref)
 	case e == nil:
 		return m.roomNotFound(room)
 	}
@@ -321,9 +323,9 @@ func (m *Manager) timeoutMessage(e *roomEntry, l *deadlineList) string {
 }
 
 // notOnStream is the answer to a stream's call for a room another stream,
-// or the HTTP API, opened.
-func (m *Manager) notOnStream(room int64) error {
-	return errorf(CodeRoomNotFound, "room %d was not opened on this stream (another stream or the HTTP API opened it)", room)
+// or the HTTP API, opened, or that the stream opened under another ref.
+func (m *Manager) notOnStream(room, ref int64) error {
+	return errorf(CodeRoomNotFound, "room %d is not open on this stream with ref %d (another stream or the HTTP API opened it, or the stream opened it again since)", room, ref)
 }
 
 // roomNotFound is the answer for a room this process does not hold: never

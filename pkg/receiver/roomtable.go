@@ -143,9 +143,9 @@ func (t *roomTable) withEntry(e *roomEntry, fn func(s *roomShard)) bool {
 }
 
 // remove forgets room id entirely and returns its entry (nil if unknown).
-// With owner set, only a room owner opened is removed (other reports one
-// that another opened).
-func (t *roomTable) remove(id int64, owner *Stream) (e *roomEntry, other bool) {
+// With owner set, only the room owner opened as ref is removed (other
+// reports another room of that number).
+func (t *roomTable) remove(id int64, owner *Stream, ref int64) (e *roomEntry, other bool) {
 	s := t.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -153,7 +153,7 @@ func (t *roomTable) remove(id int64, owner *Stream) (e *roomEntry, other bool) {
 	switch {
 	case !ok:
 		return nil, false
-	case owner != nil && e.owner != owner:
+	case owner != nil && (e.owner != owner || e.ref != ref):
 		return nil, true
 	}
 	s.forget(e)

@@ -36,7 +36,7 @@ func TestRoomTableRefusesDuplicatesAndOverflow(t *testing.T) {
 	if _, full := tab.insert(newTestEntry(3), 0); !full {
 		t.Fatal("third room accepted in a table of two")
 	}
-	if e, _ := tab.remove(2, nil); e == nil || tab.len() != 1 {
+	if e, _ := tab.remove(2, nil, 0); e == nil || tab.len() != 1 {
 		t.Fatalf("remove: len %d", tab.len())
 	}
 	if _, full := tab.insert(newTestEntry(3), 0); full {
@@ -97,7 +97,7 @@ func TestRoomTableForgetsClearedRooms(t *testing.T) {
 		tab.insert(newTestEntry(id), 0)
 	}
 	for id := range int64(20000) {
-		if e, _ := tab.remove(id, nil); e == nil {
+		if e, _ := tab.remove(id, nil, 0); e == nil {
 			t.Fatalf("room %d missing", id)
 		}
 	}
@@ -116,7 +116,7 @@ func TestWithEntryIgnoresReopenedRoom(t *testing.T) {
 	tab := newRoomTable(10, 100, 1000)
 	old := newTestEntry(7)
 	tab.insert(old, 0)
-	tab.remove(7, nil)
+	tab.remove(7, nil, 0)
 	tab.insert(newTestEntry(7), 0)
 	if tab.withEntry(old, func(*roomShard) {}) {
 		t.Fatal("a cleared room's entry reached the reopened room")

@@ -75,13 +75,13 @@ func (s *Stream) Open(bootstrapAddr string, room, ref int64) error {
 	return s.m.open(bootstrapAddr, room, s, ref)
 }
 
-// Request sends the request of a room the stream opened.
-func (s *Stream) Request(room int64, req TransferRequest) error {
-	return s.m.requestRoom(room, req, s)
+// Request sends the request of a room the stream opened as ref.
+func (s *Stream) Request(room, ref int64, req TransferRequest) error {
+	return s.m.requestRoom(room, req, s, ref)
 }
 
-// Clear forgets a room the stream opened.
-func (s *Stream) Clear(room int64) error { return s.m.clear(room, s) }
+// Clear forgets a room the stream opened as ref.
+func (s *Stream) Clear(room, ref int64) error { return s.m.clear(room, s, ref) }
 
 // Done is closed when the stream ended (Err says why).
 func (s *Stream) Done() <-chan struct{} { return s.done }

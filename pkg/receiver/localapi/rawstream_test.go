@@ -23,7 +23,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -113,11 +112,13 @@ func openOp(room, ref int64, addr string) string {
 	return fmt.Sprintf(`{"op":"open","room":%d,"ref":%d,"bootstrapAddr":%q}`, room, ref, addr)
 }
 
-func requestOp(room int64, request string) string {
-	return fmt.Sprintf(`{"op":"request","room":%d,"request":%s}`, room, request)
+func requestOp(room, ref int64, request string) string {
+	return fmt.Sprintf(`{"op":"request","room":%d,"ref":%d,"request":%s}`, room, ref, request)
 }
 
-func clearOp(room int64) string { return `{"op":"clear","room":` + strconv.FormatInt(room, 10) + `}` }
+func clearOp(room, ref int64) string {
+	return fmt.Sprintf(`{"op":"clear","room":%d,"ref":%d}`, room, ref)
+}
 
 // next reads one event (failing the test after 10 s or at the stream's end).
 func (s *rawStream) next() StreamEvent {

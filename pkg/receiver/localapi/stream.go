@@ -137,9 +137,9 @@ func applyOp(s *receiver.Stream, op StreamOp) error {
 		if err != nil {
 			return err
 		}
-		return s.Request(*op.Room, req)
+		return s.Request(*op.Room, op.Ref, req)
 	default:
-		return s.Clear(*op.Room)
+		return s.Clear(*op.Room, op.Ref)
 	}
 }
 

@@ -46,22 +46,23 @@ func TestStreamPipelinesRoomsAndPushesTheirStates(t *testing.T) {
 	}
 	var ops []string
 	for room := int64(1); room <= 20; room++ {
-		ops = append(ops, openOp(room, 100+room, r.peer.BootstrapAddr()), requestOp(room, okRequest))
+		ops = append(ops, openOp(room, 100+room, r.peer.BootstrapAddr()), requestOp(room, 100+room, okRequest))
 	}
 	ops = append(ops,
 		openOp(1, 999, r.peer.BootstrapAddr()), // open twice
 		openOp(30, 130, r.peer.BootstrapAddr()),
-		requestOp(30, `{"kvIndices":[-1],"auxIndex":3}`),
-		requestOp(31, okRequest), // never opened
-		clearOp(32),
+		requestOp(30, 130, `{"kvIndices":[-1],"auxIndex":3}`),
+		requestOp(31, 0, okRequest), // never opened
+		clearOp(32, 0),
 		`{"op":"open","room":33,"ref":133}`, // no address
-		requestOp(40, okRequest),
-		clearOp(41), // never opened either
+		requestOp(40, 0, okRequest),
+		clearOp(41, 0), // never opened either
+		requestOp(2, 1, okRequest), // room 2 was opened as ref 102
 	)
 	s.send(ops...)
 	tab := roomTable{}
 	refused := map[int64]StreamEvent{}
-	for done := 0; done < 20 || len(refused) < 7; {
+	for done := 0; done < 20 || len(refused) < 8; {
 		ev := s.next()
 		switch ev.Ev {
 		case EvRoom:
@@ -81,7 +82,7 @@ func TestStreamPipelinesRoomsAndPushesTheirStates(t *testing.T) {
 			t.Fatalf("unexpected event %+v", ev)
 		}
 	}
-	for room, want := range map[int64]string{1: "RoomExists", 30: "InvalidArgument", 31: "RoomNotFound", 32: "RoomNotFound", 33: CodeBadRequestBody, 40: "RoomNotFound", 41: "RoomNotFound"} {
+	for room, want := range map[int64]string{1: "RoomExists", 2: "RoomNotFound", 30: "InvalidArgument", 31: "RoomNotFound", 32: "RoomNotFound", 33: CodeBadRequestBody, 40: "RoomNotFound", 41: "RoomNotFound"} {
 		if got := refused[room]; got.Code != want || got.Message == "" {
 			t.Errorf("refusal of room %d: %+v, want code %s", room, got, want)
 		}
@@ -97,9 +98,9 @@ func TestStreamPipelinesRoomsAndPushesTheirStates(t *testing.T) {
 	}
 	var clears []string
 	for room := int64(1); room <= 20; room++ {
-		clears = append(clears, clearOp(room))
+		clears = append(clears, clearOp(room, 100+room))
 	}
-	s.send(append(clears, clearOp(5), clearOp(40))...) // room 5 twice; room 40 is not the stream's
+	s.send(append(clears, clearOp(5, 105), clearOp(40, 0))...) // room 5 twice; room 40 is not the stream's
 	for _, room := range []int64{5, 40} {
 		if ev := s.next(); ev.Ev != EvRefused || *ev.Room != room || ev.Code != "RoomNotFound" {
 			t.Fatalf("clear of room %d: %+v", room, ev)
@@ -143,7 +144,7 @@ func TestStreamEnds(t *testing.T) {
 			r.peer.Script(2, prefillpeer.Success(1))
 			r.peer.Script(1, prefillpeer.Silence())
 			s := openRawStream(t, r.socket, r.engine())
-			s.send(openOp(1, 11, r.peer.BootstrapAddr()), requestOp(1, okRequest), openOp(2, 12, r.peer.BootstrapAddr()), requestOp(2, okRequest))
+			s.send(openOp(1, 11, r.peer.BootstrapAddr()), requestOp(1, 11, okRequest), openOp(2, 12, r.peer.BootstrapAddr()), requestOp(2, 12, okRequest))
 			tab := roomTable{}
 			for tab[2].Status == nil || *tab[2].Status != receiver.Success || tab[1].Status == nil || *tab[1].Status != receiver.Bootstrapped {
 				tab.apply(s.next())
@@ -208,7 +209,7 @@ func TestStreamNobodyReads(t *testing.T) {
 	}
 	again := openRawStream(t, r.socket, r.engine()) // the engine comes back: new rooms work
 	r.peer.SetDefault(prefillpeer.Success(3))
-	again.send(openOp(5, 1, r.peer.BootstrapAddr()), requestOp(5, okRequest))
+	again.send(openOp(5, 1, r.peer.BootstrapAddr()), requestOp(5, 1, okRequest))
 	tab := roomTable{}
 	for tab[5].Status == nil || !tab[5].Status.Finished() {
 		tab.apply(again.next())
@@ -228,7 +229,7 @@ func TestStreamFallsBehind(t *testing.T) {
 	const rooms = 2000
 	ops := make([]string, 0, 2*rooms)
 	for room := int64(0); room < rooms; room++ {
-		ops = append(ops, openOp(room, room+1, r.peer.BootstrapAddr()), requestOp(room, okRequest))
+		ops = append(ops, openOp(room, room+1, r.peer.BootstrapAddr()), requestOp(room, room+1, okRequest))
 	}
 	s.send(ops...)
 	receivertest.WaitCounter(t, r.reg, rooms, receivertest.MetricRooms, "outcome", "success")
@@ -290,13 +291,13 @@ func TestStreamOpensFasterThanBootstrap(t *testing.T) {
 	r.peer.SetDefault(prefillpeer.Success(2))
 	var clears []string
 	for room := range tab {
-		clears = append(clears, clearOp(room))
+		clears = append(clears, clearOp(room, room))
 	}
 	s.send(clears...)
 	// the fetch that hung gives up after the agent's HTTP timeout; a room
 	// that joined it fails with it, the next one asks again
 	for room := int64(100); ; room++ {
-		s.send(openOp(room, 1, r.peer.BootstrapAddr()), requestOp(room, okRequest))
+		s.send(openOp(room, 1, r.peer.BootstrapAddr()), requestOp(room, 1, okRequest))
 		for tab[room].Status == nil || !tab[room].Status.Finished() {
 			tab.apply(s.next())
 		}
@@ -307,7 +308,7 @@ func TestStreamOpensFasterThanBootstrap(t *testing.T) {
 		if *ev.FailureCode != string(receiver.ReasonParallelInfoUnavailable) || room > 110 {
 			t.Fatalf("a room once the bootstrap server answers: %+v (%s)", ev, *ev.FailureMessage)
 		}
-		s.send(clearOp(room))
+		s.send(clearOp(room, 1))
 		time.Sleep(100 * time.Millisecond)
 	}
 }
