@@ -89,5 +89,6 @@ class KVTransferError(Exception):
 # (the agent's own codes are in docs/engine-integration.md).
 FAILURE_AGENT_UNAVAILABLE = "AgentUnavailable"
 FAILURE_AGENT_REFUSED = "AgentRefused"
+FAILURE_STREAM_LOST = "AgentStreamLost"
 FAILURE_OTHER_RANK = "FailedOnAnotherRank"
 FAILURE_UNKNOWN_STATUS = "UnknownStatus"

@@ -18,11 +18,15 @@ from __future__ import annotations
 import os
 import threading
 import urllib.parse
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .convert import index_list
 from .errors import AgentRefusedError
+from .roomtable import RoomTable
 from .transport import DEFAULT_TIMEOUT, AgentConnection
+
+if TYPE_CHECKING:
+    from .receiver import AgentKVReceiver
 
 SOCKET_DIR_ENV = "PDTOPO_AGENT_SOCKET_DIR"
 """Set in decode pods to the directory of the agent's sockets."""
@@ -45,13 +49,21 @@ def socket_path_for_rank(engine_rank: int, socket_dir: str | None = None) -> str
 
 class AgentKVManager:
     """Registers an engine rank's transfer session and KV/state buffers with
-    the pdtopo agent on socket_path (PUT /v1/engine) and keeps the
-    connection for the rank's receivers.
+    the pdtopo agent on socket_path and keeps the rank's rooms for its
+    receivers.
 
     It stands where the reference decode engine's KV manager stands for its
-    receivers: session id, and the bootstrap token / spec candidates of
-    finished rooms (pop_prefill_metadata). It plans no routes, calls no
-    bootstrap server and opens no ZMQ socket: the agent does all of that.
+    receivers: session id, the table of room states the receivers' poll()
+    reads, and the bootstrap token / spec candidates of finished rooms
+    (pop_prefill_metadata). It plans no routes, calls no bootstrap server
+    and opens no ZMQ socket: the agent does all of that.
+
+    The registration opens the rank's event stream (POST /v1/engine/stream):
+    receivers open, request and clear rooms on it without waiting for an
+    answer, and one background thread applies the agent's events to the
+    table. When the stream ends (the agent restarted), the rooms that had
+    not finished fail (AgentStreamLost) and the thread connects and
+    registers again by itself.
 
     Raises AgentUnavailableError when no agent answers on socket_path, and
     AgentRefusedError when the agent refuses the registration (e.g. a buffer
@@ -78,20 +90,24 @@ class AgentKVManager:
         self._metadata_lock = threading.Lock()
         self.bootstrap_token_table: dict[int, int] = {}
         self.spec_candidate_ids_table: dict[int, list[int]] = {}
-        self.register()
+        self.rooms = RoomTable(self.connection.address, self.connection.endpoint, self._registration(), self.connection.timeout)
+        self.rooms.connect()
+        self.rooms.start()
+
+    def _registration(self) -> dict:
+        return {
+            "sessionId": self.session_id,
+            "kvDataPtrs": list(self.kv_data_ptrs),
+            "stateDataPtrs": list(self.state_data_ptrs),
+        }
 
     def register(self) -> None:
-        """(Re-)register the rank's session and buffers (PUT /v1/engine);
-        the same values again are fine."""
-        self.connection.call(
-            "PUT",
-            "/v1/engine",
-            {
-                "sessionId": self.session_id,
-                "kvDataPtrs": list(self.kv_data_ptrs),
-                "stateDataPtrs": list(self.state_data_ptrs),
-            },
-        )
+        """(Re-)register the rank's session and buffers: connect the stream
+        if it is down (also after another engine took the rank: this takes
+        it back), else PUT /v1/engine (the same values again change
+        nothing)."""
+        if not self.rooms.connect():
+            self.connection.call("PUT", "/v1/engine", self._registration())
 
     @classmethod
     def for_rank(
@@ -112,6 +128,9 @@ class AgentKVManager:
         return self.session_id
 
     def close(self) -> None:
+        """Close the stream (the agent forgets the rank's rooms) and the
+        kept connections."""
+        self.rooms.close()
         self.connection.close()
 
     def __enter__(self) -> "AgentKVManager":
@@ -144,9 +163,14 @@ class AgentKVManager:
             if spec_candidate_ids is not None:
                 self.spec_candidate_ids_table[bootstrap_room] = spec_candidate_ids
 
-    # The agent's room calls, for receivers and for engines that want them
-    # directly. Each returns the room's JSON answer (a dict) or raises an
-    # AgentError.
+    # The receivers' rooms, on the stream.
+
+    def _open(self, receiver: "AgentKVReceiver") -> None:
+        self.rooms.open(receiver)
+
+    # The agent's room calls one by one over HTTP, for engines and tools
+    # that want them directly (rooms opened here are not the stream's).
+    # Each returns the room's JSON answer (a dict) or raises an AgentError.
 
     def open_room(self, bootstrap_addr: str, bootstrap_room: int) -> dict:
         """Open a room. An agent that restarted since the registration
@@ -184,3 +208,4 @@ class AgentKVManager:
 
     def readyz(self) -> dict:
         return self.connection.call("GET", "/readyz")
+

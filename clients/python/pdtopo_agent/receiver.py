@@ -20,16 +20,7 @@ import time
 from typing import Any
 
 from .convert import index_list, integer
-from .errors import (
-    FAILURE_AGENT_REFUSED,
-    FAILURE_AGENT_UNAVAILABLE,
-    FAILURE_OTHER_RANK,
-    FAILURE_UNKNOWN_STATUS,
-    AgentError,
-    AgentRefusedError,
-    AgentUnavailableError,
-    KVTransferError,
-)
+from .errors import FAILURE_AGENT_REFUSED, FAILURE_OTHER_RANK, KVTransferError
 from .manager import AgentKVManager
 from .status import TransferPoll
 
@@ -38,16 +29,24 @@ logger = logging.getLogger("pdtopo_agent")
 _OTHER_RANK_REASON = "Failed due to an unknown reason from another rank"
 
 
+_FAILED = TransferPoll.Failed
+_SUCCESS = TransferPoll.Success
+
+
 class AgentKVReceiver:
     """One room on the decode side, with the reference receiver's methods
     and calling order: construct; poll() until it left Bootstrapping;
     prefill(...); poll() until Success or Failed; clear(), or
     failure_exception() after Failed.
 
-    Unlike the reference, constructing does not block on the bootstrap
-    server: poll() says Bootstrapping until the agent has reached the
-    prefill, then Bootstrapped. prefill() may also be called at once; the
-    agent sends the request as soon as the room bootstraps.
+    poll() reads the room's state from the manager's table, which the
+    agent's events keep up to date: it never calls the agent. The
+    constructor, prefill() and clear() write their operation on the rank's
+    stream and return without waiting for an answer; a refusal arrives as
+    the room's failure. Unlike the reference, constructing does not block
+    on the bootstrap server: poll() says Bootstrapping until the agent has
+    reached the prefill, then Bootstrapped. prefill() may also be called at
+    once; the agent sends the request as soon as the room bootstraps.
 
     Failures never raise from the constructor, prefill() or poll(): the
     room becomes Failed and failure_exception() raises KVTransferError
@@ -68,29 +67,24 @@ class AgentKVReceiver:
         self.conclude_state: int | None = None
         self.init_time: float | None = None
         self.decode_prefix_len = 0
+        # the agent's latest event about the room (the fields of its Room)
         self._room: dict = {"status": "Bootstrapping", "bootstrapToken": -1, "specCandidateIds": None}
         # (code, message) of a failure the agent did not report
         self._failure: tuple[str, str] | None = None
-        self._record(lambda: mgr.open_room(bootstrap_addr, self.bootstrap_room))
+        self._ref = 0  # the stream's number for this opening of the room
+        self._conn = None  # the stream the room was opened on
+        self._table = mgr.rooms.status
+        mgr.rooms.open(self)
 
-    def _record(self, call) -> None:
-        """Run an agent call; keep the room it answers, or fail the room."""
-        try:
-            room = call()
-        except AgentUnavailableError as exc:
-            self._fail(FAILURE_AGENT_UNAVAILABLE, str(exc))
-        except AgentRefusedError as exc:
-            self._fail(FAILURE_AGENT_REFUSED, str(exc))
-        else:
-            if isinstance(room, dict):
-                self._room = room
-            else:
-                self._fail(FAILURE_UNKNOWN_STATUS, f"the agent answered room {self.bootstrap_room} with {room!r}")
-
-    def _fail(self, code: str, message: str) -> None:
+    def _fail(self, code: str, message: str, quiet: bool = False) -> None:
+        """Record a failure the agent did not report (it refused a call, or
+        could not be reached). A room not in the table concludes at once."""
         if self._failure is None:
             self._failure = (code, message)
-            logger.warning("room %s failed in the adapter: %s", self.bootstrap_room, message)
+            if not quiet:
+                logger.warning("room %s failed in the adapter: %s", self.bootstrap_room, message)
+        if self.kv_mgr.rooms.rooms.get(self.bootstrap_room) is not self and self.conclude_state is None:
+            self.conclude_state = _FAILED
 
     def prefill(
         self,
@@ -119,41 +113,28 @@ class AgentKVReceiver:
             body["mambaIndices"] = index_list("mamba_indices", mamba_indices)
         self.decode_prefix_len = body["decodePrefixLen"]
         self.init_time = time.time()
-        if self._failure is not None:
-            return
-        try:
-            room = self.kv_mgr.request_room(self.bootstrap_room, body)
-        except AgentRefusedError as exc:
-            if exc.code != "RoomFinished":  # a finished room's own status says how it ended
-                self._fail(FAILURE_AGENT_REFUSED, str(exc))
-        except AgentUnavailableError as exc:
-            self._fail(FAILURE_AGENT_UNAVAILABLE, str(exc))
-        else:
-            if isinstance(room, dict):
-                self._room = room
+        if self._failure is None and self.conclude_state is None:
+            self.kv_mgr.rooms.request(self, body)
 
     def poll(self) -> int:
-        """The room's TransferPoll value. Once Success or Failed, the same
-        answer without asking the agent again."""
+        """The room's TransferPoll value, read from the manager's table.
+        Once Success or Failed, the same answer."""
         if self.conclude_state is not None:
             return self.conclude_state
-        if self._failure is None:
-            self._record(lambda: self.kv_mgr.get_room(self.bootstrap_room))
-        status = self._status()
-        if status == TransferPoll.Success:
-            self.kv_mgr._store_metadata(self.bootstrap_room, self.bootstrap_token, self.spec_candidate_ids)
-        if TransferPoll.finished(status):
-            self.conclude_state = status
+        try:
+            status = self._table[self.bootstrap_room]
+        except KeyError:  # cleared before it finished
+            self._fail(FAILURE_AGENT_REFUSED, f"room {self.bootstrap_room} was cleared before it finished")
+            return _FAILED
+        if status == _SUCCESS or status == _FAILED:
+            return self._conclude(status)
         return status
 
-    def _status(self) -> int:
-        if self._failure is not None:
-            return TransferPoll.Failed
-        try:
-            return TransferPoll.from_name(self._room["status"])
-        except (KeyError, TypeError):
-            self._fail(FAILURE_UNKNOWN_STATUS, f"the agent answered room {self.bootstrap_room} with {self._room!r}")
-            return TransferPoll.Failed
+    def _conclude(self, status: int) -> int:
+        if status == _SUCCESS:
+            self.kv_mgr._store_metadata(self.bootstrap_room, self.bootstrap_token, self.spec_candidate_ids)
+        self.conclude_state = status
+        return status
 
     @property
     def bootstrap_token(self) -> int:
@@ -173,15 +154,9 @@ class AgentKVReceiver:
         return self._room.get("failureCode") or ""
 
     def clear(self) -> None:
-        """Forget the room in the agent. Never raises: clearing twice, or a
-        room the agent no longer knows, is fine."""
-        try:
-            self.kv_mgr.clear_room(self.bootstrap_room)
-        except AgentRefusedError as exc:
-            if exc.code != "RoomNotFound":
-                logger.warning("clearing room %s: %s", self.bootstrap_room, exc)
-        except AgentError as exc:
-            logger.warning("clearing room %s: %s", self.bootstrap_room, exc)
+        """Forget the room, here and in the agent. Never raises: clearing
+        twice, or a room the agent no longer knows, is fine."""
+        self.kv_mgr.rooms.clear(self)
 
     def failure_exception(self) -> None:
         """Mark the room failed, clear it, and raise KVTransferError with
@@ -189,11 +164,6 @@ class AgentKVReceiver:
         the agent could not be reached, or "from another rank" when only
         another rank's room failed (the reference's ranks agree on a room)."""
         code, reason = self._failure or ("", "")
-        if self._failure is None and self._room.get("status") != "Failed":
-            try:  # the engine learnt of the failure elsewhere; the agent may know more
-                self._room = self.kv_mgr.get_room(self.bootstrap_room)
-            except AgentError:
-                pass
         if self._failure is None:
             if self._room.get("status") == "Failed":
                 code = self._room.get("failureCode") or ""

@@ -17,6 +17,7 @@ over real sockets, in the reference decode scheduler's calling order."""
 from __future__ import annotations
 
 import array
+import signal
 import tempfile
 import threading
 import time
@@ -24,8 +25,10 @@ import unittest
 from pathlib import Path
 
 from pdtopo_agent import (
+    FAILURE_AGENT_REFUSED,
     FAILURE_AGENT_UNAVAILABLE,
     FAILURE_OTHER_RANK,
+    FAILURE_STREAM_LOST,
     AgentKVManager,
     AgentKVReceiver,
     AgentRefusedError,
@@ -67,6 +70,21 @@ def poll_until(test: unittest.TestCase, receiver: AgentKVReceiver, done, seconds
 
 def left_bootstrapping(status: int) -> bool:
     return status != TransferPoll.Bootstrapping
+
+
+def wait_gone(test: unittest.TestCase, mgr: AgentKVManager, room: int, seconds: float = 10) -> None:
+    """Wait until the agent forgot room (a clear is sent without waiting for
+    the agent, which applies it moments later)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            mgr.get_room(room)
+        except AgentRefusedError as exc:
+            test.assertEqual(exc.code, "RoomNotFound")
+            return
+        if time.monotonic() > deadline:
+            test.fail(f"the agent still holds room {room} after {seconds}s")
+        time.sleep(0.005)
 
 
 class Pod(unittest.TestCase):
@@ -112,11 +130,10 @@ class ReferenceCallingOrder(Pod):
                 self.assertEqual(mgr.pop_prefill_metadata(room), (7, None))
                 self.assertEqual(mgr.pop_prefill_metadata(room), (-1, None), "metadata is popped once")
                 receiver.clear()
-                with self.assertRaises(AgentRefusedError) as cm:
-                    mgr.get_room(room)
-                self.assertEqual(cm.exception.code, "RoomNotFound")
-                receiver.clear()  # twice is fine
+                wait_gone(self, mgr, room)
+                receiver.clear()  # twice is fine: nothing is sent the second time
                 self.assertEqual(receiver.poll(), TransferPoll.Success, "a concluded room keeps its answer")
+            self.assertEqual(mgr.rooms.unknown_events, 0, "no event (a refused second clear) for a room the manager no longer has")
         except BaseException as exc:  # reported by the main thread
             errors.append((rank, exc))
 
@@ -185,8 +202,7 @@ class PrefillFails(Pod):
         self.assertIn("prefill", e.failure_reason.lower())
         self.assertIn(f"remote_endpoint={self.peer.bootstrap_addr}", str(e))
         self.assertEqual(receiver.poll(), TransferPoll.Failed)
-        with self.assertRaises(AgentRefusedError):
-            mgr.get_room(77)  # failure_exception cleared it
+        wait_gone(self, mgr, 77)  # failure_exception cleared it
 
 
 class PrefillDies(Pod):
@@ -257,39 +273,75 @@ class Faults(Pod):
             receiver.prefill([1], 0, 0, object())
         self.assertEqual(receiver.poll(), TransferPoll.Bootstrapped, "nothing was sent")
         receiver.prefill([-1], 0)  # the agent refuses it: the room fails, with the agent's words
-        self.assertEqual(receiver.poll(), TransferPoll.Failed)
+        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
-        self.assertIn("kvIndices[0] is -1", cm.exception.failure_reason)
+        self.assertEqual(cm.exception.failure_code, FAILURE_AGENT_REFUSED)
+        self.assertIn("pdtopo agent refused POST /v1/rooms/10/request: 400 InvalidArgument: room 10's request: kvIndices[0] is -1", cm.exception.failure_reason)
 
     def test_agent_restarts(self):
         mgr = self.manager(0)
         before = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 11)
         poll_until(self, before, left_bootstrapping)
-        self.agent.stop()
+        self.agent.stop()  # SIGTERM: the agent fails its rooms, says so on the stream, then exits
         self.agent = procs.Agent(self.plans, self.dir, 0, 1)  # the kubelet restarts the sidecar
         self.addCleanup(self.agent.stop)
-        before.prefill([1], 0)  # the new agent never heard of room 11
-        self.assertEqual(before.poll(), TransferPoll.Failed)
+        before.prefill([1], 0)  # nothing to send it on: the room already failed
+        self.assertEqual(poll_until(self, before, TransferPoll.finished), TransferPoll.Failed)
         with self.assertRaises(KVTransferError) as cm:
             before.failure_exception()
-        self.assertIn("RoomNotFound", cm.exception.failure_reason)
-        after = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 12)  # the manager registers again by itself
+        self.assertEqual(cm.exception.failure_code, "Shutdown")
+        self.assertIn("shut down before room 11 finished", cm.exception.failure_reason)
+        deadline = time.monotonic() + 10
+        while mgr.rooms.connects < 2:  # the manager connects and registers again by itself
+            self.assertLess(time.monotonic(), deadline, f"no new stream: {mgr.rooms.last_loss}")
+            time.sleep(0.01)
+        after = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 12)
         after.prefill([1], 0)
         self.assertEqual(poll_until(self, after, TransferPoll.finished), TransferPoll.Success)
         after.clear()
 
-    def test_agent_goes_away(self):
+    def test_engine_restarts(self):
+        old = self.manager(0)
+        waiting = AgentKVReceiver(old, self.peer.bootstrap_addr, 20)
+        self.assertEqual(poll_until(self, waiting, left_bootstrapping), TransferPoll.Bootstrapped)
+        # the engine restarts: its buffers and transfer session are new
+        kv_ptrs = [p + (1 << 30) for p in self.kv_ptrs]
+        new = AgentKVManager.for_rank(0, "127.0.0.1:17999", kv_ptrs, self.state_ptrs, socket_dir=str(self.dir))
+        self.addCleanup(new.close)
+        self.assertEqual(poll_until(self, waiting, TransferPoll.finished), TransferPoll.Failed)
+        self.assertEqual(waiting.failure_code, "EngineReregistered")
+        self.assertIn("127.0.0.1:17000 → 127.0.0.1:17999", waiting._room["failureMessage"])
+        room = AgentKVReceiver(new, self.peer.bootstrap_addr, 21)
+        room.prefill([1, 2], 0)
+        self.assertEqual(poll_until(self, room, TransferPoll.finished), TransferPoll.Success)
+        room.clear()
+        time.sleep(0.2)
+        self.assertEqual((old.rooms.connects, new.rooms.connects), (1, 1), "the replaced manager does not take the rank back by itself")
+        counts = self.peer.counts()
+        self.assertEqual([counts[r]["registrations"] for r in (0, 1)], [2, 2], "decode rank 0's prefill ranks got the old and the new registration")
+
+    def test_engine_disconnects_mid_room(self):
+        mgr = self.manager(0)
+        receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 30)
+        poll_until(self, receiver, left_bootstrapping)
+        mgr.close()  # the engine exits: its stream ends, the agent forgets its rooms
+        wait_gone(self, AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs, socket_dir=str(self.dir)), 30)
+
+    def test_agent_crashes(self):
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 9)
         poll_until(self, receiver, left_bootstrapping)
-        self.agent.stop()
-        self.assertEqual(receiver.poll(), TransferPoll.Failed)  # no exception from poll
+        self.agent.stop(signal.SIGKILL)  # no goodbye: the stream just ends
+        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)  # no exception from poll
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
-        self.assertEqual(cm.exception.failure_code, FAILURE_AGENT_UNAVAILABLE)
+        self.assertEqual(cm.exception.failure_code, FAILURE_STREAM_LOST)
         self.assertIn("rank-0.sock", cm.exception.failure_reason)
-
+        self.assertIn("was Bootstrapped", cm.exception.failure_reason)
+        gone = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 13)  # no agent to open it with
+        self.assertEqual(gone.poll(), TransferPoll.Failed)
+        self.assertEqual(gone.failure_code, FAILURE_AGENT_UNAVAILABLE)
 
 if __name__ == "__main__":
     unittest.main()

@@ -65,6 +65,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.server.calls.append((self.command, self.path, json.loads(self.rfile.read(n))))
         self._reply()
 
+    def do_POST(self):
+        self.server.upgrades.append((self.headers.get("Connection"), self.headers.get("Upgrade")))
+        self.do_PUT()
+
     def _reply(self):
         status, body, _ = self.server.answer
         raw = json.dumps(body).encode()
@@ -82,6 +86,7 @@ class _CountingServer(_Server):
         super().__init__(path, _Handler)
         self.accepted = 0
         self.calls = []
+        self.upgrades = []
         self.answer = (200, {"status": "ok"}, False)
 
     def get_request(self):
@@ -151,12 +156,14 @@ class Transport(unittest.TestCase):
 
     def test_refusal_carries_the_agents_code(self):
         srv = self.serve()
-        srv.answer = (409, {"error": {"code": "EngineAlreadyRegistered", "message": "another session"}}, False)
+        refusal = "the engine registers 2 KV and 1 state buffers but the plan was made for 4 KV and 0 state buffers"
+        srv.answer = (400, {"error": {"code": "InvalidArgument", "message": refusal}}, False)
         with self.assertRaises(AgentRefusedError) as cm:
             AgentKVManager(self.path, "127.0.0.1:1", [5, 6], [7])
         e = cm.exception
-        self.assertEqual((e.http_status, e.code, e.message, e.call), (409, "EngineAlreadyRegistered", "another session", "PUT /v1/engine"))
-        self.assertEqual(srv.calls, [("PUT", "/v1/engine", {"sessionId": "127.0.0.1:1", "kvDataPtrs": [5, 6], "stateDataPtrs": [7]})])
+        self.assertEqual((e.http_status, e.code, e.message, e.call), (400, "InvalidArgument", refusal, "POST /v1/engine/stream"))
+        self.assertEqual(srv.calls, [("POST", "/v1/engine/stream", {"sessionId": "127.0.0.1:1", "kvDataPtrs": [5, 6], "stateDataPtrs": [7]})])
+        self.assertEqual(srv.upgrades, [("Upgrade", "pdtopo-stream.v1")])
 
     def test_answer_that_is_not_the_agents(self):
         srv = self.serve()
