@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -41,6 +42,101 @@ import (
 //     long poll), Clear;
 //   - receiver: the reference calling order through Manager and Receiver,
 //     polling every 100µs as a scheduler loop would.
+// BenchmarkSchedulerLoop is one engine rank in the reference decode
+// scheduler's calling order, over the rank's stream: keep BENCH_INFLIGHT
+// (256) receivers open; every iteration poll each once, Prefill the
+// Bootstrapped ones, read the token of and Clear the Successful ones, then
+// sleep BENCH_STEP (100µs; 0 spins) as a forward pass would. It reports
+// rooms/s and the process's heap in use before and after the run (agent,
+// peer and client share the process).
+func BenchmarkSchedulerLoop(b *testing.B) {
+	inflight := 256
+	if v, err := strconv.Atoi(os.Getenv("BENCH_INFLIGHT")); err == nil && v > 0 {
+		inflight = v
+	}
+	l := receiverfixtures.FragmentedP8D4()
+	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
+	snap := receivertest.Snapshot(b, l, 0)
+	m, _ := receivertest.StartAgent(b, &snap, 0, func(c *receiver.Config) { c.Metrics = nil })
+	path := agentclient.SocketPath(b.TempDir(), 0)
+	serveUnix(b, m, path)
+	c := agentclient.New(path, agentclient.Options{})
+	b.Cleanup(c.Close)
+	mgr, err := agentclient.NewManager(context.Background(), c, receivertest.Engine(snap, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(mgr.Close)
+	ctx := context.Background()
+	step := 100 * time.Microsecond // the scheduler's forward pass between sweeps
+	if v, err := time.ParseDuration(os.Getenv("BENCH_STEP")); err == nil {
+		step = v
+	}
+	run := func(n int, first int64) (done int, err error) {
+		type pending struct {
+			rc        *agentclient.Receiver
+			requested bool
+		}
+		open := make([]pending, 0, inflight)
+		next := first
+		req := agentclient.Request{KVIndices: []int64{1, 2, 3}}
+		for done < n {
+			for len(open) < inflight && next-first < int64(n) {
+				open = append(open, pending{rc: mgr.NewReceiver(ctx, peer.BootstrapAddr(), next)})
+				next++
+			}
+			for i := 0; i < len(open); i++ {
+				p := &open[i]
+				switch p.rc.Poll(ctx) {
+				case receiver.Bootstrapped:
+					if !p.requested {
+						req.AuxIndex = p.rc.BootstrapRoom() % 512
+						p.rc.Prefill(ctx, req)
+						p.requested = true
+					}
+				case receiver.Success:
+					_ = p.rc.BootstrapToken()
+					_ = p.rc.Clear(ctx)
+					open[i] = open[len(open)-1]
+					open = open[:len(open)-1]
+					i--
+					done++
+				case receiver.Failed:
+					return done, p.rc.Failure(ctx)
+				}
+			}
+			if step > 0 {
+				time.Sleep(step)
+			} else {
+				runtime.Gosched()
+			}
+		}
+		return done, nil
+	}
+	if _, err := run(2000, 1<<40); err != nil { // warm: connections, the prefill's addresses
+		b.Fatal(err)
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	start := time.Now()
+	done, err := run(b.N, 0)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(done)/elapsed.Seconds(), "rooms/s")
+	b.ReportMetric(float64(after.HeapInuse)/(1<<20), "heap-MiB-after")
+	b.ReportMetric(float64(before.HeapInuse)/(1<<20), "heap-MiB-before")
+	b.ReportMetric(0, "ns/op")
+}
+
 func BenchmarkRoomsClient(b *testing.B) {
 	for _, mode := range []string{"client", "receiver"} {
 		b.Run(mode, func(b *testing.B) { benchRooms(b, mode == "receiver") })

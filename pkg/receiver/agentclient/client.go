@@ -58,6 +58,8 @@ type Client struct {
 	endpoint string // for messages: "unix:/path" or "tcp:host:port"
 	hc       *http.Client
 	timeout  time.Duration
+	// dial opens a new connection to the agent (the engine stream's).
+	dial func(context.Context) (net.Conn, error)
 }
 
 // New returns a client for the agent listening on the unix socket at path
@@ -89,7 +91,7 @@ func newClient(endpoint string, dial func(context.Context) (net.Conn, error), o 
 		MaxIdleConnsPerHost: o.MaxIdleConns,
 		DisableCompression:  true,
 	}
-	return &Client{endpoint: endpoint, hc: &http.Client{Transport: tr}, timeout: o.Timeout}
+	return &Client{endpoint: endpoint, hc: &http.Client{Transport: tr}, timeout: o.Timeout, dial: dial}
 }
 
 // Endpoint says where the agent is looked for ("unix:/run/pdtopo/rank-0.sock").

@@ -23,9 +23,11 @@ limitations under the License.
 // typed errors: *UnavailableError when the agent cannot be reached,
 // *APIError when it refuses a call (with the agent's stable code).
 //
-// Manager and Receiver are the same calls shaped like the reference
+// Manager and Receiver are the same rooms shaped like the reference
 // engine's decode-side receiver (construct, Prefill, Poll, Clear, Failure),
 // as the Python package clients/python/pdtopo_agent shapes them for Python
-// engines; failures of a room surface through Poll and Failure, never as a
-// panic or an error from Poll.
+// engines, over the rank's event stream (POST /v1/engine/stream): Poll
+// reads what the agent's events said and makes no call, and the other
+// calls do not wait for the agent. Failures of a room surface through Poll
+// and Failure, never as a panic or an error from Poll.
 package agentclient

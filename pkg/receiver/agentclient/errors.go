@@ -95,6 +95,10 @@ const (
 	// FailureAgentRefused: the agent refused a call for the room (the
 	// message carries the agent's own code).
 	FailureAgentRefused = "AgentRefused"
+	// FailureAgentStreamLost: the rank's event stream ended before the room
+	// finished (the agent crashed, or the connection broke): its outcome is
+	// unknown.
+	FailureAgentStreamLost = "AgentStreamLost"
 	// FailureOnAnotherRank: the room did not fail on this rank; the engine's
 	// ranks agreed it failed (the reference's all-reduce of polls).
 	FailureOnAnotherRank = "FailedOnAnotherRank"

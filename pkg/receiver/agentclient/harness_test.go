@@ -42,14 +42,17 @@ type rig struct {
 	socket   string
 	accepted *atomic.Int64 // connections the agent accepted
 	server   *http.Server
+	agent    *receiver.Manager
 }
 
 // restart replaces the rig's agent by a new one on the same socket, as the
-// kubelet restarts a crashed sidecar: no rooms, no engine registered.
+// kubelet restarts a sidecar: the old one stops (its streams end), the new
+// one has no rooms and no engine registered.
 func (r *rig) restart(t *testing.T) {
+	r.agent.Close()
 	r.server.Close() // closing the listener removes the socket file
-	m, _ := receivertest.StartAgent(t, &r.snap, r.rank, nil)
-	r.server = r.serve(t, m)
+	r.agent, _ = receivertest.StartAgent(t, &r.snap, r.rank, nil)
+	r.server = r.serve(t, r.agent)
 }
 
 func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
@@ -57,7 +60,7 @@ func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
 	peer := receivertest.StartPeer(t, l, nil)
 	snap := receivertest.Snapshot(t, l, rank)
 	m, _ := receivertest.StartAgent(t, &snap, rank, nil)
-	r := &rig{peer: peer, snap: snap, rank: rank, socket: agentclient.SocketPath(t.TempDir(), rank), accepted: new(atomic.Int64)}
+	r := &rig{peer: peer, snap: snap, rank: rank, socket: agentclient.SocketPath(t.TempDir(), rank), accepted: new(atomic.Int64), agent: m}
 	r.server = r.serve(t, m)
 	return r
 }
@@ -112,6 +115,23 @@ func deadAddr(t *testing.T) string {
 
 // pollUntil polls the receiver like the reference decode scheduler (once
 // per loop) until done says stop, and returns the last status.
+// waitGone waits until the agent forgot room (a clear is sent without
+// waiting for the agent, which applies it moments later).
+func waitGone(t *testing.T, c *agentclient.Client, room int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := c.Room(t.Context(), room)
+		if agentclient.CodeOf(err) == string(receiver.CodeRoomNotFound) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("room %d after Clear: %v, want RoomNotFound", room, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func pollUntil(t *testing.T, rc *agentclient.Receiver, done func(receiver.TransferPoll) bool) receiver.TransferPoll {
 	t.Helper()
 	st, err := pollFor(t, rc, done)

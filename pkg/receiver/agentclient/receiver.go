@@ -18,73 +18,50 @@ package agentclient
 
 import (
 	"context"
-	"errors"
-	"sync"
+	"sync/atomic"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 )
-
-// Manager is one engine rank registered with its agent: the Go
-// counterpart of the Python AgentKVManager, and of the reference decode
-// engine's KV manager as far as its receivers use it.
-type Manager struct {
-	client *Client
-	info   receiver.EngineInfo
-}
-
-// NewManager registers the engine rank's session and buffers with the
-// agent behind client.
-func NewManager(ctx context.Context, client *Client, info receiver.EngineInfo) (*Manager, error) {
-	if err := client.RegisterEngine(ctx, info); err != nil {
-		return nil, err
-	}
-	return &Manager{client: client, info: info}, nil
-}
-
-// Client is the manager's connection to its agent.
-func (m *Manager) Client() *Client { return m.client }
-
-// SessionID is the engine rank's transfer-engine session ("host:port").
-func (m *Manager) SessionID() string { return m.info.SessionID }
 
 // Receiver is one room on the decode side, with the calling order of the
 // reference's decode receiver: construct (NewReceiver), Poll until it left
 // Bootstrapping, Prefill, Poll until Success or Failed, Clear; Failure
 // after a failed poll. It is used by one goroutine at a time, like the
-// reference's receivers by their scheduler.
+// reference's receivers by their scheduler; the manager's reader updates
+// it meanwhile.
 type Receiver struct {
 	m             *Manager
 	bootstrapAddr string
 	room          int64
+	// ref and conn are the stream's number for this opening of the room
+	// and the stream it was opened on; set once, under m.mu.
+	ref  int64
+	conn *streamConn
 
-	mu sync.Mutex
-	// last is the agent's latest answer about the room.
-	last Room
-	// local is a failure the agent did not report (it was unreachable or
-	// refused a call): the room is Failed for the engine.
+	// status is what Poll reads (a receiver.TransferPoll): it only moves
+	// up, and Success and Failed are final.
+	status atomic.Int32
+	// concluded is set once Poll returned Success or Failed.
+	concluded atomic.Bool
+	// Guarded by m.mu: the agent's latest event about the room, and a
+	// failure the agent did not report (it refused a call, or could not be
+	// reached): the room is Failed for the engine.
+	last  Room
 	local *TransferError
-	// concluded is set once Poll returned Success or Failed; later polls
-	// answer it without calling the agent, as the reference's do.
-	concluded bool
 }
 
-// NewReceiver opens room against the prefill at bootstrapAddr. It does not
-// wait for the bootstrap: Poll says Bootstrapping until the agent reached
-// the prefill. An agent that restarted since NewManager (it answers
-// EngineNotRegistered) is registered with again first. A refused or unreachable agent fails the room (Poll says
-// Failed, Failure says why) rather than returning an error, as the
-// reference's receiver records its bootstrap failures.
+// NewReceiver opens room against the prefill at bootstrapAddr, on the
+// rank's stream. It waits neither for the bootstrap nor for the agent's
+// answer: Poll says Bootstrapping until the agent reached the prefill, and
+// a refused or unreachable agent fails the room (Poll says Failed, Failure
+// says why), as the reference's receiver records its bootstrap failures.
+// ctx bounds connecting again when the stream is down.
 func (m *Manager) NewReceiver(ctx context.Context, bootstrapAddr string, room int64) *Receiver {
 	r := &Receiver{m: m, bootstrapAddr: bootstrapAddr, room: room}
 	r.last = Room{Room: room, Status: receiver.Bootstrapping, BootstrapToken: -1}
-	got, err := m.client.Open(ctx, bootstrapAddr, room)
-	if CodeOf(err) == string(receiver.CodeEngineNotRegistered) {
-		// the agent restarted since NewManager: register again, then open
-		if err = m.client.RegisterEngine(ctx, m.info); err == nil {
-			got, err = m.client.Open(ctx, bootstrapAddr, room)
-		}
-	}
-	r.record(got, err)
+	r.status.Store(int32(receiver.Bootstrapping))
+	m.open(ctx, r)
 	return r
 }
 
@@ -94,98 +71,79 @@ func (r *Receiver) BootstrapRoom() int64 { return r.room }
 // BootstrapAddr is the prefill's bootstrap address the room was opened with.
 func (r *Receiver) BootstrapAddr() string { return r.bootstrapAddr }
 
-// record keeps an answer, or turns a failed call into the room's failure.
-func (r *Receiver) record(got Room, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err == nil {
-		r.last = got
+// Status is the room's status as the agent last reported it (what Poll
+// answers, without concluding the room).
+func (r *Receiver) Status() receiver.TransferPoll { return receiver.TransferPoll(r.status.Load()) }
+
+// observe applies a room event; the caller holds m.mu.
+func (r *Receiver) observe(ev *localapi.StreamEvent) {
+	cur, next := r.Status(), *ev.Status
+	if cur.Finished() || next != receiver.Failed && next <= cur {
 		return
 	}
-	if r.local != nil {
+	r.last = Room{Room: r.room, Status: next, BootstrapToken: ev.BootstrapToken, SpecCandidateIDs: ev.SpecCandidateIDs}
+	if ev.FailureCode != nil {
+		r.last.FailureCode = *ev.FailureCode
+	}
+	if ev.FailureMessage != nil {
+		r.last.FailureMessage = *ev.FailureMessage
+	}
+	r.status.Store(int32(next))
+}
+
+// failLocally records a failure the agent did not report; the caller
+// holds m.mu, or r is not in the table yet.
+func (r *Receiver) failLocally(code, reason string) {
+	if r.Status().Finished() {
 		return
 	}
-	code := FailureAgentRefused
-	var ue *UnavailableError
-	if errors.As(err, &ue) {
-		code = FailureAgentUnavailable
+	if r.local == nil {
+		r.local = &TransferError{BootstrapRoom: r.room, FailureCode: code, FailureReason: reason, RemoteEndpoint: r.bootstrapAddr}
 	}
-	r.local = &TransferError{BootstrapRoom: r.room, FailureCode: code, FailureReason: err.Error(), RemoteEndpoint: r.bootstrapAddr}
+	r.status.Store(int32(receiver.Failed))
 }
 
 // Prefill sends the room's request: the pages to fill (KVIndices), the
 // request's aux slot, the decode prefix length and the state slots. Sent
-// while the room is still Bootstrapping, the agent queues it.
-func (r *Receiver) Prefill(ctx context.Context, req Request) {
-	if r.failedLocally() {
-		return
+// while the room is still Bootstrapping, the agent queues it. It does not
+// wait for the agent: a refusal fails the room.
+func (r *Receiver) Prefill(_ context.Context, req Request) {
+	if !r.Status().Finished() {
+		r.m.request(r, req)
 	}
-	got, err := r.m.client.Request(ctx, r.room, req)
-	if CodeOf(err) == string(receiver.CodeRoomFinished) {
-		// the room failed (or succeeded) before its request: its own
-		// status says how, which the next poll reads
-		return
-	}
-	r.record(got, err)
 }
 
-func (r *Receiver) failedLocally() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.local != nil
-}
-
-// Poll returns the room's status (a receiver.TransferPoll). It never
-// returns an error: an unreachable agent fails the room.
-func (r *Receiver) Poll(ctx context.Context) receiver.TransferPoll {
-	r.mu.Lock()
-	if r.concluded {
-		defer r.mu.Unlock()
-		return r.statusLocked()
+// Poll returns the room's status (a receiver.TransferPoll), read from what
+// the agent's events said: it makes no call and never returns an error.
+func (r *Receiver) Poll(context.Context) receiver.TransferPoll {
+	st := r.Status()
+	if st.Finished() && !r.concluded.Load() {
+		r.concluded.Store(true)
 	}
-	r.mu.Unlock()
-	if !r.failedLocally() {
-		got, err := r.m.client.Room(ctx, r.room)
-		r.record(got, err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	st := r.statusLocked()
-	r.concluded = st == receiver.Success || st == receiver.Failed
 	return st
-}
-
-func (r *Receiver) statusLocked() receiver.TransferPoll {
-	if r.local != nil {
-		return receiver.Failed
-	}
-	return r.last.Status
 }
 
 // BootstrapToken is the first token the prefill generated, -1 if none
 // (valid after Poll returned Success).
 func (r *Receiver) BootstrapToken() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
 	return r.last.BootstrapToken
 }
 
 // SpecCandidateIDs are the prefill's speculative candidates (after
 // Success), nil when the plan does not let the engine use them.
 func (r *Receiver) SpecCandidateIDs() []int32 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.m.mu.Lock()
+	defer r.m.mu.Unlock()
 	return r.last.SpecCandidateIDs
 }
 
-// Clear forgets the room in the agent. Clearing twice, or a room the agent
-// no longer knows, is fine.
-func (r *Receiver) Clear(ctx context.Context) error {
-	err := r.m.client.Clear(ctx, r.room)
-	if CodeOf(err) == string(receiver.CodeRoomNotFound) {
-		return nil
-	}
-	return err
+// Clear forgets the room, here and in the agent. Clearing twice, or a
+// room the agent no longer knows, is fine.
+func (r *Receiver) Clear(context.Context) error {
+	r.m.clear(r)
+	return nil
 }
 
 // Failure marks the room failed, clears it, and returns why it failed as
@@ -194,30 +152,22 @@ func (r *Receiver) Clear(ctx context.Context) error {
 // reached or refused, and FailureOnAnotherRank when only another rank's room
 // failed (the engine's ranks agree on a room's fate).
 func (r *Receiver) Failure(ctx context.Context) *TransferError {
-	r.mu.Lock()
-	local, last := r.local, r.last
-	r.mu.Unlock()
-	if local == nil && last.Status != receiver.Failed {
-		// the engine learnt of the failure elsewhere; the agent may know more
-		if got, err := r.m.client.Room(ctx, r.room); err == nil {
-			last = got
-		}
-	}
-	fe := local
+	r.m.mu.Lock()
+	fe := r.local
 	switch {
 	case fe != nil:
-	case last.Status == receiver.Failed:
-		fe = &TransferError{BootstrapRoom: r.room, FailureCode: last.FailureCode, FailureReason: last.FailureMessage, RemoteEndpoint: r.bootstrapAddr}
+	case r.last.Status == receiver.Failed:
+		fe = &TransferError{BootstrapRoom: r.room, FailureCode: r.last.FailureCode, FailureReason: r.last.FailureMessage, RemoteEndpoint: r.bootstrapAddr}
 	default:
 		fe = &TransferError{BootstrapRoom: r.room, FailureCode: FailureOnAnotherRank,
 			FailureReason: "Failed due to an unknown reason from another rank", RemoteEndpoint: r.bootstrapAddr}
 	}
-	r.mu.Lock()
-	if r.local == nil && !(r.concluded && r.last.Status == receiver.Success) {
+	if r.local == nil && !(r.concluded.Load() && r.Status() == receiver.Success) {
 		r.local = fe
+		r.status.Store(int32(receiver.Failed))
 	}
-	r.concluded = true
-	r.mu.Unlock()
+	r.concluded.Store(true)
+	r.m.mu.Unlock()
 	_ = r.Clear(ctx)
 	return fe
 }

@@ -18,7 +18,6 @@ package agentclient_test
 
 import (
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -56,15 +55,16 @@ func TestReceiverInTheReferenceCallingOrder(t *testing.T) {
 		if err := rc.Clear(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mgr.Client().Room(t.Context(), room); agentclient.CodeOf(err) != string(receiver.CodeRoomNotFound) {
-			t.Fatalf("room %d after Clear: %v, want RoomNotFound", room, err)
-		}
+		waitGone(t, mgr.Client(), room)
 		if err := rc.Clear(t.Context()); err != nil {
 			t.Fatalf("clearing room %d twice: %v", room, err)
 		}
 		if st := rc.Poll(t.Context()); st != receiver.Success {
 			t.Fatalf("room %d polled after Clear: %v; a concluded room keeps its answer", room, st)
 		}
+	}
+	if s := mgr.Stats(); s.UnknownEvents != 0 || s.Connects != 1 {
+		t.Fatalf("stream stats %+v: a second Clear sent nothing the agent refused, one stream", s)
 	}
 	// both prefill targets of decode rank 0 got each room's request as sent
 	for _, tp := range []int{0, 1} {
@@ -132,9 +132,7 @@ func TestReceiverFaultsSurfaceThroughFailure(t *testing.T) {
 		if fe.BootstrapRoom != 31 || fe.FailureCode != string(receiver.ReasonPrefillReportedFailure) || fe.RemoteEndpoint != r.peer.BootstrapAddr() || fe.FailureReason == "" {
 			t.Fatalf("failure: %+v", fe)
 		}
-		if _, err := mgr.Client().Room(t.Context(), 31); agentclient.CodeOf(err) != string(receiver.CodeRoomNotFound) {
-			t.Fatalf("Failure did not clear room 31: %v", err)
-		}
+		waitGone(t, mgr.Client(), 31) // Failure cleared it
 		if st := rc.Poll(t.Context()); st != receiver.Failed {
 			t.Fatalf("poll after Failure: %v", st)
 		}
@@ -193,8 +191,9 @@ func TestManagerRefusedOrAbsentAgent(t *testing.T) {
 	}
 }
 
-// TestReceiverWhenTheAgentGoesAway: an agent that stops answering fails
-// the engine's rooms through Poll, never through a panic or an error.
+// TestReceiverWhenTheAgentGoesAway: an agent that stops fails the
+// engine's rooms through Poll, with its reason, never through a panic or
+// an error; while it is gone new rooms fail AgentUnavailable.
 func TestReceiverWhenTheAgentGoesAway(t *testing.T) {
 	l := fixtures.FragmentedP8D4()
 	r := newRig(t, l, 0)
@@ -203,38 +202,49 @@ func TestReceiverWhenTheAgentGoesAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer mgr.Close()
 	rc := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 41)
 	pollUntil(t, rc, leftBootstrapping)
-	if err := os.Remove(r.socket); err != nil {
-		t.Fatal(err)
-	}
-	c.Close() // no kept connection: the next call dials the missing socket
-	if st := rc.Poll(t.Context()); st != receiver.Failed {
+	r.agent.Close()
+	r.server.Close()
+	if st := pollUntil(t, rc, finished); st != receiver.Failed {
 		t.Fatalf("poll without an agent: %v", st)
 	}
-	if fe := rc.Failure(t.Context()); fe.FailureCode != agentclient.FailureAgentUnavailable || !strings.Contains(fe.FailureReason, r.socket) {
+	if fe := rc.Failure(t.Context()); fe.FailureCode != string(receiver.ReasonShutdown) || !strings.Contains(fe.FailureReason, "shut down") {
 		t.Fatalf("failure: %+v", fe)
+	}
+	gone := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 42)
+	if fe := gone.Failure(t.Context()); gone.Poll(t.Context()) != receiver.Failed || fe.FailureCode != agentclient.FailureAgentUnavailable || !strings.Contains(fe.FailureReason, r.socket) {
+		t.Fatalf("a room while the agent is gone: %+v", fe)
 	}
 }
 
-// TestReceiverAfterAnAgentRestart: rooms opened before fail (the new agent
-// never heard of them); the manager registers again by itself when the
-// new agent answers EngineNotRegistered, so new rooms work.
+// TestReceiverAfterAnAgentRestart: rooms opened before fail (the agent
+// said it shut down); the manager connects and registers again by itself,
+// so new rooms work.
 func TestReceiverAfterAnAgentRestart(t *testing.T) {
 	r := fragmented(t)
 	mgr, err := agentclient.NewManager(t.Context(), r.client(t), r.engine())
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer mgr.Close()
 	before := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 61)
 	pollUntil(t, before, leftBootstrapping)
 	r.restart(t)
 	before.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{1}})
-	if st := before.Poll(t.Context()); st != receiver.Failed {
+	if st := pollUntil(t, before, finished); st != receiver.Failed {
 		t.Fatalf("a room opened before the restart: %v", st)
 	}
-	if fe := before.Failure(t.Context()); !strings.Contains(fe.FailureReason, string(receiver.CodeRoomNotFound)) {
+	if fe := before.Failure(t.Context()); fe.FailureCode != string(receiver.ReasonShutdown) {
 		t.Fatalf("failure: %+v", fe)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for mgr.Stats().Connects < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the manager did not connect again: %+v", mgr.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	after := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 62)
 	after.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{1}})
