@@ -42,6 +42,7 @@ import (
 //     long poll), Clear;
 //   - receiver: the reference calling order through Manager and Receiver,
 //     polling every 100µs as a scheduler loop would.
+//
 // BenchmarkSchedulerLoop is one engine rank in the reference decode
 // scheduler's calling order, over the rank's stream: keep BENCH_INFLIGHT
 // (256) receivers open; every iteration poll each once, Prefill the
@@ -54,7 +55,7 @@ func BenchmarkSchedulerLoop(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_INFLIGHT")); err == nil && v > 0 {
 		inflight = v
 	}
-	l := receiverfixtures.FragmentedP8D4()
+	l := fixtures.FragmentedP8D4()
 	peer := receivertest.StartPeer(b, l, func(c *prefillpeer.Config) { c.KeepRequests = -1 })
 	snap := receivertest.Snapshot(b, l, 0)
 	m, _ := receivertest.StartAgent(b, &snap, 0, func(c *receiver.Config) { c.Metrics = nil })

@@ -56,7 +56,7 @@ func TestStreamPipelinesRoomsAndPushesTheirStates(t *testing.T) {
 		clearOp(32, 0),
 		`{"op":"open","room":33,"ref":133}`, // no address
 		requestOp(40, 0, okRequest),
-		clearOp(41, 0), // never opened either
+		clearOp(41, 0),             // never opened either
 		requestOp(2, 1, okRequest), // room 2 was opened as ref 102
 	)
 	s.send(ops...)
