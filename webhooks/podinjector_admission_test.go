@@ -95,9 +95,11 @@ func wantAll(t *testing.T, msg string, parts ...string) {
 func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	ns := newNamespace(t)
 	readyPair(t, ns, "llama")
-	pod := admit(t, fixtures.DecodePod(ns, "decode-0", "llama").
+	sent := fixtures.DecodePod(ns, "decode-0", "llama").
 		InitContainer(corev1.Container{Name: "fetch-weights", Image: "fetch:test"}).
-		Container(corev1.Container{Name: "router", Image: "router:test"}).Obj())
+		Container(corev1.Container{Name: "router", Image: "router:test"}).Obj()
+	sent.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "engine-pull"}}
+	pod := admit(t, sent)
 
 	agent := fixtures.AgentContainer(pod)
 	if agent == nil || pod.Spec.InitContainers[0].Name != pdv1.AgentContainerName {
@@ -119,8 +121,13 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	wantMount(t, agent, pdv1.AgentSocketsVolume, pdv1.AgentSocketDir, false)
 	wantProbes(t, agent)
 	wantRestricted(t, agent)
-	if agent.Resources.Requests.Cpu().IsZero() || agent.Resources.Limits.Memory().IsZero() {
-		t.Errorf("agent resources %v: want a CPU request and a memory limit", agent.Resources)
+	// The manager's settings: resources, pull policy, and the agent's pull
+	// secret after the pod's own.
+	if !equality.Semantic.DeepEqual(agent.Resources, *testAgent.Resources) || agent.ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("agent resources %v, pull policy %s; want the manager's %v and Always", agent.Resources, agent.ImagePullPolicy, *testAgent.Resources)
+	}
+	if want := []corev1.LocalObjectReference{{Name: "engine-pull"}, {Name: "agent-pull"}}; !equality.Semantic.DeepEqual(pod.Spec.ImagePullSecrets, want) {
+		t.Errorf("pod imagePullSecrets %v, want %v", pod.Spec.ImagePullSecrets, want)
 	}
 
 	// Every other container, init containers included, shares the sockets.

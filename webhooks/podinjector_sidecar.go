@@ -18,6 +18,7 @@ package webhooks
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +38,10 @@ type AgentSidecar struct {
 	ImagePullPolicy corev1.PullPolicy
 	// Resources default to DefaultAgentResources.
 	Resources *corev1.ResourceRequirements
+	// ImagePullSecrets name Secrets, in the pod's namespace, for pulling
+	// Image: they are added to the pod's imagePullSecrets (those it does not
+	// list already), which the kubelet uses for every container of the pod.
+	ImagePullSecrets []string
 }
 
 // AgentBinary is the agent's path in its image (see the Dockerfile).
@@ -71,6 +76,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 		return r
 	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, plansVolume(pair), socketsVolume())
+	addPullSecrets(pod, agent.ImagePullSecrets)
 	for i := range pod.Spec.InitContainers {
 		shareSockets(&pod.Spec.InitContainers[i])
 	}
@@ -123,6 +129,16 @@ func plansVolume(pair string) corev1.Volume {
 	return corev1.Volume{Name: pdv1.AgentPlansVolume, VolumeSource: corev1.VolumeSource{
 		Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To[int32](0o444)},
 	}}
+}
+
+// addPullSecrets adds the agent image's pull secrets the pod does not list
+// yet, after its own.
+func addPullSecrets(pod *corev1.Pod, names []string) {
+	for _, name := range names {
+		if !slices.ContainsFunc(pod.Spec.ImagePullSecrets, func(r corev1.LocalObjectReference) bool { return r.Name == name }) {
+			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
+		}
+	}
 }
 
 // socketsVolume holds only unix sockets, so a tiny size limit suffices.

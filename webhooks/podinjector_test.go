@@ -19,10 +19,13 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -91,4 +94,51 @@ func BenchmarkInject(b *testing.B) {
 			b.Fatal("no patch")
 		}
 	}
+}
+
+// The agent's pull policy, resources and pull secrets are the manager's
+// settings, and the webhook's defaults without them; pull secrets the pod
+// lists already are not listed twice, and the pod's own come first.
+func TestInjectedAgentSettings(t *testing.T) {
+	pair := fixtures.GQAPair("ns", "llama", 8, 4, 4, 512)
+	inject := func(agent AgentSidecar, secrets ...string) (*corev1.Pod, corev1.Container) {
+		t.Helper()
+		pod := fixtures.DecodePod("ns", "d", "llama").Obj()
+		for _, s := range secrets {
+			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: s})
+		}
+		ranks, r := podRanks(pod, pair)
+		if r == nil {
+			r = injectAgent(pod, pair.Name, ranks, agent)
+		}
+		if r != nil {
+			t.Fatal(r)
+		}
+		return pod, pod.Spec.InitContainers[0]
+	}
+	pod, c := inject(AgentSidecar{Image: "agent:test"}, "engine-pull")
+	if c.ImagePullPolicy != corev1.PullIfNotPresent || !equality.Semantic.DeepEqual(c.Resources, DefaultAgentResources()) ||
+		!slices.Equal(pullSecretNames(pod), []string{"engine-pull"}) {
+		t.Errorf("defaults: policy %s, resources %v, pull secrets %v", c.ImagePullPolicy, c.Resources, pullSecretNames(pod))
+	}
+	custom := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
+	pod, c = inject(AgentSidecar{Image: "agent:test", ImagePullPolicy: corev1.PullAlways, Resources: &custom,
+		ImagePullSecrets: []string{"agent-pull", "shared-pull"}}, "engine-pull", "shared-pull")
+	if c.ImagePullPolicy != corev1.PullAlways || !equality.Semantic.DeepEqual(c.Resources, custom) {
+		t.Errorf("settings: policy %s, resources %v, want Always and %v", c.ImagePullPolicy, c.Resources, custom)
+	}
+	if got, want := pullSecretNames(pod), []string{"engine-pull", "shared-pull", "agent-pull"}; !slices.Equal(got, want) {
+		t.Errorf("pull secrets %v, want %v", got, want)
+	}
+}
+
+func pullSecretNames(pod *corev1.Pod) []string {
+	var out []string
+	for _, r := range pod.Spec.ImagePullSecrets {
+		out = append(out, r.Name)
+	}
+	return out
 }

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +40,20 @@ import (
 
 // testAgentImage is the --agent-image the test manager runs with.
 const testAgentImage = "registry.test/pdtopo/receiver-agent:v-test"
+
+// testAgent is what the test manager injects: settings other than the
+// webhook's defaults (--agent-image-pull-policy, --agent-image-pull-secrets,
+// --agent-cpu-request, …), so that the tests see them reach pods through the
+// API server.
+var testAgent = webhooks.AgentSidecar{
+	Image:            testAgentImage,
+	ImagePullPolicy:  corev1.PullAlways,
+	ImagePullSecrets: []string{"agent-pull"},
+	Resources: &corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("48Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+	},
+}
 
 // One control plane with config/webhook installed, and one manager running
 // the PDPair controller and the webhook server the API server calls, wired
@@ -84,7 +100,7 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if err := webhooks.Register(mgr, webhooks.Options{Agent: webhooks.AgentSidecar{Image: testAgentImage}}); err != nil {
+	if err := webhooks.Register(mgr, webhooks.Options{Agent: testAgent}); err != nil {
 		return nil, err
 	}
 	stopped := make(chan struct{})

@@ -55,7 +55,8 @@ type options struct {
 	leaderElectionNamespace string
 	concurrency             int
 	kubeconfig              string
-	agentImage              string
+	agent                   agentOptions
+	agentSidecar            webhooks.AgentSidecar
 	webhook                 webhookOptions
 	metricsSecure           bool
 	validatePDPairs         bool
@@ -80,7 +81,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.concurrency, "max-concurrent-reconciles", 4,
 		"PDPairs reconciled at once; planning is CPU-bound, publishing waits on the API server")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
-	fs.StringVar(&o.agentImage, "agent-image", "ghcr.io/pdtopo/receiver-agent:dev", "receiver-agent image injected into decode pods")
+	o.agent.bindFlags(fs)
 	o.webhook.bindFlags(fs)
 	planbudget.BindFlags(fs, &o.budget)
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
@@ -101,8 +102,12 @@ func parseFlags(args []string) (options, error) {
 	if o.concurrency < 1 {
 		return o, fmt.Errorf("--max-concurrent-reconciles must be at least 1, got %d", o.concurrency)
 	}
-	if o.webhook.certs != webhookCertsNone && o.agentImage == "" {
+	if o.webhook.certs != webhookCertsNone && o.agent.image == "" {
 		return o, errors.New("--agent-image must name the receiver-agent image when webhooks are served")
+	}
+	var err error
+	if o.agentSidecar, err = o.agent.sidecar(); err != nil {
+		return o, err
 	}
 	return o, o.webhook.validate()
 }
@@ -201,7 +206,7 @@ func run(o options) error {
 // server; setupWebhooks decides when (once certificates are in place).
 func registerWebhooks(mgr ctrl.Manager, o options) error {
 	return webhooks.Register(mgr, webhooks.Options{
-		Agent:   webhooks.AgentSidecar{Image: o.agentImage},
+		Agent:   o.agentSidecar,
 		PDPairs: webhooks.PDPairValidation{Everywhere: o.validatePDPairs, Budget: o.budget},
 	})
 }

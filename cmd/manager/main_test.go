@@ -83,7 +83,7 @@ func TestWebhookFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	infos := webhookInfos(o.webhook)
-	if o.agentImage != "registry/agent:v1" || len(infos) != 2 || infos[0].Name != "a" || infos[1].Name != "b" {
+	if o.agentSidecar.Image != "registry/agent:v1" || len(infos) != 2 || infos[0].Name != "a" || infos[1].Name != "b" {
 		t.Fatalf("parsed %+v, webhooks %+v", o, infos)
 	}
 	for args, want := range map[string]string{

@@ -41,6 +41,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/webhooks"
 )
 
 // Self-managed certificates against a real API server: the rotator fills the
@@ -78,7 +79,9 @@ func TestRotatedCertificatesServeTheWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ready, err := setupWebhooks(mgr, w, func(mgr ctrl.Manager) error { return registerWebhooks(mgr, options{agentImage: "agent:test"}) }, cancel)
+	ready, err := setupWebhooks(mgr, w, func(mgr ctrl.Manager) error {
+		return registerWebhooks(mgr, options{agentSidecar: webhooks.AgentSidecar{Image: "agent:test"}})
+	}, cancel)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,18 +17,30 @@ label. With the release "pdtopo" the names are config/default's.
 {{- end -}}
 {{- end -}}
 
+{{/* The app.kubernetes.io/name of every object: the chart's name or nameOverride. */}}
+{{- define "pdtopo.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{/* Labels on every object. */}}
 {{- define "pdtopo.labels" -}}
-app.kubernetes.io/name: pdtopo
+app.kubernetes.io/name: {{ include "pdtopo.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
-{{/* The manager pod's selector (config/manager's). */}}
+{{/*
+The manager pods' selector (config/manager's): this release's name and
+instance, so that two releases, or two operators in one namespace, never
+select each other's pods. Selectors of a Deployment are immutable: changing
+these needs the Deployment deleted first (docs/helm.md, Upgrades).
+*/}}
 {{- define "pdtopo.selectorLabels" -}}
-control-plane: controller-manager
+app.kubernetes.io/name: {{ include "pdtopo.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: manager
 {{- end -}}
 
 {{/*

@@ -51,7 +51,6 @@ const (
 var chartOnly = struct{ labels, annotations []string }{
 	labels: []string{
 		"app.kubernetes.io/managed-by", // "Helm" or "kustomize"
-		"app.kubernetes.io/instance",   // the helmchart.Helm release
 		"app.kubernetes.io/version",    // the chart's appVersion
 		"helm.sh/chart",                // the chart's name and version
 	},
