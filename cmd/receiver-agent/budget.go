@@ -36,7 +36,9 @@ func applyBudget(o *options, log *slog.Logger) (restore func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	o.budget = receiver.NewBudget(limit, o.rankCount)
+	if o.budget, err = receiver.NewBudget(limit, o.rankCount); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
 	previous := debug.SetMemoryLimit(-1)
 	restore = func() { debug.SetMemoryLimit(previous) }
 	if g := o.budget.GoMemoryLimit; g > 0 && g < previous {

@@ -72,6 +72,8 @@ type options struct {
 	streamQueueBytes   int
 	streamWriteTimeout time.Duration
 	memoryLimit        string
+	curveKeys          string
+	curve              *receiver.CurveKeys // read from curveKeys
 
 	// budget is derived from --memory-limit or the container (see budget.go).
 	budget receiver.Budget
@@ -105,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.heartbeatMisses, "heartbeat-misses", receiver.DefaultHeartbeatMisses, "consecutive failed health checks that drop a prefill")
 	fs.DurationVar(&o.sendTimeout, "send-timeout", receiver.DefaultSendTimeout, "longest a message waits for a prefill rank's full queue")
 	fs.IntVar(&o.maxRooms, "max-rooms", 0, "most rooms open at once, per rank (0: derived from the memory limit)")
+	fs.StringVar(&o.curveKeys, "curve-keys", "", "directory holding agent.key (the agent's CURVE secret key) and prefill.pub (the prefill's public key), e.g. a mounted Secret: turns on ZMQ CURVE with the prefill ranks")
 	fs.StringVar(&o.memoryLimit, "memory-limit", "", "memory the agent may use, e.g. 512Mi (default: its container's cgroup limit); sizes the Go heap, rooms and queues")
 	fs.IntVar(&o.streamQueueBytes, "stream-queue-bytes", localapi.DefaultStreamQueueBytes, "bytes of events an engine stream may hold unread before the agent drops them and resyncs the stream's rooms instead")
 	fs.DurationVar(&o.streamWriteTimeout, "stream-write-timeout", localapi.DefaultStreamWriteTimeout, "longest an engine may leave its stream unread before the agent closes it (its rooms fail StreamStalled)")

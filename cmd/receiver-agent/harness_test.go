@@ -49,6 +49,10 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	if spec := os.Getenv(holdIdleEnv); spec != "" {
+		holdIdleMain(spec)
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
@@ -77,13 +81,20 @@ func (l *logLines) Write(p []byte) (int, error) {
 }
 
 // find returns the first log record with msg, waiting for it.
-func (l *logLines) find(t *testing.T, msg string) map[string]any {
+func (l *logLines) find(t testing.TB, msg string) map[string]any {
+	t.Helper()
+	return l.findWhere(t, msg, func(map[string]any) bool { return true })
+}
+
+// findWhere returns the first log record with msg that ok accepts, waiting
+// for it.
+func (l *logLines) findWhere(t testing.TB, msg string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		l.mu.Lock()
 		for _, rec := range l.lines {
-			if rec["msg"] == msg {
+			if rec["msg"] == msg && ok(rec) {
 				l.mu.Unlock()
 				return rec
 			}
@@ -126,7 +137,7 @@ func (a *agent) rank(r int) *agentclient.Client {
 // startAgent runs the agent's main loop in this process until the test
 // ends, serving ranks on sockets in a fresh --socket-dir and probes on a
 // free loopback port; it waits until every rank answers.
-func startAgent(t *testing.T, firstRank, rankCount int, args ...string) *agent {
+func startAgent(t testing.TB, firstRank, rankCount int, args ...string) *agent {
 	t.Helper()
 	a := &agent{socketDir: t.TempDir(), log: &logLines{}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -154,7 +165,7 @@ func startAgent(t *testing.T, firstRank, rankCount int, args ...string) *agent {
 // startAgentProcess runs the agent as a child process (this test binary
 // re-executed as the agent) with a given --socket-dir; kill it with
 // SIGKILL to simulate a crash.
-func startAgentProcess(t *testing.T, socketDir string, firstRank, rankCount int, args ...string) (*agent, *exec.Cmd) {
+func startAgentProcess(t testing.TB, socketDir string, firstRank, rankCount int, args ...string) (*agent, *exec.Cmd) {
 	t.Helper()
 	a := &agent{socketDir: socketDir, log: &logLines{}}
 	all := append([]string{fmt.Sprintf("--first-rank=%d", firstRank), fmt.Sprintf("--rank-count=%d", rankCount),
@@ -192,7 +203,7 @@ func startAgentProcess(t *testing.T, socketDir string, firstRank, rankCount int,
 	return a, cmd
 }
 
-func waitAnswers(t *testing.T, c *agentclient.Client) {
+func waitAnswers(t testing.TB, c *agentclient.Client) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -210,13 +221,13 @@ func waitAnswers(t *testing.T, c *agentclient.Client) {
 // call sends a request to the probe address and decodes the JSON answer,
 // failing unless the status is want. (The engine API is called through
 // agentclient, as engines call it.)
-func call(t *testing.T, c *http.Client, method, url, body string, want int) map[string]any {
+func call(t testing.TB, c *http.Client, method, url, body string, want int) map[string]any {
 	t.Helper()
 	out, _ := callRaw(t, c, method, url, body, want)
 	return out
 }
 
-func callRaw(t *testing.T, c *http.Client, method, url, body string, want int) (map[string]any, string) {
+func callRaw(t testing.TB, c *http.Client, method, url, body string, want int) (map[string]any, string) {
 	t.Helper()
 	if !strings.HasPrefix(url, "http") {
 		url = "http://agent" + url
@@ -237,7 +248,7 @@ func callRaw(t *testing.T, c *http.Client, method, url, body string, want int) (
 }
 
 // register registers rank's engine, with buffers matching the layout.
-func register(t *testing.T, c *agentclient.Client, l transferplan.Layout, rank int) {
+func register(t testing.TB, c *agentclient.Client, l transferplan.Layout, rank int) {
 	t.Helper()
 	if err := c.RegisterEngine(t.Context(), receivertest.Engine(receivertest.Snapshot(t, l, rank), rank)); err != nil {
 		t.Fatalf("registering engine rank %d: %v", rank, err)
@@ -245,7 +256,7 @@ func register(t *testing.T, c *agentclient.Client, l transferplan.Layout, rank i
 }
 
 // openRoom opens a room against bootstrap.
-func openRoom(t *testing.T, c *agentclient.Client, bootstrap string, room int64) agentclient.Room {
+func openRoom(t testing.TB, c *agentclient.Client, bootstrap string, room int64) agentclient.Room {
 	t.Helper()
 	got, err := c.Open(t.Context(), bootstrap, room)
 	if err != nil {
@@ -255,7 +266,7 @@ func openRoom(t *testing.T, c *agentclient.Client, bootstrap string, room int64)
 }
 
 // request sends a room's request (queued while the room bootstraps).
-func request(t *testing.T, c *agentclient.Client, room int64) {
+func request(t testing.TB, c *agentclient.Client, room int64) {
 	t.Helper()
 	if _, err := c.Request(t.Context(), room, agentclient.Request{KVIndices: []int64{1, 2}}); err != nil {
 		t.Fatalf("room %d's request: %v", room, err)
@@ -263,7 +274,7 @@ func request(t *testing.T, c *agentclient.Client, room int64) {
 }
 
 // waitRoom long-polls a room until it finished (10s at most).
-func waitRoom(t *testing.T, c *agentclient.Client, room int64) agentclient.Room {
+func waitRoom(t testing.TB, c *agentclient.Client, room int64) agentclient.Room {
 	t.Helper()
 	got, err := c.Wait(t.Context(), room, 10*time.Second)
 	if err != nil {
@@ -273,7 +284,7 @@ func waitRoom(t *testing.T, c *agentclient.Client, room int64) agentclient.Room 
 }
 
 // refused checks that err is the agent's refusal with status and code.
-func refused(t *testing.T, err error, status int, code string) *agentclient.APIError {
+func refused(t testing.TB, err error, status int, code string) *agentclient.APIError {
 	t.Helper()
 	var ae *agentclient.APIError
 	if !errors.As(err, &ae) || ae.HTTPStatus != status || ae.Code != code {
@@ -284,7 +295,7 @@ func refused(t *testing.T, err error, status int, code string) *agentclient.APIE
 
 // roomThroughAPI runs one room the way an engine does: open, request at
 // once (the agent queues it while the room bootstraps), long poll, clear.
-func roomThroughAPI(t *testing.T, c *agentclient.Client, bootstrap string, room int64) agentclient.Room {
+func roomThroughAPI(t testing.TB, c *agentclient.Client, bootstrap string, room int64) agentclient.Room {
 	t.Helper()
 	openRoom(t, c, bootstrap, room)
 	request(t, c, room)
@@ -296,13 +307,13 @@ func roomThroughAPI(t *testing.T, c *agentclient.Client, bootstrap string, room 
 }
 
 // agentInfo reads GET /v1/agent from the probe address.
-func (a *agent) info(t *testing.T) map[string]any {
+func (a *agent) info(t testing.TB) map[string]any {
 	t.Helper()
 	return call(t, http.DefaultClient, "GET", a.probe+"/v1/agent", "", 200)
 }
 
 // waitInfo polls /v1/agent until ok accepts it.
-func (a *agent) waitInfo(t *testing.T, what string, ok func(map[string]any) bool) map[string]any {
+func (a *agent) waitInfo(t testing.TB, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -318,7 +329,7 @@ func (a *agent) waitInfo(t *testing.T, what string, ok func(map[string]any) bool
 }
 
 // metric returns the value of the sample whose line starts with series.
-func (a *agent) metric(t *testing.T, series string) string {
+func (a *agent) metric(t testing.TB, series string) string {
 	t.Helper()
 	_, text := callRaw(t, http.DefaultClient, "GET", a.probe+"/metrics", "", 200)
 	for _, line := range strings.Split(text, "\n") {
@@ -329,12 +340,12 @@ func (a *agent) metric(t *testing.T, series string) string {
 	return ""
 }
 
-func startPeer(t *testing.T, l transferplan.Layout) *prefillpeer.Peer {
+func startPeer(t testing.TB, l transferplan.Layout) *prefillpeer.Peer {
 	return receivertest.StartPeer(t, l, nil)
 }
 
 // waitMetric polls the probe address until series has value want.
-func (a *agent) waitMetric(t *testing.T, series, want string) {
+func (a *agent) waitMetric(t testing.TB, series, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

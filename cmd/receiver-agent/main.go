@@ -95,6 +95,9 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 		return err
 	}
 	defer restoreMemoryLimit()
+	if err := o.loadCurveKeys(); err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})

@@ -18,13 +18,13 @@ package main
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/receivertest"
 )
@@ -93,35 +93,25 @@ func TestProbeServerTimeouts(t *testing.T) {
 }
 
 // The Go memory limit follows --memory-limit (as it follows the
-// container's cgroup limit): go_gc_gomemlimit_bytes shows it, the agent's
-// log names the budget, and the room table is sized from it.
+// container's cgroup limit): go_gc_gomemlimit_bytes shows it and the
+// agent's log names the budget. A limit too small for the agent is refused
+// at start. (The room limit it derives is held in the flood test.)
 func TestMemoryLimitSizesTheAgent(t *testing.T) {
 	dir := t.TempDir()
-	l := fixtures.FragmentedP8D4()
-	objects, _ := receivertest.Publish(t, "pair", l)
+	objects, _ := receivertest.Publish(t, "pair", fixtures.FragmentedP8D4())
 	receivertest.ProjectPlans(t, dir, 1, objects)
-	peer := startPeer(t, l)
-	// 4 MiB: Go heap 3 MiB, 3 MiB / 2 / 2 ranks / 512 B = 1536 rooms per rank
-	a := startAgent(t, 0, 2, "--plan-dir", dir, "--memory-limit", "4Mi")
-	if v := a.metric(t, "go_gc_gomemlimit_bytes"); v != "3.145728e+06" {
-		t.Fatalf("go_gc_gomemlimit_bytes %q, want 3 MiB (3/4 of 4 MiB)", v)
+	// 96 MiB less the 32 MiB reserve less 4 MiB for each kind of queue
+	a := startAgent(t, 0, 2, "--plan-dir", dir, "--memory-limit", "96Mi")
+	if v := a.metric(t, "go_gc_gomemlimit_bytes"); v != "5.8720256e+07" {
+		t.Fatalf("go_gc_gomemlimit_bytes %q, want 56 MiB", v)
 	}
-	if rec := a.log.find(t, "memory budget"); rec["from"] != "--memory-limit" || rec["maxRoomsPerRank"] != float64(1536) {
+	// (56 - 16) MiB / 2 / 2 ranks / 512 B
+	if rec := a.log.find(t, "memory budget"); rec["from"] != "--memory-limit" || rec["maxRoomsPerRank"] != float64(20480) {
 		t.Fatalf("budget log line %v", rec)
 	}
-	register(t, a.rank(1), l, 1)
-	for room := range int64(1536) {
-		if _, err := a.rank(1).Open(t.Context(), peer.BootstrapAddr(), room); err != nil {
-			t.Fatalf("room %d of 1536: %v", room, err)
-		}
-	}
-	_, err := a.rank(1).Open(t.Context(), peer.BootstrapAddr(), 1536)
-	ae := refused(t, err, 503, "TooManyRooms")
-	if !strings.Contains(ae.Message, "1536 rooms are open on engine rank 1, the most it keeps") {
-		t.Fatalf("refusal %q does not say how many rooms and which rank", ae.Message)
-	}
-	register(t, a.rank(0), l, 0) // another rank's table is its own
-	if got := roomThroughAPI(t, a.rank(0), peer.BootstrapAddr(), 1); got.Status != receiver.Success {
-		t.Fatalf("engine rank 0's room while rank 1 is full: %+v", got)
+
+	err := run(t.Context(), []string{"--first-rank=0", "--rank-count=2", "--socket-dir", t.TempDir(), "--plan-dir", dir, "--memory-limit", "64Mi"}, io.Discard, io.Discard)
+	if err == nil || err.Error() != "--memory-limit: a memory limit of 64 MiB is below the 96 MiB the agent needs (its binary and libzmq alone take about 32 MiB)" {
+		t.Fatalf("an agent given 64 MiB: %v", err)
 	}
 }

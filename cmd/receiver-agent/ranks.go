@@ -110,7 +110,7 @@ func agentConfig(o *options, rank int, log *slog.Logger, metrics *receiver.Metri
 		EngineRank: rank, StatusAddr: o.statusAddrFor(rank), AdvertiseHost: o.advertiseHost,
 		HTTPTimeout: o.httpTimeout, BootstrapTimeout: o.bootstrapTimeout, WaitingTimeout: o.waitingTimeout,
 		HeartbeatInterval: o.heartbeatInterval, HeartbeatMisses: o.heartbeatMisses,
-		SendTimeout: o.sendTimeout, MaxRooms: o.maxRoomsPerRank(), StatusHWM: o.budget.StatusHWM, PushHWM: o.budget.PushHWM,
+		SendTimeout: o.sendTimeout, MaxRooms: o.maxRoomsPerRank(), StatusHWM: o.budget.StatusHWM, PushHWM: o.budget.PushHWM, Curve: o.curve,
 		Logger: log.With("engineRank", rank), Metrics: metrics,
 	}
 }

@@ -34,22 +34,35 @@ const (
 	DefaultStatusHWM = 100_000
 )
 
-// Floors below which a budget does not go: a container too small for them
-// is too small for the agent.
+// What the agent holds outside the budget, and the least memory it runs in.
+const (
+	// ReservedBytes is memory outside the Go memory limit and the queues:
+	// the binary's pages (mostly the Kubernetes client), libzmq's contexts
+	// and I/O threads, thread stacks. An idle two-rank agent measures
+	// 40 MiB resident, 12 MiB of it Go's (docs/benchmarks.md).
+	ReservedBytes = 32 << 20
+	// GoBaselineBytes is the Go memory an agent holds with no room open
+	// (runtime, plans, metrics, buffers): not for rooms.
+	GoBaselineBytes = 16 << 20
+	// MinMemoryLimit is the smallest limit an agent accepts.
+	MinMemoryLimit = 96 << 20
+)
+
+// Floors below which a budget does not go.
 const (
 	minRoomsPerRank = 256
 	minHWM          = 16
 )
 
 // Budget is how much of each bounded resource an agent may hold, derived
-// from the memory its container is given, shared by its ranks:
-//   - the Go heap at most 3/4 of the limit (GoMemoryLimit), the rest for
-//     libzmq's queues (C memory, not counted by Go), thread stacks and the
-//     binary;
-//   - open rooms at most half of the Go heap, RoomBytes each;
-//   - each rank's status receive queue (per connection, status messages of
-//     at most MaxStatusMessage bytes) and push queues (per prefill rank,
-//     EstimatedRequestBytes each) at most 1/16 of the limit each.
+// from the memory its container is given (L), shared by its N ranks:
+//   - ReservedBytes for what is not Go's and not a queue;
+//   - of the rest, 1/16 for libzmq's status receive queues (per connection,
+//     status messages of at most MaxStatusMessage bytes) and 1/16 for its
+//     queues to prefill ranks (per prefill rank, EstimatedRequestBytes a
+//     message): C memory the Go limit does not see;
+//   - the remainder is the Go memory limit; half of it, less
+//     GoBaselineBytes, is for open rooms, RoomBytes each.
 type Budget struct {
 	// MemoryLimit is the container's limit in bytes; 0 when none is known,
 	// and then only the defaults apply.
@@ -64,18 +77,24 @@ type Budget struct {
 }
 
 // NewBudget derives the budget of an agent serving ranks ranks in a
-// container of memoryLimit bytes (0: unknown).
-func NewBudget(memoryLimit int64, ranks int) Budget {
+// container of memoryLimit bytes (0: unknown); a limit below
+// MinMemoryLimit is refused.
+func NewBudget(memoryLimit int64, ranks int) (Budget, error) {
 	b := Budget{MemoryLimit: memoryLimit, MaxRoomsPerRank: DefaultMaxRooms, StatusHWM: DefaultStatusHWM, PushHWM: DefaultPushHWM}
-	if memoryLimit <= 0 || ranks <= 0 {
-		return b
+	switch {
+	case memoryLimit <= 0 || ranks <= 0:
+		return b, nil
+	case memoryLimit < MinMemoryLimit:
+		return b, fmt.Errorf("a memory limit of %d MiB is below the %d MiB the agent needs (its binary and libzmq alone take about %d MiB)",
+			memoryLimit>>20, MinMemoryLimit>>20, ReservedBytes>>20)
 	}
-	n := int64(ranks)
-	b.GoMemoryLimit = memoryLimit / 4 * 3
-	b.MaxRoomsPerRank = clampInt(b.GoMemoryLimit/2/n/RoomBytes, minRoomsPerRank, DefaultMaxRooms)
-	b.StatusHWM = clampInt(memoryLimit/16/n/MaxStatusMessage, minHWM, DefaultStatusHWM)
-	b.PushHWM = clampInt(memoryLimit/16/n/EstimatedRequestBytes, minHWM, DefaultPushHWM)
-	return b
+	n, usable := int64(ranks), memoryLimit-ReservedBytes
+	queues := usable / 16
+	b.StatusHWM = clampInt(queues/n/MaxStatusMessage, minHWM, DefaultStatusHWM)
+	b.PushHWM = clampInt(queues/n/EstimatedRequestBytes, minHWM, DefaultPushHWM)
+	b.GoMemoryLimit = usable - 2*queues
+	b.MaxRoomsPerRank = clampInt((b.GoMemoryLimit-GoBaselineBytes)/2/n/RoomBytes, minRoomsPerRank, DefaultMaxRooms)
+	return b, nil
 }
 
 func clampInt(v int64, lo, hi int) int {

@@ -70,6 +70,8 @@ type Config struct {
 	SendTimeout time.Duration
 	// MaxRooms bounds the open rooms; opening more is refused.
 	MaxRooms int
+	// Curve, when set, runs ZMQ CURVE with the prefill ranks.
+	Curve *CurveKeys
 	// StatusHWM bounds the status messages libzmq queues per connection to
 	// the status socket; PushHWM the messages it queues per prefill rank.
 	// NewBudget derives all three from the container's memory.

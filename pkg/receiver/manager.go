@@ -27,6 +27,8 @@ import (
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
+
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // EngineInfo is what the decode engine tells the agent once, before any
@@ -63,6 +65,7 @@ type Manager struct {
 	stream      *Stream
 
 	zctx   *zmq.Context
+	zap    *zmqsock.ZAPHandler // nil unless CURVE is on
 	status *statusSocket
 	push   *pushPool
 	boot   *bootstrapClient
@@ -103,11 +106,19 @@ func New(cfg Config, plan *PlanSnapshot) (*Manager, error) {
 		return nil, err
 	}
 	m.zctx.SetRetryAfterEINTR(true) // the Go runtime interrupts blocking calls with signals
-	if m.status, err = bindStatusSocket(m.zctx, cfg.StatusAddr, cfg.StatusHWM); err != nil {
+	var statusOpts, pushOpts []zmqsock.Option
+	if cfg.Curve != nil {
+		if statusOpts, pushOpts, err = m.startCurve(cfg.Curve); err != nil {
+			m.zctx.Term()
+			return nil, err
+		}
+	}
+	if m.status, err = bindStatusSocket(m.zctx, cfg.StatusAddr, cfg.StatusHWM, statusOpts...); err != nil {
+		m.closeZAP()
 		m.zctx.Term()
 		return nil, err
 	}
-	m.push = newPushPool(m.zctx, cfg.SendTimeout, cfg.PushHWM)
+	m.push = newPushPool(m.zctx, cfg.SendTimeout, cfg.PushHWM, pushOpts...)
 	m.metrics.countOpenRooms(m.rooms.len)
 	m.wg.Add(3)
 	go func() { defer m.wg.Done(); m.status.serve(m.stop, m.handleStatus) }()
@@ -200,6 +211,12 @@ func (m *Manager) startResolver(t *peerTable, pa *peerAddr) {
 	go m.resolve(t, pa)
 }
 
+func (m *Manager) closeZAP() {
+	if m.zap != nil {
+		m.zap.Close()
+	}
+}
+
 // now is monotonic nanoseconds since the Manager started.
 func (m *Manager) now() int64 { return int64(time.Since(m.start)) }
 
@@ -226,6 +243,7 @@ func (m *Manager) Close() error {
 		m.cancel()
 		m.wg.Wait()
 		m.push.close()
+		m.closeZAP()
 		m.zctx.Term()
 	})
 	return nil

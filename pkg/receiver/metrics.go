@@ -76,6 +76,7 @@ type Metrics struct {
 	addressesLost   prometheus.Counter
 	streams         prometheus.Gauge
 	streamResyncs   prometheus.Counter
+	curveDenied     prometheus.Counter
 	openRoomsFn     atomic.Pointer[func() int]
 }
 
@@ -111,6 +112,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m.streamResyncs = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "pdtopo_receiver_stream_resyncs_total", Help: "Times an engine read its stream too slowly: the agent dropped events and sent the stream's whole table instead.",
 	})
+	m.curveDenied = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "pdtopo_receiver_status_connections_denied_total", Help: "Connections to the status socket refused with CURVE on: the client did not hold the prefill's key.",
+	})
 	m.waiters = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "pdtopo_receiver_room_waiters", Help: "Engine calls waiting for a room to finish (long polls of GET /v1/rooms/{room}?wait=).",
 	})
@@ -125,7 +129,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 		return 0
 	})
-	reg.MustRegister(m.waiters, m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms, m.streams, m.streamResyncs)
+	reg.MustRegister(m.waiters, m.rooms, m.failures, m.latency, m.statusAccepted, m.rejected, m.heartbeatMisses, m.addressesLost, m.openRooms, m.streams, m.streamResyncs, m.curveDenied)
 	return m
 }
 
@@ -165,6 +169,12 @@ func (m *Metrics) statusApplied() {
 func (m *Metrics) statusRejected(reason string) {
 	if m != nil {
 		m.rejected.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) statusConnectionDenied() {
+	if m != nil {
+		m.curveDenied.Inc()
 	}
 }
 

@@ -36,7 +36,9 @@ type pushPool struct {
 	// hwm is the number of messages queued per prefill rank before a send
 	// waits (up to the send timeout): enough for bursts of rooms, small
 	// enough that a dead rank cannot absorb more than the budget.
-	hwm    int
+	hwm int
+	// opts are set on every socket (CURVE, when on).
+	opts   []zmqsock.Option
 	mu     sync.Mutex
 	socks  map[string]*pushSocket
 	closed bool
@@ -47,8 +49,8 @@ type pushSocket struct {
 	sock *zmq.Socket // nil once closed
 }
 
-func newPushPool(ctx *zmq.Context, sendTimeout time.Duration, hwm int) *pushPool {
-	return &pushPool{ctx: ctx, sendTimeout: sendTimeout, hwm: hwm, socks: make(map[string]*pushSocket)}
+func newPushPool(ctx *zmq.Context, sendTimeout time.Duration, hwm int, opts ...zmqsock.Option) *pushPool {
+	return &pushPool{ctx: ctx, sendTimeout: sendTimeout, hwm: hwm, opts: opts, socks: make(map[string]*pushSocket)}
 }
 
 // socket returns the endpoint's socket, connecting it on first use.
@@ -61,7 +63,8 @@ func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
 	if s, ok := p.socks[endpoint]; ok {
 		return s, nil
 	}
-	sock, err := zmqsock.ConnectPush(p.ctx, endpoint, zmqsock.SendHWM(p.hwm), zmqsock.SendTimeout(p.sendTimeout))
+	opts := append([]zmqsock.Option{zmqsock.SendHWM(p.hwm), zmqsock.SendTimeout(p.sendTimeout)}, p.opts...)
+	sock, err := zmqsock.ConnectPush(p.ctx, endpoint, opts...)
 	if err != nil {
 		return nil, err
 	}

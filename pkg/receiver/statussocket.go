@@ -44,13 +44,13 @@ type statusSocket struct {
 
 // bindStatusSocket binds HOST:PORT (port 0: any free port) with a receive
 // queue of hwm messages per connection.
-func bindStatusSocket(ctx *zmq.Context, addr string, hwm int) (*statusSocket, error) {
+func bindStatusSocket(ctx *zmq.Context, addr string, hwm int, extra ...zmqsock.Option) (*statusSocket, error) {
 	host, port, err := splitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	sock, p, err := zmqsock.BindPull(ctx, host, port,
-		zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(MaxStatusMessage), zmqsock.RecvHWM(hwm))
+	opts := append([]zmqsock.Option{zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(MaxStatusMessage), zmqsock.RecvHWM(hwm)}, extra...)
+	sock, p, err := zmqsock.BindPull(ctx, host, port, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("binding the status socket on %s: %v", addr, err)
 	}

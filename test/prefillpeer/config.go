@@ -19,8 +19,11 @@ package prefillpeer
 import (
 	"fmt"
 
+	zmq "github.com/pebbe/zmq4"
+
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // DefaultKeepRequests is how many recent requests a rank remembers when
@@ -78,6 +81,11 @@ type Config struct {
 	// byte would land where the decode rank's layout wants another.
 	// Peer.TransferredBytes sums what was written per room and decode rank.
 	Transfer *transferplan.Layout
+	// Curve, when set, has the ranks speak ZMQ CURVE: each rank's PULL
+	// socket is a CURVE server with the prefill's key pair (accepting any
+	// client that knows its public key), and its status sockets are CURVE
+	// clients of the agent's public key.
+	Curve *CurveKeys
 	// Logf, when set, gets one line for every error a rank finds.
 	Logf func(format string, args ...any)
 }
@@ -141,4 +149,30 @@ func (c *Config) registration(r, port int) kvwire.RankRegistration {
 		RankIP: c.Host, RankPort: port, EngineRank: r,
 		EnableMLAL15Cache: c.EnableMLAL15Cache, BufferLens: c.buffers(r),
 	}
+}
+
+// CurveKeys are the prefill's key pair and the agent's public key (Z85).
+type CurveKeys struct {
+	PrefillSecret, PrefillPublic string
+	AgentPublic                  string
+}
+
+// pullOptions and pushOptions are the CURVE options of a rank's sockets.
+func (c *Config) pullOptions() []zmqsock.Option {
+	if c.Curve == nil {
+		return nil
+	}
+	return []zmqsock.Option{func(s *zmq.Socket) error {
+		if err := s.SetCurveServer(1); err != nil {
+			return err
+		}
+		return s.SetCurveSecretkey(c.Curve.PrefillSecret)
+	}}
+}
+
+func (c *Config) pushOptions() []zmqsock.Option {
+	if c.Curve == nil {
+		return nil
+	}
+	return []zmqsock.Option{zmqsock.CurveClient(c.Curve.AgentPublic, c.Curve.PrefillPublic, c.Curve.PrefillSecret)}
 }

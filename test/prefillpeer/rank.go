@@ -94,7 +94,7 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 			return nil, err
 		}
 	}
-	pull, port, err := zmqsock.BindPull(zctx, cfg.Host, 0, zmqsock.RecvTimeout(pollInterval))
+	pull, port, err := zmqsock.BindPull(zctx, cfg.Host, 0, append([]zmqsock.Option{zmqsock.RecvTimeout(pollInterval)}, cfg.pullOptions()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +102,8 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 	onError := func(room int64, detail string, err error) {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: room, Reason: ReasonStatusNotSent, Detail: detail, Err: err})
 	}
-	r.push = pushCache{zctx: zctx, sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError}
-	r.delayed = newDelayedSender(pushCache{zctx: zctx, sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError})
+	r.push = pushCache{zctx: zctx, opts: cfg.pushOptions(), sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError}
+	r.delayed = newDelayedSender(pushCache{zctx: zctx, opts: cfg.pushOptions(), sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError})
 	go r.serve()
 	return r, nil
 }

@@ -44,6 +44,7 @@ func statusEndpoint(decodeIP string, port int) string {
 // cache belongs to one goroutine.
 type pushCache struct {
 	zctx    *zmq.Context
+	opts    []zmqsock.Option
 	sockets map[string]*zmq.Socket
 	onSent  func(SentStatus)
 	onError func(room int64, detail string, err error)
@@ -70,7 +71,7 @@ func (c *pushCache) socket(endpoint string) (*zmq.Socket, error) {
 	if sock, ok := c.sockets[endpoint]; ok {
 		return sock, nil
 	}
-	sock, err := zmqsock.ConnectPush(c.zctx, endpoint)
+	sock, err := zmqsock.ConnectPush(c.zctx, endpoint, c.opts...)
 	if err != nil {
 		return nil, err
 	}
