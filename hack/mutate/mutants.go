@@ -150,6 +150,18 @@ var mutants = []mutant{
 	{Name: "agent-sweeper-off", File: "pkg/receiver/sweeper.go",
 		Old: "func (m *Manager) expireRooms() {\n", New: "func (m *Manager) expireRooms() {\n\tif m != nil {\n\t\treturn\n\t}\n",
 		Pkgs: agent, Bug: "rooms nobody polls never time out"},
+	{Name: "agent-stream-end-keeps-rooms-unfailed", File: "pkg/receiver/stream.go",
+		Old: "if sh.fail(e, reason, fmt.Sprintf(", New: "if e == nil && sh.fail(e, reason, fmt.Sprintf(",
+		Pkgs: agent, Bug: "a stream that ends forgets its rooms without failing them: the engine never learns"},
+	{Name: "agent-stream-no-resync", File: "pkg/receiver/localapi/eventwriter.go",
+		Old: "\t\tif err == nil && overflow {\n", New: "\t\tif err == nil && overflow && w == nil {\n",
+		Pkgs: agent, Bug: "events dropped for a slow engine are never resent: its rooms stay as they were"},
+	{Name: "agent-stream-ref-ignored", File: "pkg/receiver/rooms.go",
+		Old: "if owner != nil && (entry.owner != owner || entry.ref != ref) {", New: "if owner != nil && entry.owner != owner {",
+		Pkgs: agent, Bug: "a stream's request for an earlier room of the number reaches the new room"},
+	{Name: "agent-reregistration-keeps-peers", File: "pkg/receiver/registration.go",
+		Old: "m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.view)})", New: "m.routing.Store(r)",
+		Pkgs: agent, Bug: "a restarted engine's new session never reaches the prefill ranks"},
 
 	// controllers
 	{Name: "operator-summary-min-is-max", File: "controllers/status.go",
