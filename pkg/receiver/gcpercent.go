@@ -25,8 +25,9 @@ import (
 // set in its environment. Its live heap is small (the open rooms, a few
 // hundred bytes each) while every message allocates; at the default 100
 // the collector ran so often that it cost about a quarter of the agent's
-// CPU per room in BenchmarkRoomsDirect (docs/benchmarks.md). Set
-// GOMEMLIMIT to bound the heap where memory is tight.
+// CPU per room in BenchmarkRoomsDirect (docs/benchmarks.md). The heap is
+// bounded by the Go memory limit the agent sets from its container's
+// (Budget), which makes the collector work harder only near it.
 const AgentGCPercent = 400
 
 // UseAgentGCPercent applies AgentGCPercent unless GOGC is set, and returns
