@@ -37,6 +37,11 @@ type PDPairStatus struct {
 	// +optional
 	Plan *PlanSummary `json:"plan,omitempty"`
 
+	// Derived are the buffers the operator derived from spec.model and plans
+	// with; absent for explicit pairs and while the model cannot be read.
+	// +optional
+	Derived *DerivedBuffers `json:"derived,omitempty"`
+
 	// DecodeFleet is what the operator sees of the pair's decode pods (those
 	// labelled with this pair and role decode) and their agents.
 	// +optional

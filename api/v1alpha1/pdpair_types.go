@@ -88,7 +88,12 @@ type PDPairList struct {
 // planned. Whether two well-formed layouts can exchange KV cache is the
 // operator's answer, in the LayoutCompatible condition.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.mlaL15Cache) || !self.mlaL15Cache || self.attentionBackend == 'MLA'",fieldPath=".mlaL15Cache",reason=FieldValueForbidden,message="mlaL15Cache (the prefill's MLA L1.5 cache) is only supported with attentionBackend MLA"
+// +kubebuilder:validation:XValidation:rule="!has(self.mlaL15Cache) || !self.mlaL15Cache || self.attentionBackend == 'MLA' || has(self.model)",fieldPath=".mlaL15Cache",reason=FieldValueForbidden,message="mlaL15Cache (the prefill's MLA L1.5 cache) is only supported with attentionBackend MLA"
+// +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.kvBuffers))",fieldPath=".kvBuffers",reason=FieldValueForbidden,message="give the model (spec.model) or its buffers (spec.kvBuffers), not both: with spec.model the operator derives kvBuffers and stateBuffers"
+// +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.stateBuffers))",fieldPath=".stateBuffers",reason=FieldValueForbidden,message="with spec.model the operator derives stateBuffers; give the model or the buffers, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.model) || has(self.kvBuffers)",reason=FieldValueRequired,message="give the model (spec.model with kvCacheDtype) or its KV buffers (spec.kvBuffers)"
+// +kubebuilder:validation:XValidation:rule="!has(self.model) || has(self.kvCacheDtype)",fieldPath=".kvCacheDtype",reason=FieldValueRequired,message="spec.model needs kvCacheDtype, the KV cache dtype the engines run with (--kv-cache-dtype)"
+// +kubebuilder:validation:XValidation:rule="has(self.model) || (!has(self.kvCacheDtype) && !has(self.prefill.kvCacheDtype) && !has(self.decode.kvCacheDtype))",fieldPath=".kvCacheDtype",reason=FieldValueForbidden,message="kvCacheDtype describes spec.model's cache; with kvBuffers the dtype is in their byte sizes"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'TargetK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'TargetV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every layer has a K and a V buffer: the TargetK counts of all groups must add up to the TargetV counts"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'DraftK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'DraftV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every draft layer has a K and a V buffer: the DraftK counts of all groups must add up to the DraftV counts"
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
@@ -119,13 +124,25 @@ type PDPairSpec struct {
 	// +required
 	Decode FleetLayout `json:"decode"`
 
+	// Model describes the served model by its config.json; the operator
+	// derives kvBuffers and stateBuffers from it (and the attention backend),
+	// as the engine registers them for each role's TP. Give the model or
+	// kvBuffers, not both.
+	// +optional
+	Model *ModelSpec `json:"model,omitempty"`
+
+	// KVCacheDtype is the KV cache dtype of both fleets (their
+	// --kv-cache-dtype), with spec.model; a role's kvCacheDtype overrides it.
+	// +optional
+	KVCacheDtype KVCacheDtype `json:"kvCacheDtype,omitempty"`
+
 	// KVBuffers are the KV buffer groups in the engine's pointer order; they
-	// expand to buffer indices 0..N-1.
+	// expand to buffer indices 0..N-1. Give them or spec.model.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
-	// +required
-	KVBuffers []KVBufferGroup `json:"kvBuffers"`
+	// +optional
+	KVBuffers []KVBufferGroup `json:"kvBuffers,omitempty"`
 
 	// StateBuffers are Mamba-style recurrent state buffer groups, a second
 	// index space walked after the KV buffers.
@@ -157,6 +174,11 @@ type FleetLayout struct {
 	// +kubebuilder:validation:MaxLength=260
 	// +optional
 	BootstrapAddress string `json:"bootstrapAddress,omitempty"`
+
+	// KVCacheDtype overrides spec.kvCacheDtype for this role, with
+	// spec.model (a fleet started with another --kv-cache-dtype).
+	// +optional
+	KVCacheDtype KVCacheDtype `json:"kvCacheDtype,omitempty"`
 }
 
 // DataParallel is DataParallelSize, or its default 1 when unset (a spec

@@ -53,6 +53,21 @@ const (
 	// ReasonPlanningFailed: the planner failed without a typed reason; a bug,
 	// reported rather than hidden.
 	ReasonPlanningFailed PDPairConditionReason = "PlanningFailed"
+	// ReasonModelConfigUnavailable: spec.model.configMapKeyRef names a
+	// ConfigMap or key that cannot be read; the operator looks again.
+	ReasonModelConfigUnavailable PDPairConditionReason = "ModelConfigUnavailable"
+
+	// The reasons of a model the derivation refuses (pkg/modelgeom's
+	// reasons, word for word).
+
+	// ReasonInvalidModelConfig: the model's config.json cannot be used; the
+	// message names the key.
+	ReasonInvalidModelConfig PDPairConditionReason = "InvalidModelConfig"
+	// ReasonUnsupportedKVCacheDtype: kvCacheDtype is not one the engine stores.
+	ReasonUnsupportedKVCacheDtype PDPairConditionReason = "UnsupportedKVCacheDtype"
+	// ReasonTPDoesNotSplitHeads: a role's TP does not split the model's
+	// heads as the engine requires; that role's engine would not start.
+	ReasonTPDoesNotSplitHeads PDPairConditionReason = "TPDoesNotSplitHeads"
 
 	// The LayoutCompatible=False reasons: the planner's reasons
 	// (transferplan.Reason), word for word; the controller maps one to the

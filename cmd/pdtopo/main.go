@@ -142,6 +142,8 @@ are past the plan budget.`,
 		newRoutesCommand(kube, streams),
 		newStatusCommand(kube, streams),
 		newGraphCommand(kube, streams),
+		newPairCommand(kube, streams),
+		newAdviseCommand(streams),
 	)
 	return root
 }

@@ -35,6 +35,9 @@ import (
 // pairPlans is a cluster PDPair's plans and where they came from.
 type pairPlans struct {
 	layout transferplan.Layout
+	// res is the resolved spec: the layout and, for a model-aware pair,
+	// what its buffers were derived from.
+	res *pairlayout.Resolved
 	// set is nil when the layout is incompatible; incompatible then says why.
 	set          *transferplan.PlanSet
 	incompatible *transferplan.LayoutError
@@ -50,12 +53,29 @@ type pairPlans struct {
 // load. When there are none it plans from the spec with the same planner and
 // says so.
 func resolvePlans(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*pairPlans, error) {
-	layout, err := pairlayout.FromSpec(pair.Spec)
+	config, err := modelConfig(ctx, c, pair)
+	if err != nil {
+		return nil, err
+	}
+	res, err := pairlayout.Resolve(pair.Spec, config)
 	var le *transferplan.LayoutError
-	if transferplan.IsInvalidLayout(err) && errors.As(err, &le) {
+	if pairlayout.IsInputError(err) && errors.As(err, &le) && le.Reason == transferplan.ReasonInvalidLayout {
 		return nil, usageErrorf("PDPair %q: invalid spec: %s", pair.Name, le.Message)
 	}
-	pp := &pairPlans{layout: layout}
+	pp := &pairPlans{res: res}
+	if res == nil {
+		// The model could not be derived: the verdict is the derivation's.
+		pp.res = &pairlayout.Resolved{Derived: pair.Status.Derived}
+		if !errors.As(err, &pp.incompatible) {
+			return nil, usageErrorf("PDPair %q: %v", pair.Name, err)
+		}
+		pp.origin = "not planned: the buffers could not be derived from spec.model"
+		return pp, nil
+	}
+	if res.Derived == nil {
+		res.Derived = pair.Status.Derived
+	}
+	pp.layout = res.Layout
 	set, why, err := loadPublished(ctx, c, pair)
 	if err != nil {
 		return nil, err
@@ -66,7 +86,8 @@ func resolvePlans(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*pairPlan
 		return pp, nil
 	}
 	pp.origin = "planned here from the spec: " + why
-	pp.set, err = planLayout(layout)
+	pp.set, err = planLayout(res.Layout)
+	err = res.Explain(err)
 	if ee, ok := asExit(err); ok {
 		return nil, ee
 	}
@@ -129,4 +150,25 @@ func shortHash(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// modelConfig reads the config.json a model-aware pair's
+// spec.model.configMapKeyRef names (nil for other pairs, and when it cannot
+// be read: Resolve then says so).
+func modelConfig(ctx context.Context, c *cluster, pair *pdv1.PDPair) ([]byte, error) {
+	if pair.Spec.Model == nil || pair.Spec.Model.ConfigMapKeyRef == nil {
+		return nil, nil
+	}
+	ref := pair.Spec.Model.ConfigMapKeyRef
+	cm, err := c.configMap(ctx, pair.Namespace, ref.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, clusterErrorf("reading ConfigMap %s/%s: %v", pair.Namespace, ref.Name, err)
+	}
+	if v, ok := cm.Data[ref.Key]; ok {
+		return []byte(v), nil
+	}
+	return cm.BinaryData[ref.Key], nil
 }

@@ -33,6 +33,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -49,11 +50,12 @@ type incompatibleResult struct {
 var planOutputs = []string{"table", "json", "yaml", "svg", "dot"}
 
 type planOptions struct {
-	kube    *genericclioptions.ConfigFlags
-	streams genericclioptions.IOStreams
-	file    string
-	output  string
-	name    string
+	kube     *genericclioptions.ConfigFlags
+	streams  genericclioptions.IOStreams
+	file     string
+	output   string
+	name     string
+	hfConfig string
 }
 
 func newPlanCommand(kube *genericclioptions.ConfigFlags, streams genericclioptions.IOStreams) *cobra.Command {
@@ -85,6 +87,7 @@ the plan budget (sized before planning; --max-plan-fragments and
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "PDPair manifest: a YAML or JSON file, a directory of them, or - for standard input")
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: "+strings.Join(planOutputs, ", ")+" (svg and dot draw the topology)")
 	cmd.Flags().StringVar(&o.name, "name", "", "with -f: the PDPair to plan when the manifest holds several")
+	cmd.Flags().StringVar(&o.hfConfig, "hf-config", "", "with -f: the config.json of a model-aware PDPair whose spec.model names a ConfigMap (configMapKeyRef)")
 	return cmd
 }
 
@@ -102,24 +105,31 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	case len(args) > 0:
 		return o.runCluster(cmd, args[0])
 	}
-	pairName, layout, err := readLayout(o.file, o.name, o.streams.In, o.streams.ErrOut)
+	config, err := readHFConfig(o.hfConfig)
+	if err != nil {
+		return err
+	}
+	pairName, res, verdict, err := readResolved(o.file, o.name, o.streams.In, o.streams.ErrOut, config)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	set, err := planLayout(layout)
-	return o.emit(pairName, o.file, layout, set, err)
+	if verdict != nil {
+		return o.emit(pairName, o.file, nil, nil, verdict)
+	}
+	set, err := planLayout(res.Layout)
+	return o.emit(pairName, o.file, res, set, res.Explain(err))
 }
 
 // emit prints a planning outcome: the plans, or the incompatible verdict
 // (exit 3). source names where the PDPair came from, for invalid layouts.
-func (o *planOptions) emit(pairName, source string, layout transferplan.Layout, set *transferplan.PlanSet, planErr error) error {
+func (o *planOptions) emit(pairName, source string, res *pairlayout.Resolved, set *transferplan.PlanSet, planErr error) error {
 	var le *transferplan.LayoutError
 	if ee, ok := asExit(planErr); ok {
 		return ee
 	}
 	switch {
 	case planErr == nil:
-	case transferplan.IsInvalidLayout(planErr):
+	case pairlayout.IsInputError(planErr):
 		errors.As(planErr, &le)
 		return usageErrorf("%s: invalid PDPair: %s", source, le.Message)
 	case errors.As(planErr, &le) && isPicture(o.output):
@@ -134,29 +144,65 @@ func (o *planOptions) emit(pairName, source string, layout transferplan.Layout, 
 	default:
 		return usageErrorf("%v", planErr)
 	}
-	if err := printPlans(o.streams.Out, o.output, pairName, layout, set); err != nil {
+	if err := printPlans(o.streams.Out, o.output, pairName, res, set); err != nil {
 		return usageErrorf("writing output: %v", err)
 	}
 	return nil
 }
 
-// readLayout reads the manifest and converts its spec to planner input;
-// what it skips is noted on notes.
-func readLayout(file, name string, stdin io.Reader, notes io.Writer) (string, transferplan.Layout, error) {
+// readResolved reads the manifest's PDPair and resolves its spec into
+// planner input, deriving a model-aware pair's buffers (config is the
+// config.json --hf-config gives, for a spec.model naming a ConfigMap); what
+// it skips is noted on notes. A refusal that is a verdict on the layout
+// rather than broken input (a TP the engine cannot run the model with) comes
+// back as verdict.
+func readResolved(file, name string, stdin io.Reader, notes io.Writer, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
 	pairs, err := readPairs(file, stdin, notes)
 	if err != nil {
-		return "", transferplan.Layout{}, err
+		return "", nil, nil, err
 	}
 	pair, err := manifest.Pick(pairs, name)
 	if err != nil {
-		return "", transferplan.Layout{}, fmt.Errorf("%s: %w", file, err)
+		return "", nil, nil, fmt.Errorf("%s: %w", file, err)
 	}
-	layout, err := pairlayout.FromSpec(pair.Spec)
-	if le := (*transferplan.LayoutError)(nil); transferplan.IsInvalidLayout(err) && errors.As(err, &le) {
-		return "", layout, fmt.Errorf("%s: invalid PDPair %q: %s", file, pair.Name, le.Message)
+	res, err = pairlayout.Resolve(pair.Spec, config)
+	var le *transferplan.LayoutError
+	switch {
+	case pairlayout.IsInputError(err) && errors.As(err, &le):
+		return "", nil, nil, fmt.Errorf("%s: invalid PDPair %q: %s", file, pair.Name, le.Message)
+	case res == nil:
+		return pair.Name, nil, err, nil
 	}
-	// Any other error is a planning verdict, reported by the planner itself.
-	return pair.Name, layout, nil
+	// Any other error of an explicit spec is a planning verdict, reported
+	// by the planner itself.
+	return pair.Name, res, nil, nil
+}
+
+// readHFConfig reads --hf-config (nothing when it is not given), at most
+// modelgeom.MaxConfigBytes and a byte more, so that a larger file is refused
+// by its size.
+func readHFConfig(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErrorf("--hf-config: %v", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, modelgeom.MaxConfigBytes+1))
+	if err != nil {
+		return nil, usageErrorf("--hf-config %s: %v", path, err)
+	}
+	if len(b) > modelgeom.MaxConfigBytes {
+		size := int64(len(b))
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
+		return nil, usageErrorf("--hf-config %s: %s: config.json: the file is %d bytes; at most %d are read. Fix: give the model's own config.json (a few kilobytes), not weights or an index",
+			path, modelgeom.ReasonInvalidModelConfig, size, modelgeom.MaxConfigBytes)
+	}
+	return b, nil
 }
 
 // readPairs reads every PDPair of a file, of standard input ("-") or of the
@@ -239,10 +285,10 @@ func printIncompatible(w io.Writer, output string, le *transferplan.LayoutError)
 	return writeStructured(w, output, incompatibleResult{Compatible: false, Reason: string(le.Reason), Message: le.Message, Fix: le.Fix})
 }
 
-func printPlans(w io.Writer, output, name string, layout transferplan.Layout, set *transferplan.PlanSet) error {
+func printPlans(w io.Writer, output, name string, res *pairlayout.Resolved, set *transferplan.PlanSet) error {
 	switch {
 	case output == "table":
-		return writeTable(w, name, layout, set)
+		return writeTable(w, name, res.Layout, res.Derived, set)
 	case isPicture(output):
 		return writePicture(w, output, name, set)
 	}

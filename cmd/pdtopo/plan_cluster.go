@@ -51,9 +51,9 @@ func (o *planOptions) runCluster(cmd *cobra.Command, name string) error {
 		fmt.Fprintf(o.streams.ErrOut, "%s: note: %s\n", cmd.CommandPath(), pp.origin)
 	}
 	if pp.incompatible != nil {
-		return o.emit(pair.Name, "PDPair "+pair.Name, pp.layout, nil, pp.incompatible)
+		return o.emit(pair.Name, "PDPair "+pair.Name, pp.res, nil, pp.incompatible)
 	}
-	return o.emit(pair.Name, "PDPair "+pair.Name, pp.layout, pp.set, nil)
+	return o.emit(pair.Name, "PDPair "+pair.Name, pp.res, pp.set, nil)
 }
 
 // writeConditions prints the pair's identity and its status conditions.

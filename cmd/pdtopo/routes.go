@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/topograph"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -133,12 +134,20 @@ func (o *routesOptions) load(cmd *cobra.Command, args []string) (string, *pairPl
 
 // planFromManifest plans a manifest's PDPair as pairPlans (origin empty).
 func planFromManifest(file, name string, stdin io.Reader, notes io.Writer) (string, *pairPlans, error) {
-	pairName, layout, err := readLayout(file, name, stdin, notes)
+	pairName, res, verdict, err := readResolved(file, name, stdin, notes, nil)
 	if err != nil {
 		return "", nil, usageErrorf("%v", err)
 	}
-	pp := &pairPlans{layout: layout}
-	set, err := planLayout(layout)
+	if verdict != nil {
+		pp := &pairPlans{res: &pairlayout.Resolved{}}
+		if !errors.As(verdict, &pp.incompatible) {
+			return "", nil, usageErrorf("%v", verdict)
+		}
+		return pairName, pp, nil
+	}
+	pp := &pairPlans{layout: res.Layout, res: res}
+	set, err := planLayout(res.Layout)
+	err = res.Explain(err)
 	if ee, ok := asExit(err); ok {
 		return "", nil, ee
 	}

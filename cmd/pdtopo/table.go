@@ -22,6 +22,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -29,12 +30,13 @@ import (
 // verdict, one block per decode rank listing its prefill sources and the byte
 // ranges they fill (fragments of the same shape are folded into one line), and
 // the prefill fan-out.
-func writeTable(w io.Writer, name string, l transferplan.Layout, set *transferplan.PlanSet) error {
+func writeTable(w io.Writer, name string, l transferplan.Layout, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %s, %d KV + %d state buffers, %d token(s)/page\n",
 		orDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.Attention,
 		len(l.KVBuffers), len(l.StateBuffers), l.TokensPerPage)
+	writeDerived(&b, derived)
 	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill target(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n",
 		sum.Kind, len(set.Plans), sum.MinTargets, sum.MaxTargets, sum.Fragments, rankList(sum.IdlePrefillRanks))
 	fmt.Fprintf(&b, "PAGE COST   %s\n\n", sum.PageCost)
@@ -157,4 +159,33 @@ func fanOutList(fan []int) string {
 		parts[r] = fmt.Sprintf("%d:%d", r, n)
 	}
 	return strings.Join(parts, " ")
+}
+
+// writeDerived prints what a model-aware pair's buffers were derived from
+// and the groups, as an explicit PDPair would list them.
+func writeDerived(b *strings.Builder, d *pdv1.DerivedBuffers) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(b, "MODEL       %s\n", d.Model)
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DERIVED\tKIND\tCOUNT\tDECODE ITEM\tPREFILL ITEM\tDECODE UNIT\tPREFILL UNIT")
+	row := func(field, kind string, g pdv1.BufferGeometry) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", field, kind, g.Count, g.DecodeItemBytes,
+			deref(g.PrefillItemBytes), deref(g.DecodeUnitBytes), deref(g.PrefillUnitBytes))
+	}
+	for i, g := range d.KVBuffers {
+		row(fmt.Sprintf("kvBuffers[%d]", i), string(g.Kind), g.BufferGeometry)
+	}
+	for i, g := range d.StateBuffers {
+		row(fmt.Sprintf("stateBuffers[%d]", i), "state", g.BufferGeometry)
+	}
+	_ = tw.Flush()
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 1
+	}
+	return *p
 }

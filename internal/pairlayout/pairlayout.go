@@ -34,10 +34,10 @@ var wireKind = map[pdv1.KVBufferKind]transferplan.BufferKind{
 	pdv1.KVDraftV:  transferplan.DraftV,
 }
 
-// FromSpec converts a spec to a planner layout. It returns a
+// fromExplicit converts an explicit spec to a planner layout. It returns a
 // *transferplan.LayoutError with ReasonInvalidLayout when a field the CRD
 // would have rejected is broken (useful for manifests read from files).
-func FromSpec(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
+func fromExplicit(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
 	l := transferplan.Layout{
 		Attention:     transferplan.AttentionBackend(orDefault(string(spec.AttentionBackend), string(pdv1.AttentionMHA))),
 		MLAL15Cache:   spec.MLAL15Cache,

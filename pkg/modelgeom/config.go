@@ -449,3 +449,26 @@ func (m *Model) String() string {
 	}
 	return name
 }
+
+// Describe says in one line what sized the buffers: the architecture, its
+// family, layers and heads, and the defaults that were applied.
+func (m *Model) Describe() string {
+	var b strings.Builder
+	b.WriteString(m.String())
+	switch m.Family {
+	case FamilyMLA:
+		fmt.Fprintf(&b, " (MLA): %d layers of %d latent values (kv_lora_rank + qk_rope_head_dim), %d attention heads", m.Layers, m.LatentDim, m.AttentionHeads)
+	case FamilyHybrid:
+		fmt.Fprintf(&b, " (hybrid): %d full-attention layers with %d KV heads of head_dim %d (%d attention heads), %d linear-attention layers (%d convolution channels, %d value heads of %d values)",
+			m.Layers, m.KVHeads, m.HeadDim, m.AttentionHeads, m.MambaLayers, m.ConvChannels, m.SSMHeads, m.SSMHeadValues)
+	default:
+		fmt.Fprintf(&b, " (MHA/GQA/MQA): %d layers, %d KV heads of head_dim %d, %d attention heads", m.Layers, m.KVHeads, m.HeadDim, m.AttentionHeads)
+	}
+	if m.DraftLayers > 0 {
+		fmt.Fprintf(&b, ", %d MTP draft layer(s)", m.DraftLayers)
+	}
+	for _, n := range m.Notes {
+		b.WriteString("; " + n)
+	}
+	return b.String()
+}

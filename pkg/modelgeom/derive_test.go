@@ -17,6 +17,7 @@ limitations under the License.
 package modelgeom_test
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -169,5 +170,29 @@ func TestDeriveFamilies(t *testing.T) {
 				t.Errorf("stateBuffers\n got %+v\nwant %+v", got, c.state)
 			}
 		})
+	}
+}
+
+// Minimal keeps exactly what the derivation reads: the same buffers for
+// every model and layout of the table, from a config with unrelated keys
+// (a vocabulary, a quantization section) dropped.
+func TestMinimalConfigDerivesTheSame(t *testing.T) {
+	for _, c := range []string{llama31_70B, qwen3_32B, llama7B, gemma2B, deepseekV3, qwen35_27B} {
+		padded := c[:len(c)-1] + `, "vocab_size": 128256, "rope_scaling": {"factor": 8.0}, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}`
+		min, err := modelgeom.Minimal([]byte(padded))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(min, []byte("vocab_size")) || bytes.Contains(min, []byte("quantization_config")) {
+			t.Errorf("Minimal kept unread keys: %s", min)
+		}
+		for _, o := range []modelgeom.Options{opts("bfloat16", 16, 8, 4), opts("fp8", 1, 2, 2)} {
+			want, err1 := modelgeom.Derive([]byte(padded), o)
+			got, err2 := modelgeom.Derive(min, o)
+			if err1 != nil || err2 != nil || !reflect.DeepEqual(groups(got.KVBuffers), groups(want.KVBuffers)) ||
+				!reflect.DeepEqual(groups(got.StateBuffers), groups(want.StateBuffers)) || got.Attention != want.Attention {
+				t.Errorf("%s: minimal %s derives %+v (%v), the config %+v (%v)", c, min, got, err2, want, err1)
+			}
+		}
 	}
 }

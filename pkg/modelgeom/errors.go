@@ -55,6 +55,10 @@ type Error struct {
 	// or, for a dtype or a layout, the spec field ("kvCacheDtype",
 	// "decode.tensorParallelSize").
 	Key string
+	// Field is the spec field to change when it is not the config (the
+	// role's "decode.tensorParallelSize" for TPDoesNotSplitHeads); "" when
+	// the config itself is at fault or Key is the field.
+	Field string
 	// Problem says what is wrong, with the numbers.
 	Problem string
 	// Fix is the change that would make the derivation succeed.

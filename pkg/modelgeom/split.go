@@ -30,7 +30,7 @@ func (m *Model) checkSplit(role string, t int) error {
 	if key == "" {
 		return nil
 	}
-	return &Error{Reason: ReasonTPDoesNotSplitHeads, Key: key,
+	return &Error{Reason: ReasonTPDoesNotSplitHeads, Key: key, Field: role + ".tensorParallelSize",
 		Problem: fmt.Sprintf("%s TP %d per DP group %s, so the engine refuses to start", role, t, problem),
 		Fix:     fmt.Sprintf("%s TP %s per DP group would work with %s", role, orList(m.ValidTPs()), m.headsPhrase())}
 }

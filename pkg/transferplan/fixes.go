@@ -305,3 +305,11 @@ func divisorsUpTo(n, most int) []int {
 	}
 	return out
 }
+
+// CheckLayout validates and classifies a layout as EstimatePlanSize does,
+// without working out the fix of a refusal: for callers that try many
+// layouts (the TP sizes a model-aware pair's fix names).
+func CheckLayout(l Layout) error {
+	_, err := classifyLayout(l)
+	return err
+}

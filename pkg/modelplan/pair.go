@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package modelplan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pdtopo/pdtopo/pkg/modelgeom"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// Pair is a model and one layout of it.
+type Pair struct {
+	Model   *modelgeom.Model
+	Options modelgeom.Options
+	// MLAL15Cache: the prefill runs the MLA L1.5 cache.
+	MLAL15Cache bool
+}
+
+var kinds = map[string]transferplan.BufferKind{
+	modelgeom.TargetK: transferplan.TargetK, modelgeom.TargetV: transferplan.TargetV,
+	modelgeom.DraftK: transferplan.DraftK, modelgeom.DraftV: transferplan.DraftV,
+}
+
+// Layout derives the pair's buffers and expands them into the planner's
+// input, one buffer per layer, groups named kvBuffers[i] and
+// stateBuffers[i] as the PDPair lists them.
+func (p Pair) Layout() (transferplan.Layout, *modelgeom.Pair, error) {
+	d, err := p.Model.Derive(p.Options)
+	if err != nil {
+		return transferplan.Layout{}, nil, err
+	}
+	o := p.Options
+	l := transferplan.Layout{Attention: transferplan.AttentionBackend(d.Attention), MLAL15Cache: p.MLAL15Cache,
+		TokensPerPage: o.TokensPerPage,
+		Prefill:       transferplan.Parallelism{TPSize: o.Prefill.TP, DPSize: o.Prefill.DP},
+		Decode:        transferplan.Parallelism{TPSize: o.Decode.TP, DPSize: o.Decode.DP}}
+	for i, g := range d.KVBuffers {
+		l.KVBuffers = appendGroup(l.KVBuffers, g, kinds[g.Kind], fmt.Sprintf("kvBuffers[%d]", i))
+	}
+	for i, g := range d.StateBuffers {
+		l.StateBuffers = appendGroup(l.StateBuffers, g, transferplan.MambaState, fmt.Sprintf("stateBuffers[%d]", i))
+	}
+	return l, d, nil
+}
+
+func appendGroup(to []transferplan.BufferSpec, g modelgeom.Group, kind transferplan.BufferKind, field string) []transferplan.BufferSpec {
+	b := transferplan.BufferSpec{Kind: kind, Field: field,
+		PrefillItemBytes: g.PrefillItemBytes, DecodeItemBytes: g.DecodeItemBytes,
+		PrefillUnitBytes: g.PrefillUnitBytes, DecodeUnitBytes: g.DecodeUnitBytes}
+	for range g.Count {
+		to = append(to, b)
+	}
+	return to
+}
+
+// with is the pair with one role's TP per DP group set to t.
+func (p Pair) with(prefill bool, t int) Pair {
+	q := p
+	if prefill {
+		q.Options.Prefill.TP = t * max(q.Options.Prefill.DP, 1)
+	} else {
+		q.Options.Decode.TP = t * max(q.Options.Decode.DP, 1)
+	}
+	return q
+}
+
+// Alternatives are the TP sizes per DP group the engine can run the model
+// with (modelgeom.Model.ValidTPs) at which the pair plans: decode sizes with
+// the prefill kept, prefill sizes with the decode kept, the current ones left
+// out.
+func (p Pair) Alternatives() (decode, prefill []int) {
+	valid := p.Model.ValidTPs()
+	for _, side := range []struct {
+		prefill bool
+		role    modelgeom.Role
+		out     *[]int
+	}{{false, p.Options.Decode, &decode}, {true, p.Options.Prefill, &prefill}} {
+		current := side.role.TP / max(side.role.DP, 1)
+		for _, t := range valid {
+			if t == current {
+				continue
+			}
+			l, _, err := p.with(side.prefill, t).Layout()
+			if err == nil && transferplan.CheckLayout(l) == nil {
+				*side.out = append(*side.out, t)
+			}
+		}
+	}
+	return decode, prefill
+}
+
+// Fix names the TP sizes at which the pair would plan, "" when there are none.
+func (p Pair) Fix() string {
+	dec, pre := p.Alternatives()
+	perDP := func(r modelgeom.Role) string {
+		if r.DP > 1 {
+			return " per DP group"
+		}
+		return ""
+	}
+	o := p.Options
+	var parts []string
+	if len(dec) > 0 {
+		parts = append(parts, fmt.Sprintf("decode TP %s%s (keeping prefill TP %d%s)", orList(dec), perDP(o.Decode), o.Prefill.TP/max(o.Prefill.DP, 1), perDP(o.Prefill)))
+	}
+	if len(pre) > 0 {
+		parts = append(parts, fmt.Sprintf("prefill TP %s%s (keeping decode TP %d%s)", orList(pre), perDP(o.Prefill), o.Decode.TP/max(o.Decode.DP, 1), perDP(o.Decode)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	m := p.Model
+	heads := fmt.Sprintf("these %d KV heads", m.KVHeads)
+	if m.Family == modelgeom.FamilyMLA {
+		heads = fmt.Sprintf("these %d attention heads", m.AttentionHeads)
+	}
+	return strings.Join(parts, ", or ") + " would work with " + heads + " (TP sizes the engine can run " + m.String() + " with)"
+}
+
+// tpReasons are the refusals another TP size can cure.
+var tpReasons = map[transferplan.Reason]bool{
+	transferplan.ReasonUnsupportedHeterogeneousTP: true, transferplan.ReasonShardNotAligned: true,
+	transferplan.ReasonItemSmallerThanShard: true, transferplan.ReasonWholeStateCopyUnsafe: true,
+	transferplan.ReasonItemNotTokenAligned: true,
+}
+
+// Explain gives a planner refusal of the pair the fix of the model: the TP
+// sizes the engine can run the model with that plan, in place of those the
+// planner read from the bytes. Other errors are returned as they are.
+func (p Pair) Explain(le *transferplan.LayoutError) *transferplan.LayoutError {
+	if le == nil || !tpReasons[le.Reason] {
+		return le
+	}
+	if fix := p.Fix(); fix != "" {
+		le.ReplaceFix(fix)
+	}
+	return le
+}
+
+func orList(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprint(n)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
