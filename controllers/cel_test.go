@@ -45,7 +45,7 @@ func TestAPIServerRejectsBrokenPDPairs(t *testing.T) {
 		{"prefill DP 3 does not divide TP 8", good("a").prefill(8, 3).obj(), "spec.prefill.dataParallelSize", "dataParallelSize must divide tensorParallelSize"},
 		{"decode DP 8 does not divide TP 4", good("a").decode(4, 8).obj(), "spec.decode.dataParallelSize", "dataParallelSize must divide tensorParallelSize"},
 		{"tokensPerPage 0", good("a").tokensPerPage(0).obj(), "spec.tokensPerPage", "greater than or equal to 1"},
-		{"no KV buffer groups", newPair(ns, "a").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers = []pdv1.KVBufferGroup{} }).obj(), "spec.kvBuffers", "at least 1 items"},
+		{"no KV buffer groups", newPair(ns, "a").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers = []pdv1.KVBufferGroup{} }).obj(), "spec.kvBuffers", "Required value: give the model (spec.model with kvCacheDtype) or its KV buffers"},
 		{"KV buffers absent", newPair(ns, "a").prefill(8, 1).decode(4, 1).obj(), "spec.kvBuffers", "Required value"},
 		{"group count 0", good("a").kv(pdv1.KVDraftK, 0, 512, 256, 256).obj(), "spec.kvBuffers[2].count", "greater than or equal to 1"},
 		{"decode item bytes 0", good("a").edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[1].DecodeItemBytes = 0 }).obj(), "spec.kvBuffers[1].decodeItemBytes", "greater than or equal to 1"},

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -41,6 +42,12 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.ReasonItemNotTokenAligned:        pdv1.ReasonItemNotTokenAligned,
 	transferplan.ReasonStridedPagesNeedProtocolV2: pdv1.ReasonStridedPagesNeedProtocolV2,
 	transferplan.ReasonRankOutOfRange:             pdv1.ReasonRankOutOfRange,
+	// The model derivation's reasons (pkg/modelgeom) and the operator's
+	// own, which reach the condition as LayoutErrors of pairlayout.Resolve.
+	transferplan.Reason(modelgeom.ReasonInvalidModelConfig):      pdv1.ReasonInvalidModelConfig,
+	transferplan.Reason(modelgeom.ReasonUnsupportedKVCacheDtype): pdv1.ReasonUnsupportedKVCacheDtype,
+	transferplan.Reason(modelgeom.ReasonTPDoesNotSplitHeads):     pdv1.ReasonTPDoesNotSplitHeads,
+	transferplan.Reason(pdv1.ReasonModelConfigUnavailable):       pdv1.ReasonModelConfigUnavailable,
 
 	transferplan.ReasonContractInvalid:                   pdv1.ReasonContractInvalid,
 	transferplan.ReasonContractTooLarge:                  pdv1.ReasonContractTooLarge,

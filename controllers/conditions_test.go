@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -268,15 +269,19 @@ func TestUnreachableReasonsAreMappedByType(t *testing.T) {
 	}
 }
 
-// The reason table covers the planner's own list of reasons (not the
-// table's keys), so a reason the planner grows without a mapping in the API
-// vocabulary fails here; each maps to the condition reason of the same word,
-// as the API documents.
+// The reason table covers the planner's own list of reasons and the model
+// derivation's (not the table's keys), so a reason either grows without a
+// mapping in the API vocabulary fails here; each maps to the condition
+// reason of the same word, as the API documents.
 func TestEveryPlannerReasonHasAConditionReason(t *testing.T) {
 	planner := transferplan.Reasons()
 	if len(planner) < 9 {
 		t.Fatalf("the planner lists %d reasons: %v", len(planner), planner)
 	}
+	for _, r := range modelgeom.Reasons() {
+		planner = append(planner, transferplan.Reason(r))
+	}
+	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable))
 	for _, r := range planner {
 		got, ok := layoutReasons[r]
 		switch {

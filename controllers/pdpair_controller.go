@@ -64,6 +64,10 @@ type PDPairReconciler struct {
 	// operator watches (default 10s).
 	FleetRecheckInterval time.Duration
 
+	// ModelRecheckInterval is how often a pair whose model config is in a
+	// ConfigMap reads it again (default DefaultModelRecheckInterval).
+	ModelRecheckInterval time.Duration
+
 	plans   *planCache
 	gauge   *compatibilityGauge
 	prober  *agentProber
@@ -97,7 +101,8 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // Leader election (leases, core events) is a namespaced Role: config/rbac/leader_election_role.yaml.
 
-// Reconcile reads top to bottom: fetch → plan → publish → status.
+// Reconcile reads top to bottom: fetch (the pair, and a model-aware pair's
+// config) → plan → publish → status.
 func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pair, err := r.fetch(ctx, req.NamespacedName)
 	if err != nil || pair == nil {
@@ -106,7 +111,11 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if !pair.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the garbage collector removes the owned ConfigMaps
 	}
-	outcome, err := r.plans.get(ctx, pair, r.Budget)
+	model, err := r.fetchModelConfig(ctx, pair)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	outcome, err := r.plans.get(ctx, pair, model, r.Budget)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -126,7 +135,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if fleetErr != nil {
 		return ctrl.Result{}, fleetErr
 	}
-	return ctrl.Result{RequeueAfter: minPositive(pub.requeueAfter, r.fleetRecheck(fleet))}, nil
+	return ctrl.Result{RequeueAfter: minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))}, nil
 }
 
 // fetch returns the PDPair, or nil when it is gone (and forgets it).

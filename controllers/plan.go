@@ -36,6 +36,11 @@ import (
 type planOutcome struct {
 	uid        types.UID
 	generation int64
+	// modelVersion is the resourceVersion of the model ConfigMap planned from.
+	modelVersion string
+	// derived is what was derived from spec.model (nil for explicit pairs
+	// and when the model could not be derived).
+	derived    *pdv1.DerivedBuffers
 	compatible bool
 	// layoutReason and layoutMessage explain LayoutCompatible.
 	layoutReason  pdv1.PDPairConditionReason
@@ -61,7 +66,7 @@ type planOutcome struct {
 // budget before anything is planned, so that no PDPair, however large its
 // plans would be, costs the manager more than the budget allows.
 func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
-	out, _ := planPairGated(pair, budget, nil)
+	out, _ := planPairGated(pair, modelConfig{}, budget, nil)
 	return out
 }
 
@@ -71,11 +76,24 @@ type planGate func(size transferplan.PlanSize) (release func(), err error)
 
 // planPairGated is planPair with the planning and encoding (not the sizing)
 // admitted by gate, when there is one.
-func planPairGated(pair *pdv1.PDPair, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
-	out := &planOutcome{uid: pair.UID, generation: pair.Generation}
-	layout, err := pairlayout.FromSpec(pair.Spec)
+func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
+	out := &planOutcome{uid: pair.UID, generation: pair.Generation, modelVersion: model.version}
+	if model.unavailable != "" {
+		out.layoutReason = pdv1.ReasonModelConfigUnavailable
+		out.layoutMessage = "model.configMapKeyRef: " + model.unavailable + ". Fix: " + model.fix
+		return out, nil
+	}
+	res, err := pairlayout.Resolve(pair.Spec, model.data)
+	var layout transferplan.Layout
+	if res != nil {
+		layout, out.derived = res.Layout, res.Derived
+		if out.derived != nil {
+			out.derived.ConfigMapResourceVersion = model.version
+		}
+	}
 	if err == nil {
 		out.size, err = transferplan.CheckBudget(layout, budget)
+		err = res.Explain(err)
 	}
 	if errors.As(err, &out.overBudget) {
 		out.compatible = true
@@ -182,19 +200,19 @@ func newPlanCache() *planCache { return &planCache{outcomes: map[types.Namespace
 
 // get returns the outcome for the PDPair's current generation, planning it
 // if needed; it fails only when ctx ends while waiting for planning memory.
-func (c *planCache) get(ctx context.Context, pair *pdv1.PDPair, budget transferplan.Budget) (*planOutcome, error) {
+func (c *planCache) get(ctx context.Context, pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget) (*planOutcome, error) {
 	key := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
 	c.mu.Lock()
 	cached, ok := c.outcomes[key]
 	c.mu.Unlock()
-	if ok && cached.uid == pair.UID && cached.generation == pair.Generation {
+	if ok && cached.uid == pair.UID && cached.generation == pair.Generation && cached.modelVersion == model.version {
 		return cached, nil
 	}
 	var gate planGate
 	if c.memory != nil {
 		gate = func(size transferplan.PlanSize) (func(), error) { return c.memory.admit(ctx, size) }
 	}
-	out, err := planPairGated(pair, budget, gate)
+	out, err := planPairGated(pair, model, budget, gate)
 	if err != nil {
 		return nil, err
 	}

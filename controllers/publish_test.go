@@ -129,7 +129,7 @@ type sampleOutcome struct {
 // controller that summarises wrongly fails. Hash, bytes and ConfigMap
 // names are checked apart (wantSummary).
 var sampleOutcomes = map[string]sampleOutcome{
-	// prefill bf16 units of 128 bytes, decode 256: the units differ.
+	// prefill fp8 units of 128 bytes, decode bf16 256: the units differ.
 	"incompatible-fp8-prefill-bf16-decode": {reason: pdv1.ReasonUnitSizeMismatch},
 	// 8 heads: one per prefill rank, two per decode rank; decode rank d
 	// pulls heads 2d and 2d+1 of each of 160 buffers: 4 × 160 × 2 fragments.
@@ -147,12 +147,12 @@ var sampleOutcomes = map[string]sampleOutcome{
 			"decode rank 0 takes 1 of prefill rank 0's 1 heads (256-byte units) from each of the 16 token rows of a page into its 2-head rows; " +
 			"pages are token-major, so each row is a separate fragment",
 	}},
-	// 16 KV + 96 state buffers, every one sharded 4 → 2: decode rank d
-	// pulls from prefill ranks 2d and 2d+1: 2 × 112 × 2 fragments.
-	"mamba-hybrid-p4-d2": {summary: pdv1.PlanSummary{
-		Kind: "fragmented", DecodeTPRanks: 2, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
-		PrefillFanOut: []int32{1, 1, 1, 1}, MaxPrefillFanOut: 1, FragmentCount: 448,
-		FragmentsPerPage: 1, PageCost: "1 fragment per page for each buffer a decode rank pulls from a prefill rank: pages hold one token",
+	// Qwen3.5-27B at TP 4 on both sides: prefill rank d sends decode rank d
+	// whole items of its 34 KV and 96 state buffers; no fragments.
+	"qwen35-27b-hybrid-p4-d4": {summary: pdv1.PlanSummary{
+		Kind: "identity", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 1, MaxTargetsPerDecodeRank: 1,
+		PrefillFanOut: []int32{1, 1, 1, 1}, MaxPrefillFanOut: 1,
+		PageCost: "whole items: each prefill rank copies whole pages, no fragments",
 	}},
 	// L1.5: every decode rank pulls from all 8 prefill ranks.
 	"deepseek-v3-mla-l15-p8-d4": {summary: pdv1.PlanSummary{

@@ -42,6 +42,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	setReady(pair, out, pub)
 	setKStatus(pair, out, pub)
 	pair.Status.Plan = planSummary(out, pub)
+	pair.Status.Derived = out.derived
 	if fleet != nil {
 		setFleetStatus(pair, *fleet)
 	}

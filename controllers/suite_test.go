@@ -90,6 +90,7 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	r := NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = 2
 	r.FleetRecheckInterval = 300 * time.Millisecond // decode fleet tests wait on agents picking up plans
+	r.ModelRecheckInterval = 300 * time.Millisecond // model tests wait on ConfigMaps created or changed after the pair
 	reconciles.inner = r
 	if err := r.Builder(mgr).Complete(reconciles); err != nil {
 		return nil, err

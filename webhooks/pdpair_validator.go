@@ -65,7 +65,8 @@ type PDPairValidation struct {
 // PDPairValidator refuses PDPairs whose layouts are incompatible or whose
 // plans are past the budget, with the planner's reason and field.
 type PDPairValidator struct {
-	// Namespaces reads a namespace's labels (uncached: one read per write).
+	// Namespaces reads a namespace's labels and a model-aware pair's
+	// ConfigMap (uncached: one read per write).
 	Namespaces client.Reader
 	Decoder    admission.Decoder
 	PDPairValidation
@@ -110,7 +111,35 @@ func (v *PDPairValidator) Handle(ctx context.Context, req admission.Request) adm
 	if !on {
 		return admission.Allowed("")
 	}
-	return v.validate(&pair)
+	config, why := v.modelConfig(ctx, &pair)
+	if why != "" {
+		// The ConfigMap may be applied after the pair; the status will say
+		// what is missing, and the operator reads it again.
+		return admission.Allowed("the model config was not checked: " + why)
+	}
+	return v.validate(&pair, config)
+}
+
+// modelConfig reads the config.json a model-aware pair's
+// spec.model.configMapKeyRef names (nil for other pairs), or says why not.
+// The validator's reader is the manager's API reader, which may read
+// ConfigMaps.
+func (v *PDPairValidator) modelConfig(ctx context.Context, pair *pdv1.PDPair) ([]byte, string) {
+	if pair.Spec.Model == nil || pair.Spec.Model.ConfigMapKeyRef == nil {
+		return nil, ""
+	}
+	ref := pair.Spec.Model.ConfigMapKeyRef
+	var cm corev1.ConfigMap
+	if err := v.Namespaces.Get(ctx, client.ObjectKey{Namespace: pair.Namespace, Name: ref.Name}, &cm); err != nil {
+		return nil, fmt.Sprintf("reading ConfigMap %s/%s: %v", pair.Namespace, ref.Name, err)
+	}
+	if data, ok := cm.Data[ref.Key]; ok {
+		return []byte(data), ""
+	}
+	if data, ok := cm.BinaryData[ref.Key]; ok {
+		return data, ""
+	}
+	return nil, fmt.Sprintf("ConfigMap %s/%s has no key %q", pair.Namespace, ref.Name, ref.Key)
 }
 
 func (v *PDPairValidator) enforcedIn(ctx context.Context, namespace string) (bool, error) {
@@ -126,10 +155,11 @@ func (v *PDPairValidator) enforcedIn(ctx context.Context, namespace string) (boo
 
 // validate runs what the controller runs before planning: the layout and
 // the plan budget, both without building a plan.
-func (v *PDPairValidator) validate(pair *pdv1.PDPair) admission.Response {
-	layout, err := pairlayout.FromSpec(pair.Spec)
+func (v *PDPairValidator) validate(pair *pdv1.PDPair, modelConfig []byte) admission.Response {
+	res, err := pairlayout.Resolve(pair.Spec, modelConfig)
 	if err == nil {
-		_, err = transferplan.CheckBudget(layout, v.Budget)
+		_, err = transferplan.CheckBudget(res.Layout, v.Budget)
+		err = res.Explain(err)
 	}
 	var le *transferplan.LayoutError
 	var be *transferplan.BudgetError

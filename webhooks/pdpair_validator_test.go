@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -183,4 +184,45 @@ func findCondition(p *pdv1.PDPair, condType pdv1.PDPairConditionType) metav1.Con
 		}
 	}
 	return metav1.Condition{}
+}
+
+// A model-aware pair is validated from its model: a config the derivation
+// refuses and a TP the engine cannot run are refused naming the field; the
+// config is read from the ConfigMap spec.model names, and a pair whose
+// ConfigMap does not exist yet is admitted (its status will say so).
+func TestPDPairValidationOfModelAwarePairs(t *testing.T) {
+	ns := newNamespace(t)
+	enforceIn(t, ns)
+	ctx := context.Background()
+	modelPair := func(name string, tp int32, model pdv1.ModelSpec) *pdv1.PDPair {
+		p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		p.Spec.Prefill.TensorParallelSize, p.Spec.Decode.TensorParallelSize = tp, 4
+		p.Spec.KVCacheDtype, p.Spec.Model = "bfloat16", &model
+		return p
+	}
+	llama := `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 80}`
+	inline := func(config string) pdv1.ModelSpec {
+		return pdv1.ModelSpec{HFConfig: &runtime.RawExtension{Raw: []byte(config)}}
+	}
+	ref := pdv1.ModelSpec{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: "llama", Key: "config.json"}}
+
+	msg, field := refusedPDPair(t, k8s.Create(ctx, modelPair("bad-config", 8, inline(`{"num_attention_heads": 64, "num_key_value_heads": 12, "num_hidden_layers": 2, "head_dim": 64}`))))
+	if field != "spec.model.hfConfig" || !strings.Contains(msg, "InvalidModelConfig") || !strings.Contains(msg, "12 KV heads do not divide num_attention_heads 64") {
+		t.Errorf("bad config: field %s, %s", field, msg)
+	}
+	if err := k8s.Create(ctx, modelPair("configmap-later", 3, ref)); err != nil {
+		t.Errorf("a pair whose ConfigMap does not exist yet was refused: %v", err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama"}, Data: map[string]string{"config.json": llama}}
+	if err := k8s.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	// 64 attention heads do not split over prefill TP 3.
+	msg, field = refusedPDPair(t, k8s.Create(ctx, modelPair("tp-three", 3, ref)))
+	if field != "spec.prefill.tensorParallelSize" || !strings.Contains(msg, "TPDoesNotSplitHeads") || !strings.Contains(msg, "Fix: prefill TP 1, 2, 4, 8, 16, 32 or 64") {
+		t.Errorf("TP 3: field %s, %s", field, msg)
+	}
+	if err := k8s.Create(ctx, modelPair("good", 8, ref)); err != nil {
+		t.Errorf("a compatible model-aware pair was refused: %v", err)
+	}
 }

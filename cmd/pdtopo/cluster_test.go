@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -376,5 +377,40 @@ func TestClusterStalePublicationIsNotUsed(t *testing.T) {
 	code, out, _ = tc.cli(t, "routes", name, "--rank", "0", "--context", "live", "-n", nsNoOperator)
 	if want := "Plans: planned here from the spec: the operator has observed generation 1, the spec is at generation 2"; code != exitOK || !strings.Contains(out, want) {
 		t.Errorf("status of an older generation: exit %d, want %q\n%s", code, want, out)
+	}
+}
+
+// A pair whose model config is in a ConfigMap: `plan NAME` shows the
+// derived buffers the operator planned with, from the pair's status.
+func TestClusterModelAwarePairFromAConfigMap(t *testing.T) {
+	tc := liveCluster(t)
+	ctx := context.Background()
+	config, err := os.ReadFile(llamaConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "llama-config"}, Data: map[string]string{"config.json": string(config)}}
+	if err := tc.k8s.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tc.k8s.Delete(ctx, cm) })
+	pair := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "llama-from-configmap"}}
+	pair.Spec.Prefill.TensorParallelSize, pair.Spec.Decode.TensorParallelSize = 8, 4
+	pair.Spec.KVCacheDtype = "bfloat16"
+	pair.Spec.Model = &pdv1.ModelSpec{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: "llama-config", Key: "config.json"}}
+	if err := tc.k8s.Create(ctx, pair); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tc.k8s.Delete(ctx, pair) })
+	got := tc.waitFor(t, nsA, pair.Name, func(p *pdv1.PDPair) bool { return p.Status.Plan != nil && p.Status.Derived != nil })
+	code, out, errOut := tc.cli(t, "plan", pair.Name, "--context", "live")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// 8 KV heads of 128 × 2 B: decode items of 2 heads, prefill of 1.
+	for _, want := range []string{"MODEL       " + got.Status.Derived.Model, "kvBuffers[0]  TargetK  80     512          256           256          256"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

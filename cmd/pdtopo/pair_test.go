@@ -109,12 +109,14 @@ func TestPairExplicitBuffers(t *testing.T) {
 		// TP 16 over 8 KV heads: 1 head per prefill rank (replicated), 4 per decode rank.
 		{"TP above KV heads", []string{"--hf-config", llamaConfig, "--prefill-tp", "16", "--decode-tp", "2", "--kv-cache-dtype", "bfloat16"}, "MHA",
 			[]group{{"TargetK", 80, 1024, 256, 256, 256}, {"TargetV", 80, 1024, 256, 256, 256}}},
-		// 16 attention layers of 4 KV heads × 256 × 2 B; 48 linear-attention
-		// layers: 10240 / TP channels × 3 taps × 2 B, 48 / TP heads × 128 × 128 × 4 B.
-		{"hybrid", []string{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "2", "--kv-cache-dtype", "bfloat16"}, "MHA",
-			[]group{{"TargetK", 16, 1024, 512, 512, 512}, {"TargetV", 16, 1024, 512, 512, 512},
-				{"DraftK", 1, 1024, 512, 512, 512}, {"DraftV", 1, 1024, 512, 512, 512},
-				{"state", 48, 30720, 15360, 6, 6}, {"state", 48, 1572864, 786432, 65536, 65536}}},
+		// 16 attention layers of 4 KV heads × 256 × 2 B (1 per rank at TP 4);
+		// 48 linear-attention layers: 10240 / 4 channels × 3 taps × 2 B,
+		// 48 / 4 heads × 128 × 128 × 4 B. (Unequal TP sizes are refused for
+		// hybrid models: see TestPairRefusals.)
+		{"hybrid", []string{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16"}, "MHA",
+			[]group{{"TargetK", 16, 512, 512, 512, 512}, {"TargetV", 16, 512, 512, 512, 512},
+				{"DraftK", 1, 512, 512, 512, 512}, {"DraftV", 1, 512, 512, 512, 512},
+				{"state", 48, 15360, 15360, 6, 6}, {"state", 48, 786432, 786432, 65536, 65536}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := pairExplicit(t, c.args...)
@@ -131,7 +133,7 @@ func TestPairModelFormPlansAsTheExplicitForm(t *testing.T) {
 	for _, args := range [][]string{
 		{"--hf-config", llamaConfig, "--prefill-tp", "8", "--decode-tp", "4", "--tokens-per-page", "16", "--kv-cache-dtype", "bfloat16"},
 		{"--hf-config", deepseekConfig, "--prefill-tp", "8", "--decode-tp", "16", "--decode-dp", "8", "--kv-cache-dtype", "bfloat16", "--mla-l15-cache"},
-		{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "2", "--kv-cache-dtype", "bfloat16"},
+		{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16"},
 	} {
 		base := append([]string{"pair", "--name", "p"}, args...)
 		code, model, errOut := pdtopo(t, "", base...)
@@ -196,6 +198,11 @@ func TestPairRefusals(t *testing.T) {
 			exitUsage, []string{"--name"}},
 		{"dp not dividing tp", []string{"--hf-config", llamaConfig, "--prefill-tp", "8", "--prefill-dp", "3", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16", "--name", "p"},
 			exitUsage, []string{"--prefill-dp 3 must divide --prefill-tp 8"}},
+		// A hybrid model's convolution state interleaves its q, k and v
+		// channels per rank: TP 4 and TP 2 ranks cannot exchange it.
+		{"hybrid with unequal TP", []string{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "2", "--kv-cache-dtype", "bfloat16", "--name", "p"},
+			exitIncompatible, []string{"UnsupportedHeterogeneousTP", "convolution state of 48 linear-attention layers", "10240 channels",
+				"Fix: give both roles the same TP per DP group: decode TP 4 per DP group (keeping prefill TP 4), or prefill TP 2 per DP group (keeping decode TP 2)"}},
 		// 64 attention heads do not split over 3 ranks.
 		{"TP the engine refuses", []string{"--hf-config", llamaConfig, "--prefill-tp", "3", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16", "--name", "p"},
 			exitIncompatible, []string{"TPDoesNotSplitHeads", "prefill TP 3 per DP group does not divide the 64 attention heads", "Fix: prefill TP 1, 2, 4, 8, 16, 32 or 64"}},

@@ -46,7 +46,7 @@ var sampleOutcomes = map[string]sampleOutcome{
 	"pd_v1alpha1_pdpair_replicated_heads_p16_d2.yaml":  {kind: transferplan.PlanFragmented, minTargets: 4, maxTargets: 4, idle: []int{1, 3, 5, 7, 9, 11, 13, 15}},
 	"pd_v1alpha1_pdpair_mla_p16_d8.yaml":               {kind: transferplan.PlanMLA, minTargets: 2, maxTargets: 2},
 	"pd_v1alpha1_pdpair_mla_l15_p8_d4.yaml":            {kind: transferplan.PlanMLA, minTargets: 8, maxTargets: 8},
-	"pd_v1alpha1_pdpair_mamba_hybrid_p4_d2.yaml":       {kind: transferplan.PlanFragmented, minTargets: 2, maxTargets: 2},
+	"pd_v1alpha1_pdpair_hybrid_p4_d4.yaml":             {kind: transferplan.PlanIdentity, minTargets: 1, maxTargets: 1},
 	"pd_v1alpha1_pdpair_dp_attention.yaml":             {kind: transferplan.PlanMLA, minTargets: 4, maxTargets: 4},
 	"pd_v1alpha1_pdpair_incompatible_fp8_prefill.yaml": {reason: transferplan.ReasonUnitSizeMismatch},
 }

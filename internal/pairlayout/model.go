@@ -117,6 +117,9 @@ func derive(spec pdv1.PDPairSpec, config []byte) (*Resolved, error) {
 			Problem: fmt.Sprintf("attentionBackend is MLA, but the config of %s has no kv_lora_rank: it is not an MLA model", m),
 			Fix:     "remove attentionBackend: with spec.model it is derived from the config"}, source)
 	}
+	if le := p.Check(); le != nil {
+		return nil, le
+	}
 	return &Resolved{Explicit: explicitSpec(spec, d), Derived: derived(d, p.Options), model: p}, nil
 }
 

@@ -131,6 +131,9 @@ func (p Pair) Evaluate(budget transferplan.Budget) Row {
 		return row
 	}
 	size, err := transferplan.CheckBudget(l, budget)
+	if le := p.Check(); le != nil {
+		err = le
+	}
 	var le *transferplan.LayoutError
 	var be *transferplan.BudgetError
 	switch {

@@ -18,6 +18,7 @@ package modelplan_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
@@ -160,5 +161,36 @@ func TestAdviseRowOverBudget(t *testing.T) {
 	}
 	if r := rows[1]; r.Compatible || !r.OverBudget || r.Reason != "PlanTooLarge" || r.Fragments != 1280 {
 		t.Errorf("second row %+v, want P8 D4 over the budget with 1280 fragments", r)
+	}
+}
+
+// Qwen/Qwen3.5-27B: hybrid, 64 layers (16 full attention), 4 KV heads of
+// 256, 48 linear-attention layers with 10240 convolution channels.
+const qwen35 = `{"architectures": ["Qwen3_5ForConditionalGeneration"], "text_config": {"num_attention_heads": 24,
+	"num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 64, "full_attention_interval": 4, "linear_conv_kernel_dim": 4,
+	"linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 48,
+	"mtp_num_hidden_layers": 1}}`
+
+// A hybrid model plans only at equal TP sizes: its convolution state holds
+// each rank's q, k and v channels as three runs, which ranks of another TP
+// size interleave differently. Equal sizes move whole items (identity).
+func TestAdviseHybridOnlyAtEqualTP(t *testing.T) {
+	base := modelgeom.Options{KVCacheDtype: "bfloat16", TokensPerPage: 1}
+	rows := modelplan.Advise(model(t, qwen35), base, false, roles(2, 4), roles(2, 4), transferplan.DefaultBudget)
+	for _, r := range rows {
+		equal := r.Prefill.TPSize == r.Decode.TPSize
+		if r.Compatible != equal {
+			t.Errorf("P%d D%d: compatible %v (%s)", r.Prefill.TPSize, r.Decode.TPSize, r.Compatible, r.Message)
+		}
+		if equal && r.PlanKind != "identity" {
+			t.Errorf("P%d D%d: plan %s, want identity", r.Prefill.TPSize, r.Decode.TPSize, r.PlanKind)
+		}
+		if !equal && (r.Reason != "UnsupportedHeterogeneousTP" || !strings.Contains(r.Message, "convolution state")) {
+			t.Errorf("P%d D%d: %s %s", r.Prefill.TPSize, r.Decode.TPSize, r.Reason, r.Message)
+		}
+	}
+	// The fix names the equal sizes: P4 D2 plans with decode TP 4 or prefill TP 2.
+	if r := find(rows, 4, 2); !strings.Contains(r.Fix, "decode TP 4 (keeping prefill TP 4), or prefill TP 2 (keeping decode TP 2)") {
+		t.Errorf("P4 D2 fix %q", r.Fix)
 	}
 }

@@ -69,6 +69,47 @@ func appendGroup(to []transferplan.BufferSpec, g modelgeom.Group, kind transferp
 	return to
 }
 
+// Check refuses what the buffers' sizes cannot show: a hybrid model's
+// convolution state holds, on every rank, that rank's share of the query,
+// key and value channels as three separate runs (the engine shards the
+// three segments of conv_dim one by one), so ranks of different TP sizes
+// interleave the channels differently and no contiguous fragment converts
+// one into the other. Only equal TP sizes per DP group, which move whole
+// items, are right.
+func (p Pair) Check() *transferplan.LayoutError {
+	m, o := p.Model, p.Options
+	P, D := o.Prefill.TP/max(o.Prefill.DP, 1), o.Decode.TP/max(o.Decode.DP, 1)
+	if m.Family != modelgeom.FamilyHybrid || m.MambaLayers == 0 || P == D {
+		return nil
+	}
+	le := &transferplan.LayoutError{Reason: transferplan.ReasonUnsupportedHeterogeneousTP, Field: "stateBuffers[0]",
+		Message: fmt.Sprintf("stateBuffers[0] (convolution state of %d linear-attention layers): a rank holds its share of the query, key and value channels "+
+			"as three runs (the engine shards the three segments of the %d channels separately), so prefill ranks holding 1/%d of each and decode ranks holding 1/%d "+
+			"interleave them differently, and contiguous fragments would put channels in the wrong places", m.MambaLayers, m.ConvChannels, P, D)}
+	valid := p.Model.ValidTPs()
+	var fixes []string
+	if slicesContains(valid, P) {
+		fixes = append(fixes, fmt.Sprintf("decode TP %d per DP group (keeping prefill TP %d)", P, P))
+	}
+	if slicesContains(valid, D) {
+		fixes = append(fixes, fmt.Sprintf("prefill TP %d per DP group (keeping decode TP %d)", D, D))
+	}
+	fix := "give both roles the same TP per DP group"
+	if len(fixes) > 0 {
+		fix += ": " + strings.Join(fixes, ", or ")
+	}
+	return le.WithFix(fix)
+}
+
+func slicesContains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
 // with is the pair with one role's TP per DP group set to t.
 func (p Pair) with(prefill bool, t int) Pair {
 	q := p
@@ -96,8 +137,9 @@ func (p Pair) Alternatives() (decode, prefill []int) {
 			if t == current {
 				continue
 			}
-			l, _, err := p.with(side.prefill, t).Layout()
-			if err == nil && transferplan.CheckLayout(l) == nil {
+			q := p.with(side.prefill, t)
+			l, _, err := q.Layout()
+			if err == nil && q.Check() == nil && transferplan.CheckLayout(l) == nil {
 				*side.out = append(*side.out, t)
 			}
 		}

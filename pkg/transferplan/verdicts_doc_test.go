@@ -50,8 +50,10 @@ func TestVerdictsPageListsEveryReason(t *testing.T) {
 	for _, r := range modelgeom.Reasons() {
 		want[string(r)] = "modelgeom.Reasons()"
 	}
-	// The operator's own: the planner failing without a reason.
+	// The operator's own: the planner failing without a reason, a model
+	// ConfigMap it cannot read.
 	want[string(pdv1.ReasonPlanningFailed)] = "the operator"
+	want[string(pdv1.ReasonModelConfigUnavailable)] = "the operator"
 
 	text := string(page)
 	locs := heading.FindAllStringSubmatchIndex(text, -1)
