@@ -34,6 +34,7 @@ var (
 	publishing = []string{"./pkg/planstore/...", "./controllers/..."}
 	chart      = []string{"./test/integration/chart/..."}
 	chartRun   = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
+	model      = []string{"./pkg/modelgeom/...", "./pkg/modelplan/..."}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -66,6 +67,29 @@ var mutants = []mutant{
 	{Name: "planner-replicated-source", File: "pkg/transferplan/fragmentwalk.go",
 		Old: "f.SrcRank, f.BytesPerPage = d*P/D, dec.ItemStrideBytes", New: "f.SrcRank, f.BytesPerPage = d%P, dec.ItemStrideBytes",
 		Pkgs: planner, Bug: "a replicated buffer pulled from prefill rank d mod P instead of d*P/D"},
+
+	// pkg/modelgeom, pkg/modelplan and the fixes of pkg/transferplan
+	{Name: "model-no-head-replication", File: "pkg/modelgeom/derive.go",
+		Old: "heads := max(m.KVHeads/int64(t), 1)", New: "heads := max(m.KVHeads/int64(t), 0)",
+		Pkgs: model, Bug: "ranks beyond the KV heads given no head instead of a replica"},
+	{Name: "model-head-dim-ignored", File: "pkg/modelgeom/config.go",
+		Old: `v, ok, err := r.get("head_dim", 1, maxDim)`, New: `v, ok, err := r.get("head_dim_", 1, maxDim)`,
+		Pkgs: model, Bug: "head_dim ignored: hidden_size / num_attention_heads always"},
+	{Name: "model-mla-one-token", File: "pkg/modelgeom/derive.go",
+		Old: "item, unit = T*m.LatentDim*e, 1", New: "item, unit = m.LatentDim*e, 1",
+		Pkgs: model, Bug: "MLA latent items sized for one token whatever the page size"},
+	{Name: "model-no-single-draft-layer", File: "pkg/modelgeom/derive.go",
+		Old: "if draft > 0 {", New: "if draft > 1 {",
+		Pkgs: model, Bug: "a model's single MTP draft layer left out"},
+	{Name: "model-advise-costliest-first", File: "pkg/modelplan/advise.go",
+		Old: "cmp.Compare(a.TransfersPerPage, b.TransfersPerPage),", New: "cmp.Compare(b.TransfersPerPage, a.TransfersPerPage),",
+		Pkgs: model, Bug: "advise ranks the costliest layouts first"},
+	{Name: "model-hybrid-unequal-tp", File: "pkg/modelplan/pair.go",
+		Old: "if m.Family != modelgeom.FamilyHybrid || m.MambaLayers == 0 || P == D {", New: "if true {",
+		Pkgs: model, Bug: "a hybrid's convolution state moved between ranks of unequal TP"},
+	{Name: "planner-fix-wrong-replication", File: "pkg/transferplan/fixes.go",
+		Old: "return s.rows * max(s.distinct/t, 1) * s.unit, true", New: "return s.rows * (s.distinct/t + 1) * s.unit, true",
+		Pkgs: planner, Bug: "a refusal's fix names TP sizes worked out with the wrong head split"},
 
 	// pkg/kvwire
 	{Name: "wire-fragment-key", File: "pkg/kvwire/fragments.go",
