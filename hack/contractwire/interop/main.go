@@ -295,4 +295,3 @@ func distinctRanks(ss []kvwire.Status) map[int]bool {
 	}
 	return out
 }
-
