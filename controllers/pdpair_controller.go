@@ -59,6 +59,10 @@ type PDPairReconciler struct {
 	// up past the manager's memory limit. 0 leaves planning unbounded.
 	MaxPlanMemoryBytes int64
 
+	// ContractRefreshInterval is how soon a contract pair whose contracts are
+	// in ConfigMaps reads them again (default 30s).
+	ContractRefreshInterval time.Duration
+
 	// FleetRecheckInterval is how soon a pair whose decode agents lag is
 	// looked at again: an agent picking up a new plan changes nothing the
 	// operator watches (default 10s).
@@ -115,7 +119,11 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	outcome, err := r.plans.get(ctx, pair, model, r.Budget)
+	contracts, err := r.readContracts(ctx, pair)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	outcome, err := r.plans.get(ctx, pair, model, r.Budget, contracts)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -135,7 +143,20 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if fleetErr != nil {
 		return ctrl.Result{}, fleetErr
 	}
-	return ctrl.Result{RequeueAfter: minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))}, nil
+	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))
+	return ctrl.Result{RequeueAfter: minPositive(requeue, r.contractRefresh(contracts))}, nil
+}
+
+// contractRefresh is how soon contracts read from ConfigMaps are read
+// again; 0 when there are none.
+func (r *PDPairReconciler) contractRefresh(in *contractInputs) time.Duration {
+	if in == nil || !in.fromConfigMap {
+		return 0
+	}
+	if r.ContractRefreshInterval > 0 {
+		return r.ContractRefreshInterval
+	}
+	return DefaultContractRefreshInterval
 }
 
 // fetch returns the PDPair, or nil when it is gone (and forgets it).

@@ -59,6 +59,11 @@ type planOutcome struct {
 	// overBudget is set when size passes the reconciler's budget: the plans
 	// were neither computed nor encoded.
 	overBudget *transferplan.BudgetError
+
+	// contracts are a contract pair's sources as read when it was planned;
+	// contractsFingerprint identifies their bytes.
+	contracts            *pdv1.ContractsStatus
+	contractsFingerprint string
 }
 
 // planPair runs the pure part: spec → layout → size → plans → encoded
@@ -66,7 +71,7 @@ type planOutcome struct {
 // budget before anything is planned, so that no PDPair, however large its
 // plans would be, costs the manager more than the budget allows.
 func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
-	out, _ := planPairGated(pair, modelConfig{}, budget, nil)
+	out, _ := planPairGated(pair, modelConfig{}, budget, nil, nil)
 	return out
 }
 
@@ -76,8 +81,11 @@ type planGate func(size transferplan.PlanSize) (release func(), err error)
 
 // planPairGated is planPair with the planning and encoding (not the sizing)
 // admitted by gate, when there is one.
-func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
+func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget, gate planGate, contracts *contractInputs) (*planOutcome, error) {
 	out := &planOutcome{uid: pair.UID, generation: pair.Generation, modelVersion: model.version}
+	if contracts != nil {
+		return planContractPairGated(pair, out, contracts, budget, gate)
+	}
 	if model.unavailable != "" {
 		out.layoutReason = pdv1.ReasonModelConfigUnavailable
 		out.layoutMessage = "model.configMapKeyRef: " + model.unavailable + ". Fix: " + model.fix
@@ -150,7 +158,10 @@ func encode(name string, planner *transferplan.Planner, summary *transferplan.Su
 // its text.
 func explainLayoutError(err error) (reason pdv1.PDPairConditionReason, message string) {
 	var le *transferplan.LayoutError
-	if errors.As(err, &le) {
+	switch {
+	case errors.As(err, &le) && le.Reason == pairlayout.ReasonContractUnavailable:
+		return pdv1.ReasonContractUnavailable, le.Message
+	case errors.As(err, &le):
 		return layoutReason(le.Reason), le.Message
 	}
 	return pdv1.ReasonPlanningFailed, err.Error()
@@ -200,19 +211,26 @@ func newPlanCache() *planCache { return &planCache{outcomes: map[types.Namespace
 
 // get returns the outcome for the PDPair's current generation, planning it
 // if needed; it fails only when ctx ends while waiting for planning memory.
-func (c *planCache) get(ctx context.Context, pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget) (*planOutcome, error) {
+// A contract pair's contracts may live in ConfigMaps, which change without
+// a new generation: its outcome is reused only for the same contract bytes.
+func (c *planCache) get(ctx context.Context, pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget, contracts *contractInputs) (*planOutcome, error) {
 	key := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
 	c.mu.Lock()
 	cached, ok := c.outcomes[key]
 	c.mu.Unlock()
-	if ok && cached.uid == pair.UID && cached.generation == pair.Generation && cached.modelVersion == model.version {
+	fingerprint := ""
+	if contracts != nil {
+		fingerprint = contracts.fingerprint
+	}
+	if ok && cached.uid == pair.UID && cached.generation == pair.Generation && cached.modelVersion == model.version &&
+		cached.contractsFingerprint == fingerprint {
 		return cached, nil
 	}
 	var gate planGate
 	if c.memory != nil {
 		gate = func(size transferplan.PlanSize) (func(), error) { return c.memory.admit(ctx, size) }
 	}
-	out, err := planPairGated(pair, model, budget, gate)
+	out, err := planPairGated(pair, model, budget, gate, contracts)
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,18 @@ func publishedSet(t *testing.T, p *pdv1.PDPair) *transferplan.PlanSet {
 // the API server holds it (defaults applied).
 func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 	t.Helper()
+	if pairlayout.IsContractPair(p.Spec) {
+		cp, _, err := pairlayout.ContractPairFromSpec(p.Spec, pairlayout.ReadInline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set, err := transferplan.PlanContractPair(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(set)
+		return b
+	}
 	layout, err := pairlayout.FromSpec(p.Spec)
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +141,17 @@ type sampleOutcome struct {
 // controller that summarises wrongly fails. Hash, bytes and ConfigMap
 // names are checked apart (wantSummary).
 var sampleOutcomes = map[string]sampleOutcome{
+	// The engine's contracts of 2 layers of 8 KV heads (K and V fields of
+	// 16-token pages): one head per prefill rank, two per decode rank, so
+	// decode rank d pulls each of the 4 fields from prefill ranks 2d and
+	// 2d+1 (4 × 2 × 4 fragments), one 128-byte head of each of the 16 token
+	// rows of a page into its 256-byte rows.
+	"contract-gqa8-p8-d4": {summary: pdv1.PlanSummary{
+		Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 2,
+		PrefillFanOut: []int32{1, 1, 1, 1, 1, 1, 1, 1}, MaxPrefillFanOut: 1, FragmentCount: 32,
+		FragmentsPerPage: 16, PageCost: "16 copies per page for each field fragment a decode rank pulls from a prefill rank: " +
+			`field "layer.0.k" takes 128 of every 128-byte row of the prefill's page into 256-byte rows, for each of the 16 rows of a page`,
+	}},
 	// prefill fp8 units of 128 bytes, decode bf16 256: the units differ.
 	"incompatible-fp8-prefill-bf16-decode": {reason: pdv1.ReasonUnitSizeMismatch},
 	// 8 heads: one per prefill rank, two per decode rank; decode rank d

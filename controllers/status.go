@@ -43,6 +43,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	setKStatus(pair, out, pub)
 	pair.Status.Plan = planSummary(out, pub)
 	pair.Status.Derived = out.derived
+	pair.Status.Contracts = out.contracts
 	if fleet != nil {
 		setFleetStatus(pair, *fleet)
 	}

@@ -89,8 +89,9 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	managerCache = mgr.GetCache()
 	r := NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = 2
-	r.FleetRecheckInterval = 300 * time.Millisecond // decode fleet tests wait on agents picking up plans
-	r.ModelRecheckInterval = 300 * time.Millisecond // model tests wait on ConfigMaps created or changed after the pair
+	r.FleetRecheckInterval = 300 * time.Millisecond    // decode fleet tests wait on agents picking up plans
+	r.ModelRecheckInterval = 300 * time.Millisecond    // model tests wait on ConfigMaps created or changed after the pair
+	r.ContractRefreshInterval = 300 * time.Millisecond // contract tests edit contract ConfigMaps
 	reconciles.inner = r
 	if err := r.Builder(mgr).Complete(reconciles); err != nil {
 		return nil, err

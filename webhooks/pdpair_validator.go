@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -111,6 +112,9 @@ func (v *PDPairValidator) Handle(ctx context.Context, req admission.Request) adm
 	if !on {
 		return admission.Allowed("")
 	}
+	if pairlayout.IsContractPair(pair.Spec) {
+		return v.validateContractPair(&pair)
+	}
 	config, why := v.modelConfig(ctx, &pair)
 	if why != "" {
 		// The ConfigMap may be applied after the pair; the status will say
@@ -175,6 +179,50 @@ func (v *PDPairValidator) validate(pair *pdv1.PDPair, modelConfig []byte) admiss
 	default:
 		return denied(string(pdv1.ReasonPlanningFailed), "spec", fmt.Sprintf("PDPair %s: %v", pair.Name, err))
 	}
+}
+
+// validateContractPair checks a pair on the cache-contract wire as the
+// controller does before planning: both contracts, the engine's checks and
+// the plan budget. Contracts in ConfigMaps are left to the operator, which
+// reads and follows them.
+func (v *PDPairValidator) validateContractPair(pair *pdv1.PDPair) admission.Response {
+	if contractsInConfigMaps(pair.Spec) {
+		return admission.Allowed("the contracts are read from ConfigMaps by the operator; LayoutCompatible gives its verdict")
+	}
+	cp, _, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
+	if err == nil {
+		_, err = transferplan.CheckContractBudget(cp, v.Budget)
+	}
+	var le *transferplan.LayoutError
+	var be *transferplan.BudgetError
+	switch {
+	case err == nil:
+		return admission.Allowed("the contracts are compatible and the plans within the budget")
+	case errors.As(err, &le):
+		return denied(string(le.Reason), "spec."+contractField(le.Field), fmt.Sprintf("PDPair %s: %s: %s", pair.Name, le.Reason, le.Message))
+	case errors.As(err, &be):
+		return denied(string(pdv1.ReasonPlanTooLarge), "spec",
+			fmt.Sprintf("PDPair %s: %s: %s", pair.Name, pdv1.ReasonPlanTooLarge, planbudget.Explain(be, "the manager's")))
+	default:
+		return denied(string(pdv1.ReasonPlanningFailed), "spec", fmt.Sprintf("PDPair %s: %v", pair.Name, err))
+	}
+}
+
+// contractField is the spec path of a contract refusal's field: paths
+// inside the contracts are under cacheContracts.
+func contractField(field string) string {
+	field, _, _ = strings.Cut(field, " ")
+	for _, top := range []string{"cacheContracts", "prefill.", "decode."} {
+		if strings.HasPrefix(field, top) {
+			return field
+		}
+	}
+	return "cacheContracts"
+}
+
+func contractsInConfigMaps(spec pdv1.PDPairSpec) bool {
+	c := spec.CacheContracts
+	return c != nil && (c.Prefill.ConfigMapKeyRef != nil || c.Decode.ConfigMapKeyRef != nil)
 }
 
 func fieldOr(field, fallback string) string {

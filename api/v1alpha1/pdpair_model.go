@@ -57,14 +57,16 @@ type ModelSpec struct {
 	DraftLayers *int32 `json:"draftLayers,omitempty"`
 }
 
-// ConfigMapKeyReference is a key of a ConfigMap in the PDPair's namespace.
+// ConfigMapKeyReference is a key of a ConfigMap in the PDPair's namespace
+// (a model's config.json, a cache contract).
 type ConfigMapKeyReference struct {
 	// Name is the ConfigMap's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Name string `json:"name"`
-	// Key is the data key holding config.json.
+	// Key is the key holding the document (config.json in data; a cache
+	// contract in data or binaryData).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`

@@ -42,6 +42,11 @@ type PDPairStatus struct {
 	// +optional
 	Derived *DerivedBuffers `json:"derived,omitempty"`
 
+	// Contracts says, for a pair on wire CacheContract, which contracts the
+	// verdict and the plans come from and when the operator read them.
+	// +optional
+	Contracts *ContractsStatus `json:"contracts,omitempty"`
+
 	// DecodeFleet is what the operator sees of the pair's decode pods (those
 	// labelled with this pair and role decode) and their agents.
 	// +optional
@@ -79,7 +84,7 @@ type LaggingDecodePod struct {
 
 // PlanSummary summarises the route plans of every decode TP rank.
 type PlanSummary struct {
-	// Kind is identity, fragmented or mla.
+	// Kind is identity, fragmented or mla (contract pairs: identity or fragmented).
 	// +kubebuilder:validation:Enum=identity;fragmented;mla
 	Kind string `json:"kind"`
 	// DecodeTPRanks is the number of plans: decode TP ranks per DP group.
@@ -123,4 +128,27 @@ type PlanSummary struct {
 	// +listType=atomic
 	// +optional
 	ConfigMaps []string `json:"configMaps,omitempty"`
+}
+
+// ContractsStatus is where a contract pair's contracts came from.
+type ContractsStatus struct {
+	// Prefill is the prefill contract's source.
+	Prefill ContractSourceStatus `json:"prefill"`
+	// Decode is the decode contract's source.
+	Decode ContractSourceStatus `json:"decode"`
+}
+
+// ContractSourceStatus identifies the contract one verdict was made from.
+type ContractSourceStatus struct {
+	// Source is "spec.cacheContracts.<role>.inline" or "ConfigMap <name>
+	// key <key> (resourceVersion <v>)".
+	Source string `json:"source"`
+	// SHA256 is the hex SHA-256 of the contract as the engine re-encodes it
+	// (the bytes a bootstrap server serves); empty when it did not decode.
+	// +optional
+	SHA256 string `json:"sha256,omitempty"`
+	// Bytes is the size of the contract as given.
+	Bytes int64 `json:"bytes"`
+	// ReadTime is when the operator read the contract.
+	ReadTime metav1.Time `json:"readTime"`
 }

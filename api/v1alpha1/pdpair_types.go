@@ -53,6 +53,7 @@ const (
 // +kubebuilder:printcolumn:name="Prefill DP",type=integer,JSONPath=`.spec.prefill.dataParallelSize`
 // +kubebuilder:printcolumn:name="Decode TP",type=integer,JSONPath=`.spec.decode.tensorParallelSize`
 // +kubebuilder:printcolumn:name="Decode DP",type=integer,JSONPath=`.spec.decode.dataParallelSize`
+// +kubebuilder:printcolumn:name="Wire",type=string,priority=1,JSONPath=`.spec.wire`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.kind`
 // +kubebuilder:printcolumn:name="Compatible",type=string,JSONPath=`.status.conditions[?(@.type=="LayoutCompatible")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="LayoutCompatible")].reason`
@@ -91,14 +92,32 @@ type PDPairList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.mlaL15Cache) || !self.mlaL15Cache || self.attentionBackend == 'MLA' || has(self.model)",fieldPath=".mlaL15Cache",reason=FieldValueForbidden,message="mlaL15Cache (the prefill's MLA L1.5 cache) is only supported with attentionBackend MLA"
 // +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.kvBuffers))",fieldPath=".kvBuffers",reason=FieldValueForbidden,message="give the model (spec.model) or its buffers (spec.kvBuffers), not both: with spec.model the operator derives kvBuffers and stateBuffers"
 // +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.stateBuffers))",fieldPath=".stateBuffers",reason=FieldValueForbidden,message="with spec.model the operator derives stateBuffers; give the model or the buffers, not both"
-// +kubebuilder:validation:XValidation:rule="has(self.model) || has(self.kvBuffers)",fieldPath=".kvBuffers",reason=FieldValueRequired,message="give the model (spec.model with kvCacheDtype) or its KV buffers (spec.kvBuffers)"
+// +kubebuilder:validation:XValidation:rule="self.wire == 'CacheContract' || has(self.model) || has(self.kvBuffers)",fieldPath=".kvBuffers",reason=FieldValueRequired,message="give the model (spec.model with kvCacheDtype) or its KV buffers (spec.kvBuffers); a pair with wire CacheContract gives cacheContracts instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.model) || has(self.kvCacheDtype)",fieldPath=".kvCacheDtype",reason=FieldValueRequired,message="spec.model needs kvCacheDtype, the KV cache dtype the engines run with (--kv-cache-dtype)"
 // +kubebuilder:validation:XValidation:rule="has(self.model) || (!has(self.kvCacheDtype) && !has(self.prefill.kvCacheDtype) && !has(self.decode.kvCacheDtype))",fieldPath=".kvCacheDtype",reason=FieldValueForbidden,message="kvCacheDtype describes spec.model's cache; with kvBuffers the dtype is in their byte sizes"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'TargetK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'TargetV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every layer has a K and a V buffer: the TargetK counts of all groups must add up to the TargetV counts"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'DraftK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'DraftV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every draft layer has a K and a V buffer: the DraftK counts of all groups must add up to the DraftV counts"
+// +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || (!has(self.model) && !has(self.kvBuffers) && !has(self.stateBuffers))",fieldPath=".wire",reason=FieldValueForbidden,message="on wire CacheContract the layout is the two contracts (cacheContracts): remove model, kvBuffers and stateBuffers"
+// +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || has(self.cacheContracts)",fieldPath=".cacheContracts",reason=FieldValueRequired,message="wire CacheContract needs cacheContracts: the prefill's and the decode's cache transfer contract"
+// +kubebuilder:validation:XValidation:rule="self.wire == 'CacheContract' || !has(self.cacheContracts)",fieldPath=".cacheContracts",reason=FieldValueForbidden,message="cacheContracts are only read on wire CacheContract; set wire: CacheContract or remove them"
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
 // +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
 type PDPairSpec struct {
+	// Wire is the decode ↔ prefill protocol the engines speak: V1, the
+	// fragment wire of tokenspeed b5c762da (the layout is given as buffer
+	// geometry), or CacheContract, its later cache-contract wire (the layout
+	// is the two roles' cache transfer contracts, cacheContracts).
+	// +kubebuilder:default=V1
+	// +optional
+	Wire Wire `json:"wire,omitempty"`
+
+	// CacheContracts are the prefill's and the decode's cache transfer
+	// contracts, for wire CacheContract. Such a pair needs only these and
+	// each role's tensorParallelSize (and dataParallelSize where not 1);
+	// attentionBackend, kvBuffers and tokensPerPage are not read.
+	// +optional
+	CacheContracts *CacheContracts `json:"cacheContracts,omitempty"`
+
 	// AttentionBackend is MHA (also GQA/MQA) or MLA.
 	// +kubebuilder:default=MHA
 	// +optional
@@ -137,7 +156,8 @@ type PDPairSpec struct {
 	KVCacheDtype KVCacheDtype `json:"kvCacheDtype,omitempty"`
 
 	// KVBuffers are the KV buffer groups in the engine's pointer order; they
-	// expand to buffer indices 0..N-1. Give them or spec.model.
+	// expand to buffer indices 0..N-1. Give them or spec.model (on the V1
+	// wire).
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic

@@ -133,6 +133,9 @@ const (
 	ReasonContractShardsNotDividingTP PDPairConditionReason = "ContractShardsNotDividingTP"
 	// ReasonContractNoSourceFragments: unequal TP sizes and no fields to move.
 	ReasonContractNoSourceFragments PDPairConditionReason = "ContractNoSourceFragments"
+	// ReasonContractUnavailable: a contract's ConfigMap or key does not
+	// exist; the operator reads it again until it does.
+	ReasonContractUnavailable PDPairConditionReason = "ContractUnavailable"
 
 	// ReasonPublished: PlansPublished=True.
 	ReasonPublished PDPairConditionReason = "Published"

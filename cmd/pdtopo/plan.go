@@ -109,7 +109,14 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	pairName, res, verdict, err := readResolved(o.file, o.name, o.streams.In, o.streams.ErrOut, config)
+	pair, err := readPair(o.file, o.name, o.streams.In, o.streams.ErrOut)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if pairlayout.IsContractPair(pair.Spec) {
+		return o.runContract(pair)
+	}
+	pairName, res, verdict, err := resolvePair(o.file, pair, config)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -157,14 +164,29 @@ func (o *planOptions) emit(pairName, source string, res *pairlayout.Resolved, se
 // rather than broken input (a TP the engine cannot run the model with) comes
 // back as verdict.
 func readResolved(file, name string, stdin io.Reader, notes io.Writer, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
-	pairs, err := readPairs(file, stdin, notes)
+	pair, err := readPair(file, name, stdin, notes)
 	if err != nil {
 		return "", nil, nil, err
 	}
+	return resolvePair(file, pair, config)
+}
+
+// readPair reads the manifest and picks the PDPair to plan; what it skips
+// is noted on notes.
+func readPair(file, name string, stdin io.Reader, notes io.Writer) (*pdv1.PDPair, error) {
+	pairs, err := readPairs(file, stdin, notes)
+	if err != nil {
+		return nil, err
+	}
 	pair, err := manifest.Pick(pairs, name)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	return pair, nil
+}
+
+// resolvePair is readResolved for a PDPair already read.
+func resolvePair(file string, pair *pdv1.PDPair, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
 	res, err = pairlayout.Resolve(pair.Spec, config)
 	var le *transferplan.LayoutError
 	switch {

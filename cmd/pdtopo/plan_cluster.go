@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/pairlayout"
 )
 
 // runCluster is `plan NAME`: the pair's conditions, then its plans.
@@ -36,6 +37,9 @@ func (o *planOptions) runCluster(cmd *cobra.Command, name string) error {
 	pair, err := c.getPair(cmd.Context(), name)
 	if err != nil {
 		return err
+	}
+	if pairlayout.IsContractPair(pair.Spec) {
+		return o.runClusterContract(cmd, c, pair)
 	}
 	pp, err := resolvePlans(cmd.Context(), c, pair)
 	if err != nil {
@@ -78,3 +82,31 @@ func writeConditions(w io.Writer, pair *pdv1.PDPair) error {
 
 // oneLine keeps a table row on one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// runClusterContract is `plan NAME` for a pair on the cache-contract wire:
+// its conditions, then the plans the operator published (the operator
+// reads the contracts, from ConfigMaps too; a pair with both contracts
+// inline is planned here when nothing is published).
+func (o *planOptions) runClusterContract(cmd *cobra.Command, c *cluster, pair *pdv1.PDPair) error {
+	set, why, err := loadPublished(cmd.Context(), c, pair)
+	if err != nil {
+		return err
+	}
+	if o.output == "table" {
+		if err := writeConditions(o.streams.Out, pair); err != nil {
+			return usageErrorf("writing output: %v", err)
+		}
+	}
+	if set == nil {
+		fmt.Fprintf(o.streams.ErrOut, "%s: note: the plans are not published (%s); planning from the spec's inline contracts\n", cmd.CommandPath(), why)
+		return o.runContract(pair)
+	}
+	if o.output == "table" {
+		fmt.Fprintf(o.streams.Out, "Plans: published, plan hash %s\n\n", shortHash(pair.Status.Plan.Hash))
+		return writeContractPlans(o.streams.Out, set, set.Summarize())
+	}
+	if isPicture(o.output) {
+		return writePicture(o.streams.Out, o.output, pair.Name, set)
+	}
+	return writeStructured(o.streams.Out, o.output, set)
+}

@@ -31,7 +31,7 @@ func TestPlanDirectory(t *testing.T) {
 	}
 	// Several pairs and no --name: the names to choose from, in file order.
 	code, _, errOut = pdtopo(t, "", "plan", "-f", "../../config/samples")
-	if code != exitUsage || !strings.Contains(errOut, "manifest holds 8 PDPairs (deepseek-v3-dp-attention, llama3-70b-gqa-p8-d4, llama3-70b-gqa-p8-d4-16-tokens,") {
+	if code != exitUsage || !strings.Contains(errOut, "manifest holds 9 PDPairs (contract-gqa8-p8-d4, deepseek-v3-dp-attention, llama3-70b-gqa-p8-d4, llama3-70b-gqa-p8-d4-16-tokens,") {
 		t.Errorf("plan -f DIR without --name: exit %d %q", code, errOut)
 	}
 

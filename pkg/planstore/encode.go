@@ -64,6 +64,18 @@ func EncodePlanner(name string, p *transferplan.Planner, each func(*transferplan
 	return encodeStream(name, true, p.Layout().Record(), p.DecodeTPSize(), next)
 }
 
+// EncodeContractPlanner is EncodePlanner for a cache-contract pair.
+func EncodeContractPlanner(name string, p *transferplan.ContractPlanner, each func(*transferplan.RoutePlan)) ([]Object, error) {
+	next := func(rank int) (transferplan.RoutePlan, error) {
+		plan, err := p.RoutePlan(rank)
+		if err == nil && each != nil {
+			each(&plan)
+		}
+		return plan, err
+	}
+	return encodeStream(name, true, p.Record(), p.DecodeTPSize(), next)
+}
+
 // encodeStream encodes ranks 0..ranks-1 as next produces them, hashing,
 // compressing and packing each before asking for the next.
 func encodeStream(name string, compatible bool, layout transferplan.LayoutRecord, ranks int,

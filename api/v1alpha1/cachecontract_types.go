@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Wire names the protocol a pair's decode and prefill ranks speak.
+// +kubebuilder:validation:Enum=V1;CacheContract
+type Wire string
+
+const (
+	// WireV1 is the fragment wire of tokenspeed b5c762da (docs/wire.md).
+	WireV1 Wire = "V1"
+	// WireCacheContract is tokenspeed's later cache-contract wire
+	// (docs/contract-wire.md, docs/cache-contract.md).
+	WireCacheContract Wire = "CacheContract"
+)
+
+// WireOrDefault is Wire, or V1 when unset (a spec read from a file, not
+// through the API server, has no defaults applied).
+func (s PDPairSpec) WireOrDefault() Wire {
+	if s.Wire == "" {
+		return WireV1
+	}
+	return s.Wire
+}
+
+// CacheContracts are the two roles' cache transfer contracts.
+type CacheContracts struct {
+	// Prefill is the prefill ranks' contract (what their bootstrap server
+	// serves as cache_layout).
+	// +required
+	Prefill CacheContractSource `json:"prefill"`
+
+	// Decode is the decode ranks' contract (what they send in their
+	// registration).
+	// +required
+	Decode CacheContractSource `json:"decode"`
+}
+
+// CacheContractSource is where a contract's wire JSON is: inline, or in a
+// key of a ConfigMap in the PDPair's namespace.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.inline) != has(self.configMapKeyRef)",message="give exactly one of inline and configMapKeyRef"
+type CacheContractSource struct {
+	// Inline is the contract's wire JSON, as the engine writes it
+	// (CacheTransferContract.to_wire_bytes()); at most 256 KiB.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
+	// +optional
+	Inline string `json:"inline,omitempty"`
+
+	// ConfigMapKeyRef names a ConfigMap key holding the contract's wire
+	// JSON (in data or binaryData). The operator follows the ConfigMap:
+	// a change re-plans the pair.
+	// +optional
+	ConfigMapKeyRef *ConfigMapKeyReference `json:"configMapKeyRef,omitempty"`
+}

@@ -1,0 +1,101 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// planContractPairGated is planPairGated for a pair on the cache-contract
+// wire: contracts → size → plans → encoded objects, under the same budget
+// and planning gate as v1 pairs.
+func planContractPairGated(pair *pdv1.PDPair, out *planOutcome, in *contractInputs, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
+	out.contracts, out.contractsFingerprint = in.status(metav1.Now()), in.fingerprint
+	if in.refusal != nil {
+		out.layoutReason, out.layoutMessage = explainLayoutError(in.refusal)
+		return out, nil
+	}
+	var err error
+	out.size, err = transferplan.CheckContractBudget(in.pair, budget)
+	if errors.As(err, &out.overBudget) {
+		out.compatible = true
+		out.layoutReason = pdv1.ReasonCompatible
+		out.layoutMessage = fmt.Sprintf("%s: %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
+			describeContractPair(in), out.size.Kind, out.size.Fragments)
+		return out, nil
+	}
+	if err != nil {
+		out.layoutReason, out.layoutMessage = explainLayoutError(err)
+		return out, nil
+	}
+	if gate != nil {
+		release, err := gate(out.size)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	planner, err := transferplan.NewContractPlanner(in.pair)
+	if err != nil {
+		out.layoutReason, out.layoutMessage = explainLayoutError(err)
+		return out, nil
+	}
+	out.compatible = true
+	out.decodeRanks = planner.DecodeTPSize()
+	summary := transferplan.NewSummarizer(planner.Record())
+	out.objects, err = planstore.EncodeContractPlanner(pair.Name, planner, summary.Add)
+	if err == nil {
+		var idx *planstore.Index
+		if idx, err = planstore.LoadIndex(out.objects[:1]); err == nil {
+			out.hash = idx.PlanHash
+		}
+	}
+	out.summary = summary.Summary()
+	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeContractCompatible(in, out.summary)
+	if err != nil {
+		out.objects = nil
+		if !errors.As(err, &out.encodeErr) {
+			out.encodeErr = &planstore.FormatError{Reason: "", Message: err.Error()}
+		}
+	}
+	return out, nil
+}
+
+// describeContractPair names the TP sizes and the contracts of a pair.
+func describeContractPair(in *contractInputs) string {
+	p, d := in.pair.Prefill, in.pair.Decode
+	return fmt.Sprintf("prefill TP %d (DP %d) → decode TP %d (DP %d) on the CacheContract wire, prefill contract %s… (%s), decode contract %s… (%s)",
+		p.TPSize, p.DPSize, d.TPSize, d.DPSize, in.roles[0].Contract.SHA256()[:12], in.roles[0].Source, in.roles[1].Contract.SHA256()[:12], in.roles[1].Source)
+}
+
+func describeContractCompatible(in *contractInputs, s transferplan.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s plans; each decode rank contacts %s prefill ranks; a prefill rank serves up to %d decode ranks; %d fragments",
+		describeContractPair(in), s.Kind, span(s.MinTargets, s.MaxTargets), s.MaxPrefillFanOut, s.Fragments)
+	if n := len(s.IdlePrefillRanks); n > 0 {
+		fmt.Fprintf(&b, "; %d prefill ranks are pulled from by no decode rank (%v): decode TP rank 0 registers with them as a dummy so their rooms complete", n, s.IdlePrefillRanks)
+	}
+	return b.String()
+}
