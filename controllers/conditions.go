@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"unicode/utf8"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -110,9 +112,15 @@ func setCondition(pair *pdv1.PDPair, condType pdv1.PDPairConditionType, status b
 // maxConditionMessage is the API's limit on a condition message.
 const maxConditionMessage = 32768
 
+// truncate cuts s to at most n bytes, ending in "..." when cut, and never
+// inside a UTF-8 sequence.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - 3
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

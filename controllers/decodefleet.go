@@ -86,7 +86,7 @@ func (obs *fleetObservation) add(pod *corev1.Pod, probes map[string]probeResult)
 	switch {
 	case !ready:
 		if probed && probe.err == nil && probe.info.PlanError != "" {
-			why += "; the agent says: " + probe.info.PlanError
+			why += "; the agent says: " + quoteAgent(probe.info.PlanError)
 		}
 		obs.lag(pod, pdv1.ReasonAgentsNotReady, why)
 	case !probed:
@@ -98,7 +98,7 @@ func (obs *fleetObservation) add(pod *corev1.Pod, probes map[string]probeResult)
 	case probe.info.PlanHash != obs.currentHash:
 		msg := fmt.Sprintf("runs plan %s, not the current %s", short(probe.info.PlanHash), short(obs.currentHash))
 		if probe.info.PlanError != "" {
-			msg += "; the agent says: " + probe.info.PlanError
+			msg += "; the agent says: " + quoteAgent(probe.info.PlanError)
 		}
 		obs.lag(pod, pdv1.ReasonAgentsOnStalePlan, msg)
 	default:
@@ -113,8 +113,26 @@ func (obs *fleetObservation) lag(pod *corev1.Pod, reason pdv1.PDPairConditionRea
 		obs.stale++
 	}
 	if len(obs.status.Lagging) < pdv1.MaxLaggingPods {
-		obs.status.Lagging = append(obs.status.Lagging, pdv1.LaggingDecodePod{Pod: pod.Name, Reason: reason, Message: msg})
+		obs.status.Lagging = append(obs.status.Lagging, pdv1.LaggingDecodePod{Pod: pod.Name, Reason: reason, Message: truncate(msg, maxLaggingMessage)})
 	}
+}
+
+// What one lagging pod may add to the status: an agent's plan error can be
+// as long as its answer (64 KiB), and 20 of those, each also quoted in the
+// condition, would make every status write megabytes. The first sentences
+// say what is wrong; the agent's /v1/agent has the whole text.
+const (
+	maxAgentErrorInStatus = 512
+	maxLaggingMessage     = 1024
+)
+
+// quoteAgent is an agent's plan error as the status quotes it: cut to
+// maxAgentErrorInStatus bytes, saying where the rest is.
+func quoteAgent(planError string) string {
+	if len(planError) <= maxAgentErrorInStatus {
+		return planError
+	}
+	return truncate(planError, maxAgentErrorInStatus) + fmt.Sprintf(" (%d bytes in all; GET %s on the pod for the rest)", len(planError), pdv1.AgentInfoPath)
 }
 
 // agentReadiness is the kubelet's view of the pod's pdtopo-agent container,

@@ -78,3 +78,37 @@ func TestAgentReadinessQuotesTheLastExit(t *testing.T) {
 		})
 	}
 }
+
+// An agent's plan error is quoted in status.decodeFleet.lagging and the
+// condition, bounded: an agent may answer up to 64 KiB, and 20 lagging
+// pods each quoting that would make every status write megabytes.
+func TestLaggingMessagesAreBounded(t *testing.T) {
+	long := "planstore: HashMismatch: " + strings.Repeat("é", 30000) // 60 025 bytes, most of them two-byte characters
+	notReady := decodepodtest.DecodePod("ns", "decode-0", "pair").WithAgent(9440).Obj()
+	notReady.Status = decodepodtest.RunningStatus(false)
+	stale := decodepodtest.DecodePod("ns", "decode-1", "pair").WithAgent(9440).Obj()
+	stale.Status = decodepodtest.RunningStatus(true)
+	obs := fleetObservation{currentHash: strings.Repeat("b", 64)}
+	probes := map[string]probeResult{
+		"decode-0": {info: agentInfo{PlanError: long}},
+		"decode-1": {info: agentInfo{PlanHash: strings.Repeat("a", 64), PlanError: long}},
+	}
+	obs.add(notReady, probes)
+	obs.add(stale, probes)
+	if len(obs.status.Lagging) != 2 {
+		t.Fatalf("lagging %+v", obs.status.Lagging)
+	}
+	for _, l := range obs.status.Lagging {
+		if len(l.Message) > maxLaggingMessage || !utf8.ValidString(l.Message) {
+			t.Errorf("%s: a message of %d bytes (valid UTF-8: %v), at most %d wanted", l.Pod, len(l.Message), utf8.ValidString(l.Message), maxLaggingMessage)
+		}
+		if !strings.Contains(l.Message, "the agent says: planstore: HashMismatch: éé") || !strings.Contains(l.Message, "(60025 bytes in all; GET /v1/agent on the pod for the rest)") {
+			t.Errorf("%s: %q does not quote the start of the agent's error and say how long it was", l.Pod, l.Message)
+		}
+	}
+	pair := &pdv1.PDPair{}
+	setFleetStatus(pair, obs)
+	if c := pair.Status.Conditions[0]; len(c.Message) > laggingInMessage*(maxLaggingMessage+100) {
+		t.Errorf("the condition message is %d bytes", len(c.Message))
+	}
+}

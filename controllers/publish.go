@@ -30,6 +30,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 )
 
 // conflictRetry is how soon a PDPair blocked by someone else's ConfigMap is
@@ -132,15 +133,36 @@ func (r *PDPairReconciler) ownedConfigMaps(ctx context.Context, pair *pdv1.PDPai
 	return owned, nil
 }
 
-// claimable reports whether the PDPair may manage a ConfigMap: it controls
-// it, or the ConfigMap carries the PDPair's label and has no controller (an
-// orphan whose owner reference was removed; it is adopted, as a ReplicaSet
-// adopts the pods its selector matches).
+// claimable reports whether the PDPair may manage (update, adopt, delete) a
+// ConfigMap. It must be under one of the pair's plan names (the index or a
+// shard 0..MaxShardConfigMaps-1), and either be controlled by the pair or,
+// with no controller at all, carry both the pair's label and the role label
+// the operator writes for that name: an orphan of ours whose owner
+// reference was removed, which is adopted. A user's ConfigMap that merely
+// carries the pair label (kustomize commonLabels put it on every object of
+// an app) has another name or no plan role, and is never touched.
 func claimable(cm *corev1.ConfigMap, pair *pdv1.PDPair) bool {
+	role, ok := planRole(pair.Name, cm.Name)
+	if !ok {
+		return false
+	}
 	if metav1.IsControlledBy(cm, pair) {
 		return true
 	}
-	return metav1.GetControllerOf(cm) == nil && cm.Labels[pdv1.LabelPDPair] == pair.Name
+	return metav1.GetControllerOf(cm) == nil && cm.Labels[pdv1.LabelPDPair] == pair.Name && cm.Labels[pdv1.LabelRole] == role
+}
+
+// planRole is the role label the operator writes on the ConfigMap of a
+// pair under name, and whether name is one of the pair's plan names at all.
+func planRole(pair, name string) (string, bool) {
+	if name == planstore.IndexConfigMapName(pair) {
+		return pdv1.RolePlanIndex, true
+	}
+	n, ok := planstore.ShardNumber(pair, name)
+	if !ok || n >= planstore.MaxShardConfigMaps {
+		return "", false
+	}
+	return pdv1.RolePlanShard, true
 }
 
 // applyConfigMaps creates or updates the desired ConfigMaps, shards before

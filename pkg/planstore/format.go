@@ -18,6 +18,7 @@ package planstore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -109,6 +110,23 @@ func IndexConfigMapName(pdpair string) string { return pdpair + "-plans" }
 
 // ShardConfigMapName is the name of a PDPair's n-th shard ConfigMap.
 func ShardConfigMapName(pdpair string, n int) string { return fmt.Sprintf("%s-plans-%d", pdpair, n) }
+
+// ShardNumber is n when name is ShardConfigMapName(pdpair, n), written as
+// ShardConfigMapName writes it (no sign, no leading zero); ok is false for
+// any other name.
+func ShardNumber(pdpair, name string) (n int, ok bool) {
+	digits, found := strings.CutPrefix(name, pdpair+"-plans-")
+	if !found || digits == "" || len(digits) > 9 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
 
 // RankKey is the key of a decode rank's plan; zero-padded so keys sort by rank.
 func RankKey(rank int) string { return fmt.Sprintf("rank-%04d.json.gz", rank) }

@@ -138,3 +138,21 @@ func keyDiff(want, got string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+func TestShardNumber(t *testing.T) {
+	for name, want := range map[string]int{"p-plans-0": 0, "p-plans-7": 7, "p-plans-31": 31, "p-plans-32": 32, "p-plans-123456789": 123456789} {
+		if n, ok := ShardNumber("p", name); !ok || n != want {
+			t.Errorf("%s: %d %v, want %d", name, n, ok, want)
+		}
+	}
+	for _, name := range []string{"p-plans", "p-plans-", "p-plans-07", "p-plans--1", "p-plans-+1", "p-plans-1x", "p-plans-x", "q-plans-1", "pp-plans-1", "p-plans-1234567890", "p-plans-٣"} {
+		if n, ok := ShardNumber("p", name); ok {
+			t.Errorf("%s: shard %d, want none", name, n)
+		}
+	}
+	for n := range MaxShardConfigMaps {
+		if got, ok := ShardNumber("llama", ShardConfigMapName("llama", n)); !ok || got != n {
+			t.Errorf("ShardConfigMapName(llama, %d) reads back as %d %v", n, got, ok)
+		}
+	}
+}
