@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -68,28 +67,15 @@ func newPlanState(ranks []int, managers []*receiver.Manager, reg prometheus.Regi
 	return s
 }
 
-// apply installs plans on every rank, or on none: each rank checks its
-// plan first, so the ranks of a pod never run two plan sets.
+// apply installs plans on every rank, or on none (receiver.InstallPlans):
+// the ranks of a pod never run two plan sets, even when an engine
+// registers while the plans are installed.
 func (s *planState) apply(p plansource.Plans) error {
 	if len(p.Ranks) != len(s.managers) {
 		return fmt.Errorf("the plan source returned %d plans for %d ranks", len(p.Ranks), len(s.managers))
 	}
-	var errs []error
-	for i, m := range s.managers {
-		if err := m.CheckPlan(p.Ranks[i]); err != nil {
-			errs = append(errs, fmt.Errorf("engine rank %d: %w", s.ranks[i], err))
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	for i, m := range s.managers {
-		if err := m.SetPlan(p.Ranks[i]); err != nil { // only if the engine registered meanwhile
-			errs = append(errs, fmt.Errorf("engine rank %d: %w", s.ranks[i], err))
-		}
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	if err := receiver.InstallPlans(s.managers, p.Ranks); err != nil {
+		return err
 	}
 	now := time.Now()
 	s.mu.Lock()

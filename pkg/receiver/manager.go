@@ -58,7 +58,7 @@ type Manager struct {
 	rooms   *roomTable
 	routing atomic.Pointer[routing]
 	engine  atomic.Pointer[registration]
-	engMu   sync.Mutex // serialises registrations, streams and SetPlan
+	engMu   sync.Mutex // serialises registrations, streams and plan installs (InstallPlans)
 	// generations counts the registrations accepted; stream is the rank's
 	// current event stream (nil when none). Both guarded by engMu.
 	generations uint64
@@ -136,25 +136,12 @@ func (m *Manager) StatusAddr() string {
 // SetPlan installs a (new) plan for this rank. Rooms already open keep the
 // plan they were opened with; caches learned for the old plan are dropped.
 func (m *Manager) SetPlan(snap PlanSnapshot) error {
-	view, err := m.checkPlan(snap)
-	if err != nil {
-		return err
-	}
-	m.engMu.Lock()
-	defer m.engMu.Unlock()
-	if eng := m.engine.Load(); eng != nil {
-		if err := checkEngine(eng.EngineInfo, view); err != nil {
-			return err
-		}
-	}
-	m.routing.Store(&routing{view: view, peers: newPeerTable(view)})
-	m.log.Info("route plan installed", "engineRank", m.cfg.EngineRank, "decodeTPRank", snap.Plan.DecodeTPRank, "kind", snap.Plan.PlanKind, "targets", len(snap.Plan.Targets), "idle", len(snap.Plan.IdlePrefillTPRanks), "hash", shortHash(snap.Hash))
-	return nil
+	return InstallPlans([]*Manager{m}, []PlanSnapshot{snap})
 }
 
 // CheckPlan reports whether SetPlan would accept snap now, without
-// installing it: an agent serving several ranks checks every rank's plan
-// before it installs any, so that its ranks never run two plan sets.
+// installing it. (An agent serving several ranks installs with
+// InstallPlans, which checks and installs every rank's plan at once.)
 func (m *Manager) CheckPlan(snap PlanSnapshot) error {
 	view, err := m.checkPlan(snap)
 	if err != nil {
