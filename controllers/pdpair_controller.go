@@ -28,9 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -72,10 +74,17 @@ type PDPairReconciler struct {
 	// ConfigMap reads it again (default DefaultModelRecheckInterval).
 	ModelRecheckInterval time.Duration
 
+	// ForeignScanInterval is how often every namespace holding PDPairs is
+	// scanned for ConfigMaps of someone else's under plan names (default
+	// DefaultForeignScanInterval; see foreign.go).
+	ForeignScanInterval time.Duration
+
 	plans   *planCache
 	gauge   *compatibilityGauge
 	prober  *agentProber
 	written *writtenStatuses
+	seals   *sealWrites
+	foreign *foreignReports
 }
 
 // NewPDPairReconciler wires a reconciler to a manager's client, cache and recorder.
@@ -91,6 +100,8 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		MaxPlanMemoryBytes: DefaultMaxPlanMemoryBytes,
 		plans:              newPlanCache(),
 		written:            newWrittenStatuses(),
+		seals:              newSealWrites(),
+		foreign:            newForeignReports(),
 		gauge:              newCompatibilityGauge(),
 		prober:             newAgentProber(),
 	}
@@ -133,7 +144,8 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.gauge.set(req.NamespacedName, outcome.compatible)
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
-	if err := r.applyStatus(ctx, pair, outcome, pub, fleetOrNil(fleet, fleetErr)); err != nil {
+	foreign := r.observeForeign(ctx, pair)
+	if err := r.applyStatus(ctx, pair, outcome, pub, fleetOrNil(fleet, fleetErr), foreign); err != nil {
 		return ctrl.Result{}, err
 	}
 	if pub.retry != nil {
@@ -166,6 +178,8 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 	if apierrors.IsNotFound(err) {
 		r.plans.forget(key)
 		r.written.forget(key)
+		r.seals.forget(key)
+		r.foreign.forget(key)
 		r.gauge.forget(key)
 		return nil, nil
 	}
@@ -179,6 +193,13 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 // wrap the reconciler (to count calls) and keep the exact same watches.
 func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 	r.plans.memory = newPlanMemoryGate(r.MaxPlanMemoryBytes)
+	scan := &foreignScan{r: r, interval: r.ForeignScanInterval, events: make(chan event.GenericEvent)}
+	if scan.interval <= 0 {
+		scan.interval = DefaultForeignScanInterval
+	}
+	if err := mgr.Add(scan); err != nil { // only fails once the manager has started
+		log.Log.Error(err, "the scan for foreign plan ConfigMaps is not running")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
@@ -189,7 +210,9 @@ func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{})).
 		// A decode pod appearing, going, or its agent changing readiness
 		// changes the pair's decode fleet status.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pairOfDecodePod), builder.WithPredicates(decodePodChange{}))
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pairOfDecodePod), builder.WithPredicates(decodePodChange{})).
+		// A ConfigMap of someone else's appearing or going under a plan name.
+		WatchesRawSource(source.Channel(scan.events, &handler.EnqueueRequestForObject{}))
 }
 
 // SetupWithManager registers the controller.

@@ -69,12 +69,12 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	}
 	switch {
 	case !out.compatible:
-		return r.withdraw(ctx, owned, pdv1.ReasonLayoutIncompatible,
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))
 	case out.overBudget != nil:
-		return r.withdraw(ctx, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
 	case out.encodeErr != nil:
-		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
+		return r.withdraw(ctx, pair, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
 	}
 	desired, err := r.desiredConfigMaps(pair, out)
 	if err != nil {
@@ -87,6 +87,13 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	if _, err := r.deleteConfigMaps(ctx, owned, names(desired)); err != nil {
 		return publishFailed(err)
 	}
+	seal, err := planstore.NewSeal(pair.Name, string(pair.UID), pair.Generation, out.objects[0])
+	if err != nil {
+		return publishFailed(err)
+	}
+	if err := r.writeSeal(ctx, pair, seal); err != nil {
+		return publishFailed(err)
+	}
 	for _, cm := range desired {
 		pub.configMaps = append(pub.configMaps, cm.Name)
 		pub.bytes += dataBytes(cm)
@@ -96,11 +103,15 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	return pub
 }
 
-// withdraw deletes every published ConfigMap: plans for a spec that is no
-// longer valid must not stay where agents would load them.
-func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
+// withdraw deletes every published ConfigMap, and seals nothing: plans for
+// a spec that is no longer valid must not stay where agents would load
+// them, and nothing found under their names is to be trusted.
+func (r *PDPairReconciler) withdraw(ctx context.Context, pair *pdv1.PDPair, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
 	n, err := r.deleteConfigMaps(ctx, owned, nil)
 	if err != nil {
+		return publishFailed(err)
+	}
+	if err := r.writeSeal(ctx, pair, planstore.WithdrawnSeal(pair.Name, string(pair.UID), pair.Generation)); err != nil {
 		return publishFailed(err)
 	}
 	msg := why
@@ -141,15 +152,16 @@ func (r *PDPairReconciler) ownedConfigMaps(ctx context.Context, pair *pdv1.PDPai
 // reference was removed, which is adopted. A user's ConfigMap that merely
 // carries the pair label (kustomize commonLabels put it on every object of
 // an app) has another name or no plan role, and is never touched.
-func claimable(cm *corev1.ConfigMap, pair *pdv1.PDPair) bool {
-	role, ok := planRole(pair.Name, cm.Name)
+func claimable(cm metav1.Object, pair *pdv1.PDPair) bool {
+	role, ok := planRole(pair.Name, cm.GetName())
 	if !ok {
 		return false
 	}
 	if metav1.IsControlledBy(cm, pair) {
 		return true
 	}
-	return metav1.GetControllerOf(cm) == nil && cm.Labels[pdv1.LabelPDPair] == pair.Name && cm.Labels[pdv1.LabelRole] == role
+	labels := cm.GetLabels()
+	return metav1.GetControllerOf(cm) == nil && labels[pdv1.LabelPDPair] == pair.Name && labels[pdv1.LabelRole] == role
 }
 
 // planRole is the role label the operator writes on the ConfigMap of a

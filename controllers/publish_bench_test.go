@@ -47,7 +47,7 @@ func BenchmarkLargestPairPlanEncodePublish(b *testing.B) {
 	}
 	// A reconciler writing straight to the API server; the pair is not
 	// stored, so the suite's manager never reconciles it.
-	r := &PDPairReconciler{Client: k8s, APIReader: k8s, Scheme: env.Scheme, Budget: transferplan.DefaultBudget, plans: newPlanCache()}
+	r := &PDPairReconciler{Client: k8s, APIReader: k8s, Scheme: env.Scheme, Budget: transferplan.DefaultBudget, plans: newPlanCache(), seals: newSealWrites()}
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)

@@ -34,7 +34,7 @@ import (
 // goes to the status subresource, which does not bump the generation, so the
 // PDPair's own watch (generation predicate) does not reconcile it again.
 // A nil fleet (the pods could not be listed) leaves the fleet status as it was.
-func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication, fleet *fleetObservation) error {
+func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication, fleet *fleetObservation, foreign foreignObservation) error {
 	before := pair.DeepCopy()
 	pair.Status.ObservedGeneration = pair.Generation
 	setCondition(pair, pdv1.PDPairLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
@@ -47,10 +47,14 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	if fleet != nil {
 		setFleetStatus(pair, *fleet)
 	}
+	setPlanNamesClear(pair, foreign)
 	key := client.ObjectKeyFromObject(pair)
 	// Remembered before the write, so that its echo, which may arrive before
 	// Patch returns, is recognised as the manager's own.
 	r.written.remember(key, &pair.Status)
+	if foreign.listed {
+		r.foreign.set(key, foreignNames(foreign.objects))
+	}
 	if equality.Semantic.DeepEqual(before.Status, pair.Status) {
 		return nil
 	}

@@ -92,6 +92,9 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	r.FleetRecheckInterval = 300 * time.Millisecond    // decode fleet tests wait on agents picking up plans
 	r.ModelRecheckInterval = 300 * time.Millisecond    // model tests wait on ConfigMaps created or changed after the pair
 	r.ContractRefreshInterval = 300 * time.Millisecond // contract tests edit contract ConfigMaps
+	// The periodic scan for foreign plan ConfigMaps would enqueue pairs at
+	// times no test chooses; TestForeignScan runs one by hand.
+	r.ForeignScanInterval = time.Hour
 	reconciles.inner = r
 	if err := r.Builder(mgr).Complete(reconciles); err != nil {
 		return nil, err

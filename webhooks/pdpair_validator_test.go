@@ -127,10 +127,15 @@ func TestPDPairValidationByNamespaceLabel(t *testing.T) {
 		t.Fatalf("a compatible pair was refused: %v", err)
 	}
 	// Breaking its spec is refused; a label change is not a spec change.
-	broken := good.DeepCopy()
-	broken.Spec.KVBuffers[0].PrefillUnitBytes = ptr.To[int64](128)
-	broken.Spec.KVBuffers[1].PrefillUnitBytes = ptr.To[int64](128)
-	msg, _ = refusedPDPair(t, k8s.Update(ctx, broken))
+	msg, _ = refusedPDPair(t, retry.RetryOnConflict(retry.DefaultRetry, func() error { // the manager writes status meanwhile
+		broken := &pdv1.PDPair{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(good), broken); err != nil {
+			return err
+		}
+		broken.Spec.KVBuffers[0].PrefillUnitBytes = ptr.To[int64](128)
+		broken.Spec.KVBuffers[1].PrefillUnitBytes = ptr.To[int64](128)
+		return k8s.Update(ctx, broken)
+	}))
 	wantAll(t, msg, "UnitSizeMismatch")
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error { // the manager writes status meanwhile
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(good), good); err != nil {

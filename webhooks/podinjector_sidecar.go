@@ -75,7 +75,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 	if r := checkNames(pod); r != nil {
 		return r
 	}
-	pod.Spec.Volumes = append(pod.Spec.Volumes, plansVolume(pair), socketsVolume())
+	pod.Spec.Volumes = append(pod.Spec.Volumes, plansVolume(pair), sealVolume(pair), socketsVolume())
 	addPullSecrets(pod, agent.ImagePullSecrets)
 	for i := range pod.Spec.InitContainers {
 		shareSockets(&pod.Spec.InitContainers[i])
@@ -95,7 +95,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 
 func checkNames(pod *corev1.Pod) *refusal {
 	for _, v := range pod.Spec.Volumes {
-		if v.Name == pdv1.AgentPlansVolume || v.Name == pdv1.AgentSocketsVolume {
+		if v.Name == pdv1.AgentPlansVolume || v.Name == pdv1.AgentSealVolume || v.Name == pdv1.AgentSocketsVolume {
 			return refuse(RefuseNameConflict, "the pod already has a volume named %q, which the agent's injection uses", v.Name)
 		}
 	}
@@ -113,19 +113,29 @@ func checkNames(pod *corev1.Pod) *refusal {
 // have into one directory, each optional. The kubelet resolves the sources
 // on every sync, so shards that appear or disappear after a spec change show
 // up in the running pod without a restart; planstore's keys are unique
-// across the pair's ConfigMaps, so the projection never collides.
+// across the pair's ConfigMaps, so the operator's objects never collide.
+//
+// Anyone who can create ConfigMaps can create one under a shard name the
+// pair does not use, with keys of its own; where two sources hold a key,
+// the kubelet keeps the later source's. So the sources are ordered for the
+// operator's objects to win: shards from the last name to the first (the
+// operator uses the first names), then the index, projecting only its
+// index.json. A foreign object can then add files nobody reads, but not
+// replace the operator's while they exist; the seal (sealVolume) refuses
+// whatever else is there.
 func plansVolume(pair string) corev1.Volume {
 	sources := make([]corev1.VolumeProjection, 0, 1+planstore.MaxShardConfigMaps)
-	add := func(name string) {
+	add := func(name string, items []corev1.KeyToPath) {
 		sources = append(sources, corev1.VolumeProjection{ConfigMap: &corev1.ConfigMapProjection{
 			LocalObjectReference: corev1.LocalObjectReference{Name: name},
+			Items:                items,
 			Optional:             ptr.To(true),
 		}})
 	}
-	add(planstore.IndexConfigMapName(pair))
-	for i := range planstore.MaxShardConfigMaps {
-		add(planstore.ShardConfigMapName(pair, i))
+	for i := planstore.MaxShardConfigMaps - 1; i >= 0; i-- {
+		add(planstore.ShardConfigMapName(pair, i), nil)
 	}
+	add(planstore.IndexConfigMapName(pair), []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}})
 	return corev1.Volume{Name: pdv1.AgentPlansVolume, VolumeSource: corev1.VolumeSource{
 		Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To[int32](0o444)},
 	}}
@@ -139,6 +149,21 @@ func addPullSecrets(pod *corev1.Pod, names []string) {
 			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
 		}
 	}
+}
+
+// sealVolume mounts the pair's seal Secret, alone in its volume: nothing
+// can be projected over it, and only the operator writes it. Optional, so
+// that a pod whose Secret is gone (the pair deleted) still starts and its
+// agent says what is missing.
+func sealVolume(pair string) corev1.Volume {
+	return corev1.Volume{Name: pdv1.AgentSealVolume, VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{
+			SecretName:  planstore.SealSecretName(pair),
+			Items:       []corev1.KeyToPath{{Key: planstore.SealKey, Path: planstore.SealKey}},
+			DefaultMode: ptr.To[int32](0o444),
+			Optional:    ptr.To(true),
+		},
+	}}
 }
 
 // socketsVolume holds only unix sockets, so a tiny size limit suffices.
@@ -172,6 +197,7 @@ func AgentArgs(firstRank, rankCount int64) []string {
 		// The status host, so that an IPv6 pod IP needs no brackets.
 		"--probe-port=" + strconv.Itoa(pdv1.AgentProbePort),
 		"--plan-dir=" + pdv1.AgentPlanDir,
+		"--plan-seal-dir=" + pdv1.AgentSealDir,
 	}
 }
 
@@ -214,6 +240,7 @@ func agentContainer(ranks rankRange, agent AgentSidecar) corev1.Container {
 		Resources:      resources,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: pdv1.AgentPlansVolume, MountPath: pdv1.AgentPlanDir, ReadOnly: true},
+			{Name: pdv1.AgentSealVolume, MountPath: pdv1.AgentSealDir, ReadOnly: true},
 			{Name: pdv1.AgentSocketsVolume, MountPath: pdv1.AgentSocketDir},
 		},
 		SecurityContext: &corev1.SecurityContext{

@@ -24,7 +24,8 @@ type PDPairStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions: LayoutCompatible, PlansPublished, Ready, DecodeAgentsCurrent.
+	// Conditions: LayoutCompatible, PlansPublished, Ready, DecodeAgentsCurrent,
+	// PlanNamesClear (and kstatus's Reconciling and Stalled while True).
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge

@@ -41,6 +41,12 @@ const (
 	// PDPairDecodeAgentsCurrent: every bound decode pod's agent is ready and
 	// runs the current plan; False names the pods that lag and why.
 	PDPairDecodeAgentsCurrent PDPairConditionType = "DecodeAgentsCurrent"
+	// PDPairPlanNamesClear: no ConfigMap of someone else's stands under one
+	// of the pair's plan names (the index and every shard name decode pods
+	// project); False names them. Agents load only the index the operator
+	// sealed, so such a ConfigMap is never loaded, but it is someone's
+	// mistake or an attempt worth knowing of.
+	PDPairPlanNamesClear PDPairConditionType = "PlanNamesClear"
 )
 
 // PDPairConditionReason is the reason of a condition the operator sets
@@ -157,6 +163,12 @@ const (
 	// ReasonPlansNotEncodable: any other reason the plans could not be encoded.
 	ReasonPlansNotEncodable PDPairConditionReason = "PlansNotEncodable"
 
+	// ReasonNoForeignConfigMaps: PlanNamesClear=True.
+	ReasonNoForeignConfigMaps PDPairConditionReason = "NoForeignConfigMaps"
+	// ReasonForeignConfigMaps: PlanNamesClear=False, ConfigMaps the operator
+	// did not write (nor may adopt) stand under plan names.
+	ReasonForeignConfigMaps PDPairConditionReason = "ForeignConfigMaps"
+
 	// ReasonReady: Ready=True.
 	ReasonReady PDPairConditionReason = "Ready"
 	// ReasonPlansNotPublished: Ready=False because the layout is compatible but
@@ -229,6 +241,8 @@ const (
 	RolePlanIndex = "index"
 	// RolePlanShard marks a plan shard ConfigMap of a pair.
 	RolePlanShard = "shard"
+	// RolePlanSeal marks the seal Secret of a pair.
+	RolePlanSeal = "seal"
 )
 
 // The injected agent's shape, shared by the webhook that injects it, the
@@ -251,10 +265,15 @@ const (
 	AgentSocketDirEnv = "PDTOPO_AGENT_SOCKET_DIR"
 	// AgentPlanDir is where the pair's plan ConfigMaps are projected, read-only.
 	AgentPlanDir = "/etc/pdtopo/plans"
+	// AgentSealDir is where the pair's seal Secret is mounted, read-only: the
+	// operator's word on which index it published (docs/decode-pods.md).
+	AgentSealDir = "/etc/pdtopo/seal"
 	// AgentMaxRanksPerPod is the most engine ranks one agent serves (its
 	// --rank-count limit); the webhook refuses pods asking for more.
 	AgentMaxRanksPerPod = 64
-	// AgentSocketsVolume and AgentPlansVolume are the injected volumes' names.
+	// AgentSocketsVolume, AgentPlansVolume and AgentSealVolume are the
+	// injected volumes' names.
 	AgentSocketsVolume = "pdtopo-sockets"
 	AgentPlansVolume   = "pdtopo-plans"
+	AgentSealVolume    = "pdtopo-plan-seal"
 )

@@ -58,6 +58,7 @@ type options struct {
 	probePort            int
 
 	planFile, planDir  string
+	planSealDir        string
 	kubeconfig, pdpair string
 	planResync         time.Duration
 	printPlan          bool
@@ -95,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.probePort, "probe-port", 0, "serve the probe address on this port of the status host (the pod IP; IPv6 literals need no brackets); 0: --probe-addr decides")
 	fs.StringVar(&o.planFile, "plan-file", "", "plan set JSON written by `pdtopo plan -o json`")
 	fs.StringVar(&o.planDir, "plan-dir", "", "directory where the PDPair's plan ConfigMaps are projected")
+	fs.StringVar(&o.planSealDir, "plan-seal-dir", "", "with --plan-dir: directory where the PDPair's seal Secret is mounted; only the index it names is loaded")
 	fs.StringVar(&o.pdpair, "pdpair", "", "read the plans from the API: NAMESPACE/NAME of the PDPair (or NAME, in $POD_NAMESPACE)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --pdpair (default: the in-cluster service account)")
 	fs.DurationVar(&o.planResync, "plan-resync", time.Minute, "safety-net re-read of the plan source (changes are watched and apply at once)")
@@ -224,6 +226,9 @@ func (o *options) validate() error {
 	}
 	if o.kubeconfig != "" && o.pdpair == "" {
 		return errors.New("--kubeconfig is only used with --pdpair")
+	}
+	if o.planSealDir != "" && o.planDir == "" {
+		return errors.New("--plan-seal-dir is only used with --plan-dir")
 	}
 	if err := o.validateAddresses(); err != nil {
 		return err

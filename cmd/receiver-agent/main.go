@@ -178,7 +178,7 @@ func planSource(o *options) (plansource.Source, error) {
 	case o.planFile != "":
 		return plansource.File{Path: o.planFile, EngineRanks: ranks}, nil
 	case o.planDir != "":
-		return plansource.Dir{Path: o.planDir, EngineRanks: ranks}, nil
+		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, EngineRanks: ranks}, nil
 	default:
 		return plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
 	}

@@ -55,6 +55,7 @@ func TestFlagsRefuseWithTheNumbers(t *testing.T) {
 		"no source":           {[]string{"--engine-rank", "0"}, "exactly one plan source"},
 		"two sources":         {[]string{"--engine-rank", "0", "--plan-file", "x", "--plan-dir", "y"}, "exactly one plan source"},
 		"kubeconfig alone":    {[]string{"--engine-rank", "0", "--kubeconfig", "k", "--plan-dir", "y"}, "--kubeconfig is only used with --pdpair"},
+		"seal without dir":    {[]string{"--engine-rank", "0", "--plan-seal-dir", "s", "--plan-file", "y"}, "--plan-seal-dir is only used with --plan-dir"},
 		"bad timeout":         {[]string{"--engine-rank", "0", "--plan-file", "x", "--waiting-timeout", "0s"}, "--waiting-timeout must be positive"},
 		"stray argument":      {[]string{"--engine-rank", "0", "--plan-file", "x", "extra"}, "unexpected arguments"},
 		"unknown flag":        {[]string{"--engine-rank", "0", "--plan-file", "x", "--nope"}, "not defined"},

@@ -17,8 +17,8 @@ limitations under the License.
 // Package kubeletsim does the two things the kubelet does for a container
 // that pdtopo needs done where no kubelet runs (tests, and `make run`'s local
 // control plane): resolve a container's environment and expand $(VAR) in its
-// command and args, and project ConfigMaps into a volume directory the way
-// the kubelet's atomic writer does (timestamped directory, "..data" symlink
-// swap). It is a non-test package because internal/localcp runs the admitted
+// command and args, and project ConfigMaps and Secrets into a volume
+// directory the way the kubelet's atomic writer does (timestamped directory,
+// "..data" symlink swap; a later source's key replaces an earlier one's). It is a non-test package because internal/localcp runs the admitted
 // decode pod's agent container with it.
 package kubeletsim

@@ -35,59 +35,126 @@ import (
 // dataDirName is the kubelet's symlink to the current timestamped directory.
 const dataDirName = "..data"
 
-// MaterialiseVolume writes a pod's projected ConfigMap volume into dir the
-// way the kubelet does on every sync: it resolves each source from the API
-// (an optional ConfigMap that does not exist contributes nothing), then
-// swaps the whole payload in atomically (see WriteAtomic). Call it again
-// after the ConfigMaps change to get what a running pod would see next.
+// MaterialiseVolume writes a pod's ConfigMap, Secret or projected volume
+// into dir the way the kubelet does on every sync: it resolves each source
+// from the API (an optional object that does not exist contributes
+// nothing; with items, only the keys listed, under their paths, an absent
+// key skipped when the source is optional), collects the payload where a
+// key of a later source replaces the same key of an earlier one, as the
+// kubelet's map does, then swaps the whole payload in atomically (see
+// WriteAtomic). Call it again after the objects change to get what a
+// running pod would see next.
 func MaterialiseVolume(ctx context.Context, c client.Reader, pod *corev1.Pod, volumeName, dir string) error {
+	payload, _, err := VolumePayload(ctx, c, pod, volumeName)
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(dir, payload)
+}
+
+// Collision is a file two sources of a projected volume both write; the
+// later source's content is the one in the volume.
+type Collision struct {
+	Path           string
+	Earlier, Later string
+}
+
+// VolumePayload is what MaterialiseVolume writes, with the collisions
+// between sources that the kubelet resolves silently.
+func VolumePayload(ctx context.Context, c client.Reader, pod *corev1.Pod, volumeName string) (map[string][]byte, []Collision, error) {
 	var vol *corev1.Volume
 	for i := range pod.Spec.Volumes {
 		if pod.Spec.Volumes[i].Name == volumeName {
 			vol = &pod.Spec.Volumes[i]
 		}
 	}
-	if vol == nil || vol.Projected == nil {
-		return fmt.Errorf("pod %s has no projected volume %q", pod.Name, volumeName)
+	var sources []corev1.VolumeProjection
+	switch {
+	case vol == nil:
+		return nil, nil, fmt.Errorf("pod %s has no volume %q", pod.Name, volumeName)
+	case vol.Projected != nil:
+		sources = vol.Projected.Sources
+	case vol.ConfigMap != nil:
+		sources = []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{
+			LocalObjectReference: vol.ConfigMap.LocalObjectReference, Items: vol.ConfigMap.Items, Optional: vol.ConfigMap.Optional}}}
+	case vol.Secret != nil:
+		sources = []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: vol.Secret.SecretName}, Items: vol.Secret.Items, Optional: vol.Secret.Optional}}}
+	default:
+		return nil, nil, fmt.Errorf("volume %q: only ConfigMap, Secret and projected volumes are materialised", volumeName)
 	}
 	payload := map[string][]byte{}
-	for _, src := range vol.Projected.Sources {
-		if src.ConfigMap == nil {
-			return fmt.Errorf("volume %q: only ConfigMap sources are materialised", volumeName)
-		}
-		var cm corev1.ConfigMap
-		err := c.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: src.ConfigMap.Name}, &cm)
-		if apierrors.IsNotFound(err) && src.ConfigMap.Optional != nil && *src.ConfigMap.Optional {
-			continue
-		}
+	from := map[string]string{}
+	var collisions []Collision
+	for _, src := range sources {
+		name, data, err := sourceData(ctx, c, pod.Namespace, src)
 		if err != nil {
-			return fmt.Errorf("volume %q: ConfigMap %s: %w", volumeName, src.ConfigMap.Name, err)
+			return nil, nil, fmt.Errorf("volume %q: %w", volumeName, err)
 		}
-		if len(src.ConfigMap.Items) > 0 {
-			return fmt.Errorf("volume %q: ConfigMap %s: items are not materialised", volumeName, src.ConfigMap.Name)
-		}
-		for k, v := range cm.Data {
-			if err := addKey(payload, cm.Name, k, []byte(v)); err != nil {
-				return err
+		for path, value := range data {
+			if earlier, dup := from[path]; dup {
+				collisions = append(collisions, Collision{Path: path, Earlier: earlier, Later: name})
 			}
-		}
-		for k, v := range cm.BinaryData {
-			if err := addKey(payload, cm.Name, k, v); err != nil {
-				return err
-			}
+			payload[path], from[path] = value, name
 		}
 	}
-	return WriteAtomic(dir, payload)
+	return payload, collisions, nil
 }
 
-// addKey refuses a key two sources share: the kubelet would let the later
-// source win silently, which for plans would be a bug worth failing on.
-func addKey(payload map[string][]byte, cm, key string, value []byte) error {
-	if _, dup := payload[key]; dup {
-		return fmt.Errorf("key %q of ConfigMap %s is also in another source of the volume", key, cm)
+// sourceData resolves one source to its files (path → content).
+func sourceData(ctx context.Context, c client.Reader, namespace string, src corev1.VolumeProjection) (string, map[string][]byte, error) {
+	var (
+		obj      client.Object
+		name     string
+		items    []corev1.KeyToPath
+		optional *bool
+		data     func() map[string][]byte
+	)
+	switch {
+	case src.ConfigMap != nil:
+		cm := &corev1.ConfigMap{}
+		obj, name, items, optional = cm, src.ConfigMap.Name, src.ConfigMap.Items, src.ConfigMap.Optional
+		data = func() map[string][]byte {
+			out := make(map[string][]byte, len(cm.Data)+len(cm.BinaryData))
+			for k, v := range cm.Data {
+				out[k] = []byte(v)
+			}
+			for k, v := range cm.BinaryData {
+				out[k] = v
+			}
+			return out
+		}
+	case src.Secret != nil:
+		secret := &corev1.Secret{}
+		obj, name, items, optional = secret, src.Secret.Name, src.Secret.Items, src.Secret.Optional
+		data = func() map[string][]byte { return secret.Data }
+	default:
+		return "", nil, errors.New("only ConfigMap and Secret sources are materialised")
 	}
-	payload[key] = value
-	return nil
+	isOptional := optional != nil && *optional
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+	if apierrors.IsNotFound(err) && isOptional {
+		return name, nil, nil
+	}
+	if err != nil {
+		return name, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	all := data()
+	if len(items) == 0 {
+		return name, all, nil
+	}
+	out := make(map[string][]byte, len(items))
+	for _, it := range items {
+		v, ok := all[it.Key]
+		if !ok {
+			if isOptional {
+				continue
+			}
+			return name, nil, fmt.Errorf("%s has no key %q, which the volume lists", name, it.Key)
+		}
+		out[it.Path] = v
+	}
+	return name, out, nil
 }
 
 // WriteAtomic is the kubelet's atomic writer: the payload goes into a new

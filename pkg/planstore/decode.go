@@ -104,7 +104,11 @@ func loadPlanSet(src source) (*transferplan.PlanSet, error) {
 	return set, nil
 }
 
-func readIndex(src source) (*Index, error) {
+func readIndex(src source) (*Index, error) { return readSealedIndex(src, nil) }
+
+// readSealedIndex reads the index; with a seal, its bytes must be the ones
+// the seal names before anything in them is decoded or believed.
+func readSealedIndex(src source, seal *Seal) (*Index, error) {
 	raw, err := src.read("", IndexKey, MaxIndexBytes)
 	switch {
 	case errors.Is(err, errAbsent):
@@ -114,6 +118,25 @@ func readIndex(src source) (*Index, error) {
 	case err != nil:
 		return nil, fmt.Errorf("planstore: reading %s: %w", IndexKey, err)
 	}
+	if seal != nil {
+		if err := seal.verify(raw); err != nil {
+			return nil, err
+		}
+	}
+	idx, err := decodeIndex(raw)
+	if err != nil {
+		return nil, err
+	}
+	if seal != nil && (idx.PDPair != seal.PDPair || idx.PlanHash != seal.PlanHash) {
+		// the bytes match, so only a seal written for another index can get here
+		return nil, formatErrorf(ReasonSealMismatch, "%s is the index of %q with plan hash %s but the seal is for %q with plan hash %s",
+			IndexKey, idx.PDPair, idx.PlanHash, seal.PDPair, seal.PlanHash)
+	}
+	return idx, nil
+}
+
+// decodeIndex decodes and checks an index's bytes.
+func decodeIndex(raw []byte) (*Index, error) {
 	var idx Index
 	if err := decodeStrict(raw, &idx); err != nil {
 		return nil, formatErrorf(ReasonMalformedIndex, "%s: %v", IndexKey, err)

@@ -49,8 +49,30 @@ func LoadEngineRanks(objects []Object, engineRanks []int) (EngineRanks, error) {
 	return loadEngineRanks(newObjectSource(objects), engineRanks)
 }
 
+// LoadSealedEngineRanksFromDir is LoadEngineRanksFromDir for plans the
+// operator sealed: the index must be the one seal names (its SHA-256), or
+// nothing is loaded. The directory and the seal are read by the caller
+// separately (they are separate volumes); see ReadSealDir.
+func LoadSealedEngineRanksFromDir(dir string, seal Seal, engineRanks []int) (EngineRanks, error) {
+	src, err := newDirSource(dir)
+	if err != nil {
+		return EngineRanks{}, fmt.Errorf("planstore: reading plan directory %s: %w", dir, err)
+	}
+	return loadSealedEngineRanks(src, &seal, engineRanks)
+}
+
+// LoadSealedEngineRanks is LoadSealedEngineRanksFromDir for objects read
+// through the API.
+func LoadSealedEngineRanks(objects []Object, seal Seal, engineRanks []int) (EngineRanks, error) {
+	return loadSealedEngineRanks(newObjectSource(objects), &seal, engineRanks)
+}
+
 func loadEngineRanks(src source, engineRanks []int) (EngineRanks, error) {
-	idx, err := readIndex(src)
+	return loadSealedEngineRanks(src, nil, engineRanks)
+}
+
+func loadSealedEngineRanks(src source, seal *Seal, engineRanks []int) (EngineRanks, error) {
+	idx, err := readSealedIndex(src, seal)
 	if err != nil {
 		return EngineRanks{}, err
 	}

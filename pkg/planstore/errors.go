@@ -46,6 +46,17 @@ const (
 	ReasonCorruptPlan Reason = "CorruptPlan"
 	// ReasonHashMismatch: a rank's bytes differ from what the index recorded.
 	ReasonHashMismatch Reason = "HashMismatch"
+	// ReasonMissingSeal: the loader was given a seal location holding none.
+	ReasonMissingSeal Reason = "MissingSeal"
+	// ReasonMalformedSeal: the seal is not a consistent seal.
+	ReasonMalformedSeal Reason = "MalformedSeal"
+	// ReasonSealMismatch: the index is not the one the operator sealed: a
+	// ConfigMap it did not write shadows or replaces its index, or the new
+	// index or seal has not reached the pod yet.
+	ReasonSealMismatch Reason = "SealMismatch"
+	// ReasonNotPublished: the seal says the operator publishes nothing for
+	// the pair's current generation.
+	ReasonNotPublished Reason = "NotPublished"
 )
 
 // FormatError says why plans could not be published or loaded.

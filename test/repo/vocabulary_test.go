@@ -30,7 +30,7 @@ var conditionStatusLiteral = regexp.MustCompile(`Status\s*(?:[!=]=|:)\s*"(?:True
 
 // vocabularyLiteral is a label or annotation key, or a condition type, that
 // the API's vocabulary (api/v1alpha1/vocabulary.go) owns, spelled out.
-var vocabularyLiteral = regexp.MustCompile(`"pd\.pdtopo\.dev/[a-z-]+"|"(?:LayoutCompatible|PlansPublished|DecodeAgentsCurrent)"`)
+var vocabularyLiteral = regexp.MustCompile(`"pd\.pdtopo\.dev/[a-z-]+"|"(?:LayoutCompatible|PlansPublished|DecodeAgentsCurrent|PlanNamesClear)"`)
 
 // The API owns its vocabulary: no Go file outside api/ spells a condition
 // status, a pd.pdtopo.dev label or annotation key, or a condition type as a

@@ -32,43 +32,80 @@ import (
 type Dir struct {
 	Path        string
 	EngineRanks []int
+	// SealDir, if set, is where the operator's seal Secret is mounted (a
+	// volume of its own, which no ConfigMap can shadow): an index in Path
+	// whose bytes are not the ones the seal names is refused, so a
+	// ConfigMap projected under a plan name by someone other than the
+	// operator is never loaded (see planstore.Seal).
+	SealDir string
 }
 
-func (d Dir) Describe() string { return "plan directory " + d.Path }
+func (d Dir) Describe() string {
+	if d.SealDir != "" {
+		return "plan directory " + d.Path + " (sealed by " + d.SealDir + ")"
+	}
+	return "plan directory " + d.Path
+}
 
-// Version follows the kubelet's atomic writer: the visible files are
-// symlinks into "..data", a symlink swapped to a new timestamped directory
-// on every update, so its target names the content. A plain directory
-// (no "..data") is versioned by its index file's size and time.
+// Version changes when either directory's content may have changed.
 func (d Dir) Version(context.Context) (string, error) {
-	target, err := os.Readlink(filepath.Join(d.Path, "..data"))
+	v, err := dirVersion(d.Path, planstore.IndexKey)
+	if err != nil || d.SealDir == "" {
+		return v, err
+	}
+	seal, err := dirVersion(d.SealDir, planstore.SealKey)
+	if err != nil {
+		return "", err
+	}
+	return v + " " + seal, nil
+}
+
+// dirVersion is the target of an atomic-writer directory's "..data" link,
+// or for a plain directory the size and time of its file named key.
+func dirVersion(dir, key string) (string, error) {
+	target, err := os.Readlink(filepath.Join(dir, "..data"))
 	if err == nil {
 		return "data:" + target, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	st, err := os.Stat(filepath.Join(d.Path, planstore.IndexKey))
+	st, err := os.Stat(filepath.Join(dir, key))
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("index:%d:%d", st.Size(), st.ModTime().UnixNano()), nil
+	return fmt.Sprintf("%s:%d:%d", key, st.Size(), st.ModTime().UnixNano()), nil
 }
 
 func (d Dir) Load(context.Context) (Plans, error) {
 	if err := checkRanks(d.EngineRanks); err != nil {
 		return Plans{}, err
 	}
-	got, err := planstore.LoadEngineRanksFromDir(d.Path, d.EngineRanks)
+	var (
+		got planstore.EngineRanks
+		err error
+	)
+	if d.SealDir == "" {
+		got, err = planstore.LoadEngineRanksFromDir(d.Path, d.EngineRanks)
+	} else {
+		var seal planstore.Seal
+		if seal, err = planstore.ReadSealDir(d.SealDir); err != nil {
+			return Plans{}, err
+		}
+		got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks)
+	}
 	if err != nil {
 		return Plans{}, err
 	}
 	return Plans{PDPair: got.PDPair, Hash: got.PlanHash, Ranks: snapshots(got.Layout, got.PlanHash, got.Plans)}, nil
 }
 
-// Notify watches the directory itself: the kubelet's update ends with the
-// rename of "..data_tmp" over "..data", one event in this directory, and
-// a plain directory's files are created, written or renamed here too.
 func (d Dir) Notify(ctx context.Context, changed func()) error {
-	return watchDir(ctx, d.Path, func(string) bool { return true }, changed)
+	if err := watchDir(ctx, d.Path, func(string) bool { return true }, changed); err != nil {
+		return err
+	}
+	if d.SealDir == "" {
+		return nil
+	}
+	return watchDir(ctx, d.SealDir, func(string) bool { return true }, changed)
 }
