@@ -20,12 +20,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -122,4 +126,76 @@ func hasEnv(c corev1.Container, name string) bool {
 		}
 	}
 	return false
+}
+
+// config/default runs two manager replicas with leader election (one
+// reconciles, both serve the webhooks, whose failurePolicy is Fail), spread
+// over nodes, and a PodDisruptionBudget that evicts one at a time.
+func TestDeployedManagerIsHighlyAvailable(t *testing.T) {
+	root, err := testutil.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl := filepath.Join(testutil.BinDir(t), "kubectl")
+	_, err = os.Stat(kubectl)
+	testutil.RequireTool(t, err, testutil.SkipEnv, "kubectl kustomize renders config/default (make kubectl; make test builds it)")
+	out, err := exec.Command(kubectl, "kustomize", filepath.Join(root, "config", "default")).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/default: %v", err)
+	}
+	var (
+		deploy *appsv1.Deployment
+		pdbs   []policyv1.PodDisruptionBudget
+	)
+	for doc := range strings.SplitSeq(string(out), "\n---\n") {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatal(err)
+		}
+		switch meta.Kind {
+		case "Deployment":
+			deploy = &appsv1.Deployment{}
+			if err := yaml.UnmarshalStrict([]byte(doc), deploy); err != nil {
+				t.Fatal(err)
+			}
+		case "PodDisruptionBudget":
+			var pdb policyv1.PodDisruptionBudget
+			if err := yaml.UnmarshalStrict([]byte(doc), &pdb); err != nil {
+				t.Fatal(err)
+			}
+			pdbs = append(pdbs, pdb)
+		}
+	}
+	if deploy == nil {
+		t.Fatal("config/default has no Deployment")
+	}
+	if r := deploy.Spec.Replicas; r == nil || *r < 2 {
+		t.Errorf("the manager runs %v replicas, want 2", r)
+	}
+	if !slices.Contains(deploy.Spec.Template.Spec.Containers[0].Args, "--leader-elect") {
+		t.Error("replicas without --leader-elect would reconcile the same PDPairs at once")
+	}
+	pods := labels.Set(deploy.Spec.Template.Labels)
+	spread := false
+	for _, c := range deploy.Spec.Template.Spec.TopologySpreadConstraints {
+		sel, err := metav1.LabelSelectorAsSelector(c.LabelSelector)
+		spread = spread || (err == nil && c.TopologyKey == "kubernetes.io/hostname" && sel.Matches(pods))
+	}
+	if !spread {
+		t.Errorf("the replicas are not spread over nodes: %+v", deploy.Spec.Template.Spec.TopologySpreadConstraints)
+	}
+	var guarding []string
+	for _, pdb := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || pdb.Namespace != deploy.Namespace || !sel.Matches(pods) {
+			continue
+		}
+		if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 || pdb.Spec.MinAvailable != nil {
+			t.Errorf("PodDisruptionBudget %s: maxUnavailable %v, minAvailable %v; want one replica evicted at a time", pdb.Name, pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable)
+		}
+		guarding = append(guarding, pdb.Name)
+	}
+	if len(guarding) != 1 {
+		t.Errorf("PodDisruptionBudgets selecting the manager pods: %v, want one", guarding)
+	}
 }

@@ -49,9 +49,12 @@ const (
 )
 
 // The rotator reads and updates its Secret (in the manager's namespace only)
-// and writes the CA bundle into the webhook configurations.
+// and writes the CA bundle into the two webhook configurations config/
+// deploys, by name: it reads and watches them through a field selector on
+// their names (webhookConfigsByName), which is what lets the RBAC name them.
 // +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=pdtopo-mutating-webhook-configuration,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=pdtopo-validating-webhook-configuration,verbs=get;list;watch;update
 
 // webhookOptions are the webhook server's flags.
 type webhookOptions struct {
@@ -128,7 +131,7 @@ func setupWebhooks(mgr ctrl.Manager, w webhookOptions, register func(ctrl.Manage
 		return mgr.GetWebhookServer().StartedChecker(), nil
 	}
 	certsReady := make(chan struct{})
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+	err := rotator.AddRotator(webhookConfigsByName(mgr, w), &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: w.namespace, Name: w.secretName},
 		CertDir:        w.certDir,
 		CAName:         "pdtopo-webhook-ca",

@@ -88,11 +88,29 @@ func TestChartRendersEveryMode(t *testing.T) {
 		check func(t *testing.T, objs map[string]unstructured.Unstructured)
 	}{
 		{
-			name:   "defaults",
-			has:    []string{"ClusterRole pdtopo-manager-role", "Secret pdtopo-system/pdtopo-webhook-server-cert", "MutatingWebhookConfiguration pdtopo-mutating-webhook-configuration"},
+			name: "defaults",
+			has: []string{"ClusterRole pdtopo-manager-role", "Secret pdtopo-system/pdtopo-webhook-server-cert", "MutatingWebhookConfiguration pdtopo-mutating-webhook-configuration",
+				"PodDisruptionBudget pdtopo-system/pdtopo-controller-manager"},
 			hasNot: []string{"ClusterRole pdtopo-manager-cluster", "Certificate pdtopo-system/pdtopo-serving-cert", "ServiceMonitor pdtopo-system/pdtopo-controller-manager-metrics"},
 			args:   []string{"--webhook-certs=rotate", "--metrics-secure", "--leader-elect", "--max-plan-fragments=524288"},
 			noArgs: []string{"--watch-namespaces", "--validate-pdpairs"},
+			check: func(t *testing.T, objs map[string]unstructured.Unstructured) {
+				// Two replicas behind a Fail webhook, one evicted at a time.
+				d := objs["Deployment pdtopo-system/pdtopo-controller-manager"]
+				replicas := number(d.Object, "spec", "replicas")
+				pods, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
+				pdb := objs["PodDisruptionBudget pdtopo-system/pdtopo-controller-manager"]
+				selects, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+				maxUnavailable := number(pdb.Object, "spec", "maxUnavailable")
+				if replicas < 2 || maxUnavailable != 1 || len(selects) == 0 {
+					t.Errorf("%d replicas, a PodDisruptionBudget of maxUnavailable %d selecting %v; want 2 replicas, one evicted at a time", replicas, maxUnavailable, selects)
+				}
+				for k, v := range selects {
+					if pods[k] != v {
+						t.Errorf("the PodDisruptionBudget selects %s=%s, which the manager pods (%v) do not carry", k, v, pods)
+					}
+				}
+			},
 		},
 		{
 			name: "namespaced with cert-manager and validation",
@@ -137,8 +155,9 @@ func TestChartRendersEveryMode(t *testing.T) {
 			},
 		},
 		{
-			name:   "no webhooks, no metrics",
-			values: map[string]any{"webhook": map[string]any{"enabled": false, "certs": "rotate"}, "metrics": map[string]any{"enabled": false}, "leaderElection": map[string]any{"enabled": false}},
+			name: "no webhooks, no metrics",
+			values: map[string]any{"webhook": map[string]any{"enabled": false, "certs": "rotate"}, "metrics": map[string]any{"enabled": false},
+				"leaderElection": map[string]any{"enabled": false}, "replicaCount": 1},
 			hasNot: []string{"MutatingWebhookConfiguration pdtopo-mutating-webhook-configuration", "Service pdtopo-system/pdtopo-webhook-service",
 				"Service pdtopo-system/pdtopo-controller-manager-metrics", "Secret pdtopo-system/pdtopo-webhook-server-cert"},
 			args:   []string{"--webhook-certs=none", "--metrics-bind-address=0"},
@@ -149,6 +168,24 @@ func TestChartRendersEveryMode(t *testing.T) {
 			values: map[string]any{"fullnameOverride": "infer"},
 			has:    []string{"Deployment pdtopo-system/infer-controller-manager", "ClusterRole infer-manager-role"},
 			args:   []string{"--webhook-service-name=infer-webhook-service", "--mutating-webhook-configurations=infer-mutating-webhook-configuration"},
+			check: func(t *testing.T, objs map[string]unstructured.Unstructured) {
+				// The manager may touch the release's webhook configurations, by name, and no others.
+				rules, _, _ := unstructured.NestedSlice(objs["ClusterRole infer-manager-role"].Object, "rules")
+				named := map[string][]any{}
+				for _, r := range rules {
+					rule := r.(map[string]any)
+					for _, res := range rule["resources"].([]any) {
+						if strings.HasSuffix(res.(string), "webhookconfigurations") {
+							names, _ := rule["resourceNames"].([]any)
+							named[res.(string)] = names
+						}
+					}
+				}
+				want := map[string][]any{"mutatingwebhookconfigurations": {"infer-mutating-webhook-configuration"}, "validatingwebhookconfigurations": {"infer-validating-webhook-configuration"}}
+				if !equality.Semantic.DeepEqual(named, want) {
+					t.Errorf("the ClusterRole's webhook configuration rules name %v, want %v", named, want)
+				}
+			},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,6 +225,28 @@ func TestChartRendersEveryMode(t *testing.T) {
 				c.check(t, byKey)
 			}
 		})
+	}
+}
+
+// number is an integer field of a decoded object (JSON numbers decode as
+// int64 or float64), or -1.
+func number(obj map[string]any, fields ...string) int64 {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return -1
+}
+
+// Replicas past one without leader election would reconcile the same
+// PDPairs at once: the chart refuses to render.
+func TestChartRefusesReplicasWithoutLeaderElection(t *testing.T) {
+	_, err := Template(t, release, namespace, map[string]any{"replicaCount": 2, "leaderElection": map[string]any{"enabled": false}})
+	if err == nil || !strings.Contains(err.Error(), "replicaCount is 2 but leaderElection.enabled is false") {
+		t.Fatalf("rendering 2 replicas without leader election: %v", err)
 	}
 }
 
