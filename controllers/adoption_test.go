@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // Users' ConfigMaps that carry the pair label survive publishing,
@@ -103,7 +104,7 @@ func TestUserConfigMapsWithThePairLabelSurvive(t *testing.T) {
 	})
 	got = waitObserved(t, got)
 	wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonLayoutIncompatible)
-	eventually(t, settle, "the plans are withdrawn", func() error {
+	testutil.Eventually(t, settle, "the plans are withdrawn", func() error {
 		for _, name := range []string{pair + "-plans", pair + "-plans-0"} {
 			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("%s: %v", name, err)
@@ -123,7 +124,7 @@ func TestUserConfigMapsWithThePairLabelSurvive(t *testing.T) {
 	if err := k8s.Delete(context.Background(), got); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, settle, "the pair is gone", func() error {
+	testutil.Eventually(t, settle, "the pair is gone", func() error {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(got), &pdv1.PDPair{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there: %v", err)
 		}

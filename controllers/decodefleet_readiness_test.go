@@ -84,10 +84,10 @@ func TestAgentReadinessQuotesTheLastExit(t *testing.T) {
 // pods each quoting that would make every status write megabytes.
 func TestLaggingMessagesAreBounded(t *testing.T) {
 	long := "planstore: HashMismatch: " + strings.Repeat("é", 30000) // 60 025 bytes, most of them two-byte characters
-	notReady := decodepodtest.DecodePod("ns", "decode-0", "pair").WithAgent(9440).Obj()
-	notReady.Status = decodepodtest.RunningStatus(false)
-	stale := decodepodtest.DecodePod("ns", "decode-1", "pair").WithAgent(9440).Obj()
-	stale.Status = decodepodtest.RunningStatus(true)
+	notReady := fixtures.DecodePod("ns", "decode-0", "pair").WithAgent(9440).Obj()
+	notReady.Status = fixtures.RunningStatus(false)
+	stale := fixtures.DecodePod("ns", "decode-1", "pair").WithAgent(9440).Obj()
+	stale.Status = fixtures.RunningStatus(true)
 	obs := fleetObservation{currentHash: strings.Repeat("b", 64)}
 	probes := map[string]probeResult{
 		"decode-0": {info: agentInfo{PlanError: long}},

@@ -32,12 +32,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // podVolumes are one pod's volumes on disk, as its kubelet keeps them.
@@ -91,7 +92,7 @@ func (a *agentProcess) view() (agentView, error) {
 func (a *agentProcess) waitView(t *testing.T, what string, check func(agentView) error) agentView {
 	t.Helper()
 	var v agentView
-	decodepodtest.Eventually(t, 30*time.Second, what, func() error {
+	testutil.Eventually(t, 30*time.Second, what, func() error {
 		var err error
 		if v, err = a.view(); err != nil {
 			return err
@@ -131,8 +132,8 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 	pair := readyPair(t, ns, key.Name)
 	published := pair.Status.Plan.Hash
 	forged, forgedHash := forgedPublication(t, pair)
-	running := newPodVolumes(t, admit(t, decodepodtest.DecodePod(ns, "decode-0", key.Name).Obj()))
-	later := newPodVolumes(t, admit(t, decodepodtest.DecodePod(ns, "decode-1", key.Name).Obj()))
+	running := newPodVolumes(t, admit(t, fixtures.DecodePod(ns, "decode-0", key.Name).Obj()))
+	later := newPodVolumes(t, admit(t, fixtures.DecodePod(ns, "decode-1", key.Name).Obj()))
 	running.sync(t)
 	a := runAgentContainer(t, running.pod, loopbackPodIP(), running.dirs)
 	a.waitPlan(t, published)
@@ -166,8 +167,8 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 
 	// 2. Withdrawn, and someone else's ConfigMaps under the plan names.
 	good := pair.Spec
-	withdrawn := changeSpecTo(t, key, decodepodtest.IncompatiblePair(ns, key.Name).Spec, pdv1.PDPairPlansPublished, metav1.ConditionFalse)
-	decodepodtest.Eventually(t, settle, "the operator's ConfigMaps withdrawn", func() error {
+	withdrawn := changeSpecTo(t, key, fixtures.IncompatiblePair(ns, key.Name).Spec, pdv1.PDPairPlansPublished, metav1.ConditionFalse)
+	testutil.Eventually(t, settle, "the operator's ConfigMaps withdrawn", func() error {
 		for _, name := range []string{"llama-plans", "llama-plans-0"} {
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); err == nil {
 				return fmt.Errorf("%s is still there", name)
@@ -221,7 +222,7 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 
 	// 3. Fixed: the operator will not write over them, and seals nothing.
 	changeSpecTo(t, key, good, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue)
-	conflict := decodepodtest.WaitCondition(t, k8s, settle, key, pdv1.PDPairPlansPublished, metav1.ConditionFalse)
+	conflict := testutil.WaitCondition(t, k8s, settle, key, pdv1.PDPairPlansPublished, metav1.ConditionFalse)
 	for _, c := range conflict.Status.Conditions {
 		if c.Type == string(pdv1.PDPairPlansPublished) && (c.Reason != string(pdv1.ReasonConfigMapConflict) || !strings.Contains(c.Message, "llama-plans")) {
 			t.Fatalf("PlansPublished %s: %s, want ConfigMapConflict naming the ConfigMap", c.Reason, c.Message)
@@ -236,7 +237,7 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	decodepodtest.WaitCondition(t, k8s, settle, key, pdv1.PDPairReady, metav1.ConditionTrue)
+	testutil.WaitCondition(t, k8s, settle, key, pdv1.PDPairReady, metav1.ConditionTrue)
 	running.sync(t)
 	later.sync(t)
 	b.waitPlan(t, published)
@@ -260,8 +261,8 @@ func changeSpecTo(t *testing.T, key client.ObjectKey, spec pdv1.PDPairSpec, cond
 		t.Fatal(err)
 	}
 	var got *pdv1.PDPair
-	decodepodtest.Eventually(t, settle, fmt.Sprintf("%s=%s for generation %d", cond, status, p.Generation), func() error {
-		got = decodepodtest.WaitCondition(t, k8s, settle, key, cond, status)
+	testutil.Eventually(t, settle, fmt.Sprintf("%s=%s for generation %d", cond, status, p.Generation), func() error {
+		got = testutil.WaitCondition(t, k8s, settle, key, cond, status)
 		if got.Status.ObservedGeneration != p.Generation {
 			return fmt.Errorf("observed generation %d", got.Status.ObservedGeneration)
 		}

@@ -26,11 +26,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/decodepodtest"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // forgedPublication is what someone who can write ConfigMaps but not the
@@ -87,7 +87,7 @@ func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	pair := readyPair(t, ns, "llama")
-	pod := admit(t, decodepodtest.DecodePod(ns, "decode-0", "llama").Obj())
+	pod := admit(t, fixtures.DecodePod(ns, "decode-0", "llama").Obj())
 	forged, forgedHash := forgedPublication(t, pair)
 	if forgedHash == pair.Status.Plan.Hash {
 		t.Fatal("the forged plans are the published ones")
@@ -130,7 +130,7 @@ func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 
 	// The projection order of the issue: the shadow's files win.
 	old := pod.DeepCopy()
-	v := decodepodtest.FindVolume(old, pdv1.AgentPlansVolume)
+	v := fixtures.FindVolume(old, pdv1.AgentPlansVolume)
 	slices.Reverse(v.Projected.Sources)
 	v.Projected.Sources[0].ConfigMap.Items = nil
 	if err := kubeletsim.MaterialiseVolume(ctx, k8s, old, pdv1.AgentPlansVolume, dir); err != nil {
@@ -149,7 +149,7 @@ func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	replaced := pod.DeepCopy()
-	v = decodepodtest.FindVolume(replaced, pdv1.AgentPlansVolume)
+	v = fixtures.FindVolume(replaced, pdv1.AgentPlansVolume)
 	v.Projected.Sources = v.Projected.Sources[len(v.Projected.Sources)-1:] // the index only
 	v.Projected.Sources[0].ConfigMap.Name = shadow.Name                    // now holding the forged objects
 	v.Projected.Sources[0].ConfigMap.Items = nil

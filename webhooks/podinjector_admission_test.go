@@ -182,7 +182,7 @@ func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 	if !slices.Equal(names, want) {
 		t.Errorf("plan sources %v, want the %d shard names from the last, then the index: %v", names, planstore.MaxShardConfigMaps, want)
 	}
-	seal := decodepodtest.FindVolume(pod, pdv1.AgentSealVolume)
+	seal := fixtures.FindVolume(pod, pdv1.AgentSealVolume)
 	if seal == nil || seal.Secret == nil || seal.Secret.SecretName != pair+"-plans-seal" || seal.Secret.Optional == nil || !*seal.Secret.Optional ||
 		!equality.Semantic.DeepEqual(seal.Secret.Items, []corev1.KeyToPath{{Key: planstore.SealKey, Path: planstore.SealKey}}) {
 		t.Errorf("seal volume %+v, want the optional Secret %s-plans-seal with its %s only", seal, pair, planstore.SealKey)

@@ -196,7 +196,6 @@ func deployedMutatingConfig(t *testing.T, root, name, ns string) *admissionregis
 	return &cfg
 }
 
-
 // runAsWithGeneratedRBAC binds config/rbac/role.yaml's ClusterRole and its
 // Role (in ns, config/default's "system") to user, and returns a client
 // configuration that authenticates as user.

@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // The race of issue 19 between a plan install and an engine registration:
@@ -35,8 +35,8 @@ import (
 // first and installed after, and a registration in between left rank 0 on
 // the new plan and rank 1 on the old one.
 func TestInstallPlansIsAtomicWithEngineRegistration(t *testing.T) {
-	oldLayout := receiverfixtures.MHA(2, 2, receiverfixtures.Buffers(1, 128, 128, 128))
-	newLayout := receiverfixtures.MHA(2, 2, receiverfixtures.Buffers(2, 128, 128, 128))
+	oldLayout := fixtures.MHA(2, 2, fixtures.Buffers(1, 128, 128, 128))
+	newLayout := fixtures.MHA(2, 2, fixtures.Buffers(2, 128, 128, 128))
 	managers := make([]*receiver.Manager, 2)
 	next := make([]receiver.PlanSnapshot, 2)
 	for r := range managers {
@@ -83,8 +83,8 @@ func TestInstallPlansIsAtomicWithEngineRegistration(t *testing.T) {
 
 // All or none: a plan one rank refuses is installed on no rank.
 func TestInstallPlansAllOrNone(t *testing.T) {
-	oldLayout := receiverfixtures.MHA(2, 2, receiverfixtures.Buffers(1, 128, 128, 128))
-	newLayout := receiverfixtures.MHA(2, 2, receiverfixtures.Buffers(2, 128, 128, 128))
+	oldLayout := fixtures.MHA(2, 2, fixtures.Buffers(1, 128, 128, 128))
+	newLayout := fixtures.MHA(2, 2, fixtures.Buffers(2, 128, 128, 128))
 	managers := make([]*receiver.Manager, 2)
 	next := make([]receiver.PlanSnapshot, 2)
 	for r := range managers {

@@ -23,10 +23,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pdtopo/pdtopo/internal/receiverfixtures"
-	"github.com/pdtopo/pdtopo/internal/receivertest"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+	"github.com/pdtopo/pdtopo/test/receivertest"
 )
 
 // projectSeal writes the operator's seal for objects into dir, as the
@@ -60,7 +60,7 @@ func TestSealedDirSource(t *testing.T) {
 	defer cancel()
 	plans, sealDir := t.TempDir(), t.TempDir()
 	first, firstHash := receivertest.Publish(t, "pair", dpDecode())
-	second, secondHash := receivertest.Publish(t, "pair", receiverfixtures.MHA(8, 8, receiverfixtures.Buffers(2, 128, 128, 128)))
+	second, secondHash := receivertest.Publish(t, "pair", fixtures.MHA(8, 8, fixtures.Buffers(2, 128, 128, 128)))
 	forged, forgedHash := receivertest.Publish(t, "pair", dpDecode2Layers())
 	receivertest.ProjectPlans(t, plans, 1, first)
 	projectSeal(t, sealDir, 1, sealOf(t, first, 1))

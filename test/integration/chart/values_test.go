@@ -244,7 +244,7 @@ func number(obj map[string]any, fields ...string) int64 {
 // Replicas past one without leader election would reconcile the same
 // PDPairs at once: the chart refuses to render.
 func TestChartRefusesReplicasWithoutLeaderElection(t *testing.T) {
-	_, err := Template(t, release, namespace, map[string]any{"replicaCount": 2, "leaderElection": map[string]any{"enabled": false}})
+	_, err := helmchart.Template(t, release, namespace, map[string]any{"replicaCount": 2, "leaderElection": map[string]any{"enabled": false}})
 	if err == nil || !strings.Contains(err.Error(), "replicaCount is 2 but leaderElection.enabled is false") {
 		t.Fatalf("rendering 2 replicas without leader election: %v", err)
 	}
