@@ -105,13 +105,13 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	helm("upgrade", release, chart, "--set", "replicaCount=2", "--set", "webhook.validatePDPairs=true")
+	helm("upgrade", release, chart, "--set", "replicaCount=3", "--set", "webhook.validatePDPairs=true")
 	var deploy appsv1.Deployment
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "pdtopo-controller-manager"}, &deploy); err != nil {
 		t.Fatal(err)
 	}
-	if *deploy.Spec.Replicas != 2 || !slices.Contains(deploy.Spec.Template.Spec.Containers[0].Args, "--validate-pdpairs") {
-		t.Errorf("after the upgrade: %d replicas, args %v; want 2 and --validate-pdpairs", *deploy.Spec.Replicas, deploy.Spec.Template.Spec.Containers[0].Args)
+	if *deploy.Spec.Replicas != 3 || !slices.Contains(deploy.Spec.Template.Spec.Containers[0].Args, "--validate-pdpairs") {
+		t.Errorf("after the upgrade: %d replicas, args %v; want 3 and --validate-pdpairs", *deploy.Spec.Replicas, deploy.Spec.Template.Spec.Containers[0].Args)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName}, &secret); err != nil {
 		t.Fatal(err)
