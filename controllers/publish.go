@@ -48,6 +48,8 @@ type publication struct {
 	bytes      int64
 	// wrote is true when a ConfigMap was created or updated.
 	wrote bool
+	// indexSHA256 is what the seal names (status.plan.indexSHA256).
+	indexSHA256 string
 	// retry is a transient API failure; the reconcile returns it for backoff.
 	retry        error
 	requeueAfter time.Duration
@@ -94,6 +96,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	if err := r.writeSeal(ctx, pair, seal); err != nil {
 		return publishFailed(err)
 	}
+	pub.indexSHA256 = seal.IndexSHA256
 	for _, cm := range desired {
 		pub.configMaps = append(pub.configMaps, cm.Name)
 		pub.bytes += dataBytes(cm)

@@ -244,6 +244,10 @@ func wantSummary(t *testing.T, p *pdv1.PDPair, want pdv1.PlanSummary, planned []
 	want.Hash = hex.EncodeToString(sum[:])
 	want.ConfigMaps = []string{p.Name + "-plans", p.Name + "-plans-0"}
 	for _, cm := range planConfigMaps(t, p) {
+		if cm.Name == p.Name+"-plans" { // the index the agents check against status.plan.indexSHA256
+			index := sha256.Sum256([]byte(cm.Data[planstore.IndexKey]))
+			want.IndexSHA256 = hex.EncodeToString(index[:])
+		}
 		for k, v := range cm.Data {
 			want.PublishedBytes += int64(len(k) + len(v))
 		}

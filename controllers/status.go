@@ -100,6 +100,7 @@ func planSummary(out *planOutcome, pub publication) *pdv1.PlanSummary {
 		FragmentsPerPage:        int32(s.FragmentsPerPage),
 		PageCost:                s.PageCost,
 		Hash:                    out.hash,
+		IndexSHA256:             pub.indexSHA256,
 		PublishedBytes:          pub.bytes,
 		ConfigMaps:              pub.configMaps,
 	}

@@ -123,6 +123,13 @@ type PlanSummary struct {
 	PageCost string `json:"pageCost,omitempty"`
 	// Hash is the content hash of the published plan set (hex SHA-256).
 	Hash string `json:"hash"`
+	// IndexSHA256 is the hex SHA-256 of the published index (the index
+	// ConfigMap's index.json, which records every rank plan's SHA-256): an
+	// agent reading the plans through the API (--pdpair) loads no other
+	// index. Decode pods get the same word from the seal Secret.
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	// +optional
+	IndexSHA256 string `json:"indexSHA256,omitempty"`
 	// PublishedBytes is the size of the published plan data over all ConfigMaps.
 	PublishedBytes int64 `json:"publishedBytes"`
 	// ConfigMaps hold the plans; the first is the index.

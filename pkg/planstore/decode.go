@@ -49,6 +49,11 @@ func LoadRank(objects []Object, decodeTPRank int) (transferplan.RoutePlan, trans
 // LoadIndex reads and checks the index among objects.
 func LoadIndex(objects []Object) (*Index, error) { return readIndex(newObjectSource(objects)) }
 
+// LoadSealedIndex is LoadIndex of the index seal names, and no other.
+func LoadSealedIndex(objects []Object, seal Seal) (*Index, error) {
+	return readSealedIndex(newObjectSource(objects), &seal)
+}
+
 // LoadPlanSet loads every rank and checks the reassembled set against the
 // index's plan hash: the whole publication, verified end to end.
 func LoadPlanSet(objects []Object) (*transferplan.PlanSet, error) {

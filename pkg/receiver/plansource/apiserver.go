@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	listerscorev1 "k8s.io/client-go/listers/core/v1"
@@ -49,17 +50,24 @@ const NamespaceEnv = "POD_NAMESPACE"
 // rank's SHA-256, so a shard updated between the reads fails the load
 // rather than pairing a plan with another layout; the next change retries.
 //
+// The index loaded must be the one the PDPair's status names
+// (status.plan.indexSHA256; see apiseal.go), so a ConfigMap someone else
+// wrote under the index's name is refused.
+//
 // Before Notify, every read is a GET. Notify starts an informer on the
-// pair's ConfigMaps (selected by the pd.pdtopo.dev/pdpair label) and reads
-// are served from its cache from then on: the agent learns of a new plan
-// when the API server tells it, not by polling.
+// pair's ConfigMaps (selected by the pd.pdtopo.dev/pdpair label) and one on
+// the PDPair, and reads are served from their caches from then on: the
+// agent learns of a new plan when the API server tells it, not by polling.
 type API struct {
-	Client      kubernetes.Interface
+	Client kubernetes.Interface
+	// Dynamic reads the PDPair.
+	Dynamic     dynamic.Interface
 	Namespace   string
 	PDPair      string
 	EngineRanks []int
 
-	lister atomic.Pointer[listerscorev1.ConfigMapNamespaceLister]
+	lister     atomic.Pointer[listerscorev1.ConfigMapNamespaceLister]
+	pairLister atomic.Pointer[cache.GenericNamespaceLister]
 }
 
 // NewAPI builds an API source for the PDPair "NAMESPACE/NAME" (or "NAME",
@@ -79,7 +87,11 @@ func NewAPI(kubeconfig, pdpair string, engineRanks []int) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{Client: cs, Namespace: ns, PDPair: name, EngineRanks: engineRanks}, nil
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &API{Client: cs, Dynamic: dyn, Namespace: ns, PDPair: name, EngineRanks: engineRanks}, nil
 }
 
 // ParsePDPair splits "NAMESPACE/NAME", or takes "NAME" in defaultNamespace.
@@ -114,20 +126,29 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 
 func (a *API) Describe() string { return fmt.Sprintf("PDPair %s/%s plans", a.Namespace, a.PDPair) }
 
-// Version is the hash of the index: it records every rank's hash, so it
-// changes whenever any published plan does (and, unlike a resourceVersion,
-// not when only metadata is touched).
+// Version is the hash of the index, and the one the status names: the
+// index records every rank's hash, so it changes whenever any published
+// plan does (and, unlike a resourceVersion, not when only metadata is
+// touched).
 func (a *API) Version(ctx context.Context) (string, error) {
 	cm, err := a.get(ctx, planstore.IndexConfigMapName(a.PDPair))
 	if err != nil {
 		return "", err
 	}
+	seal, err := a.statusSeal(ctx)
+	if err != nil {
+		return "", err
+	}
 	sum := sha256.Sum256([]byte(cm.Data[planstore.IndexKey]))
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:]) + " " + seal.IndexSHA256, nil
 }
 
 func (a *API) Load(ctx context.Context) (Plans, error) {
 	if err := checkRanks(a.EngineRanks); err != nil {
+		return Plans{}, err
+	}
+	seal, err := a.statusSeal(ctx)
+	if err != nil {
 		return Plans{}, err
 	}
 	index, err := a.get(ctx, planstore.IndexConfigMapName(a.PDPair))
@@ -135,7 +156,7 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 		return Plans{}, err
 	}
 	objects := []planstore.Object{object(index)}
-	idx, err := planstore.LoadIndex(objects)
+	idx, err := planstore.LoadSealedIndex(objects, seal)
 	if err != nil {
 		return Plans{}, err
 	}
@@ -149,7 +170,7 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 		}
 		objects = append(objects, object(cm))
 	}
-	got, err := planstore.LoadEngineRanks(objects, a.EngineRanks)
+	got, err := planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks)
 	if err != nil {
 		return Plans{}, err
 	}
@@ -175,9 +196,13 @@ func (a *API) holdsRanks(idx *planstore.Index, sh planstore.Shard) bool {
 // API call (the informer's watch keeps the cache current).
 const informerResync = 10 * time.Minute
 
-// Notify starts an informer on the pair's plan ConfigMaps and waits for
-// its first list; changed is called on every add, update and delete.
+// Notify starts informers on the pair's plan ConfigMaps and on the PDPair
+// and waits for their first lists; changed is called on every add, update
+// and delete.
 func (a *API) Notify(ctx context.Context, changed func()) error {
+	if err := a.notifyPDPair(ctx, changed); err != nil {
+		return err
+	}
 	selector := labels.SelectorFromSet(labels.Set{pdv1.LabelPDPair: a.PDPair}).String()
 	factory := informers.NewSharedInformerFactoryWithOptions(a.Client, informerResync,
 		informers.WithNamespace(a.Namespace),

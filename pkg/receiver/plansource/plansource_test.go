@@ -18,6 +18,8 @@ package plansource
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -32,6 +34,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
@@ -103,8 +106,9 @@ func TestDirSourceLoadsEveryRankOfThePod(t *testing.T) {
 
 // TestAPISourceFollowsConfigMaps publishes plans to the real kube-apiserver
 // and reads them back as --pdpair does, with only the permissions the
-// shipped Role (config/agent-rbac) grants: by GET before the informer runs,
-// from the informer's cache after, which also says when they change.
+// shipped Role (config/agent-rbac) grants: by GET before the informers run,
+// from their caches after, which also say when they change. Only the index
+// the PDPair's status names is loaded.
 func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	env, err := testutil.Start()
 	if errors.Is(err, testutil.ErrSkip) {
@@ -142,7 +146,16 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "llm"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	publish := func(objects []planstore.Object) {
+	// The PDPair whose status names the published index, as the operator's does.
+	pairs, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := fixtures.GQAPair("llm", "pair", 8, 4, 4, 512)
+	if err := pairs.Create(ctx, pair); err != nil {
+		t.Fatal(err)
+	}
+	writeConfigMaps := func(objects []planstore.Object) {
 		t.Helper()
 		for _, o := range objects {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: "llm", Labels: map[string]string{pdv1.LabelPDPair: "pair"}}, Data: o.Data, BinaryData: o.BinaryData}
@@ -153,8 +166,19 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 			}
 		}
 	}
+	publish := func(objects []planstore.Object, hash string) {
+		t.Helper()
+		writeConfigMaps(objects)
+		sum := sha256.Sum256([]byte(objects[0].Data[planstore.IndexKey]))
+		before := pair.DeepCopy()
+		pair.Status.ObservedGeneration = pair.Generation
+		pair.Status.Plan = &pdv1.PlanSummary{Kind: "fragmented", DecodeTPRanks: 4, Hash: hash, IndexSHA256: hex.EncodeToString(sum[:])}
+		if err := pairs.Status().Patch(ctx, pair, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	first, firstHash := receivertest.Publish(t, "pair", dpDecode())
-	publish(first)
+	publish(first, firstHash)
 	if _, err := Load(ctx, src); err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("the agent read the plans before its Role was bound: %v", err)
 	}
@@ -180,13 +204,20 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	go f.Run(ctx, loaded)
 	second := fixtures.MHA(8, 8, fixtures.Buffers(2, 128, 128, 128)) // engine rank 5 becomes decode TP rank 5
 	secondObjects, secondHash := receivertest.Publish(t, "pair", second)
-	publish(receivertest.Reshard(t, secondObjects, 3)) // a shard count the first publication did not have
+	publish(receivertest.Reshard(t, secondObjects, 3), secondHash) // a shard count the first publication did not have
 	rec.waitFor(t, []string{secondHash}, "")
 	if p, err := Load(ctx, src); err != nil || p.Plans.Ranks[0].Plan.DecodeTPRank != 5 {
 		t.Fatalf("engine rank 5 on the second publication: %+v %v", p, err)
 	}
 
-	publish(receivertest.Reshard(t, first, 3)) // the same ConfigMaps updated, none added
+	publish(receivertest.Reshard(t, first, 3), firstHash) // the same ConfigMaps updated, none added
+	rec.waitFor(t, []string{secondHash, firstHash}, "")
+
+	// The second publication's ConfigMaps written back by someone else,
+	// while the status names the first: refused, the first plan kept.
+	writeConfigMaps(receivertest.Reshard(t, secondObjects, 3))
+	rec.waitFor(t, []string{secondHash, firstHash}, string(planstore.ReasonSealMismatch))
+	writeConfigMaps(receivertest.Reshard(t, first, 3))
 	rec.waitFor(t, []string{secondHash, firstHash}, "")
 
 	for _, o := range receivertest.Reshard(t, secondObjects, 3) {
