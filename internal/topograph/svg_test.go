@@ -291,7 +291,9 @@ func TestGolden(t *testing.T) {
 	}
 	for _, f := range files {
 		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "pd_v1alpha1_pdpair_"), ".yaml")
-		if strings.HasPrefix(base, "incompatible") {
+		// Incompatible pairs have no plans to draw; cache-contract pairs
+		// plan contract fragments, which the picture does not draw yet.
+		if strings.HasPrefix(base, "incompatible") || strings.HasPrefix(base, "contract") {
 			continue
 		}
 		t.Run(base, func(t *testing.T) {
