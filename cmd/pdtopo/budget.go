@@ -43,10 +43,19 @@ func addBudgetFlags(fs *pflag.FlagSet) {
 // describe billions of bytes of plans. Its errors are the planner's
 // *LayoutError or an *exitError with exitTooLarge or exitUsage.
 func planLayout(layout transferplan.Layout) (*transferplan.PlanSet, error) {
+	return planWithinBudget(func() error {
+		_, err := transferplan.CheckBudget(layout, planBudget)
+		return err
+	}, func() (*transferplan.PlanSet, error) { return transferplan.Plan(layout) })
+}
+
+// planWithinBudget runs check (a pair's arithmetic sizing against
+// planBudget) and plan only when the plans fit, for v1 and contract pairs.
+func planWithinBudget(check func() error, plan func() (*transferplan.PlanSet, error)) (*transferplan.PlanSet, error) {
 	if err := planbudget.Validate(planBudget); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
-	_, err := transferplan.CheckBudget(layout, planBudget)
+	err := check()
 	var be *transferplan.BudgetError
 	if errors.As(err, &be) {
 		return nil, &exitError{code: exitTooLarge, msg: "PlanTooLarge: " + planbudget.Explain(be, "pdtopo's")}
@@ -54,7 +63,7 @@ func planLayout(layout transferplan.Layout) (*transferplan.PlanSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return transferplan.Plan(layout)
+	return plan()
 }
 
 // asExit returns err when it already carries an exit code.

@@ -25,7 +25,6 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
-	"github.com/pdtopo/pdtopo/internal/planbudget"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -83,18 +82,10 @@ func malformedContract(r transferplan.Reason) bool {
 
 // planContract sizes the pair's plans and plans it within the budget.
 func planContract(cp transferplan.ContractPair) (*transferplan.PlanSet, error) {
-	if err := planbudget.Validate(planBudget); err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	_, err := transferplan.CheckContractBudget(cp, planBudget)
-	var be *transferplan.BudgetError
-	if errors.As(err, &be) {
-		return nil, &exitError{code: exitTooLarge, msg: "PlanTooLarge: " + planbudget.Explain(be, "pdtopo's")}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return transferplan.PlanContractPair(cp)
+	return planWithinBudget(func() error {
+		_, err := transferplan.CheckContractBudget(cp, planBudget)
+		return err
+	}, func() (*transferplan.PlanSet, error) { return transferplan.PlanContractPair(cp) })
 }
 
 // writeContractTable prints a contract pair's verdict and every decode
