@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,7 +97,11 @@ func TestBuildInstallerAppliesToTheRealAPIServer(t *testing.T) {
 	// The dry run validates for real: a Deployment with a negative replica
 	// count is refused.
 	broken := filepath.Join(tmp, "broken.yaml")
-	if err := os.WriteFile(broken, bytes.Replace(raw, []byte("replicas: 1"), []byte("replicas: -1"), 1), 0o644); err != nil {
+	replicas := regexp.MustCompile(`(?m)^(\s+replicas:) \d+$`)
+	if !replicas.Match(raw) {
+		t.Fatal("install.yaml has no Deployment replica count to break")
+	}
+	if err := os.WriteFile(broken, replicas.ReplaceAll(raw, []byte("${1} -1")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, out, err := helmchart.ServerDryRun(kubectl, kubeconfig, broken); err == nil || !strings.Contains(out, "spec.replicas") {
