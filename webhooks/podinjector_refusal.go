@@ -39,6 +39,9 @@ const (
 	// RefuseNameConflict: the pod already uses a volume name or mount path
 	// the agent needs.
 	RefuseNameConflict RefusalReason = "NameConflict"
+	// RefuseInvalidCurveSecret: the pod's pd.pdtopo.dev/curve-secret
+	// annotation is not a Secret name.
+	RefuseInvalidCurveSecret RefusalReason = "InvalidCurveSecret"
 )
 
 // refusal is why a decode pod is not admitted.

@@ -75,6 +75,10 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 	if r := checkNames(pod); r != nil {
 		return r
 	}
+	curve, r := curveSecret(pod)
+	if r != nil {
+		return r
+	}
 	pod.Spec.Volumes = append(pod.Spec.Volumes, plansVolume(pair), sealVolume(pair), socketsVolume())
 	addPullSecrets(pod, agent.ImagePullSecrets)
 	for i := range pod.Spec.InitContainers {
@@ -85,7 +89,11 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 	}
 	// First among the init containers: a native sidecar starts before the
 	// init containers after it, so even those can reach the agent.
-	pod.Spec.InitContainers = append([]corev1.Container{agentContainer(ranks, agent)}, pod.Spec.InitContainers...)
+	sidecar := agentContainer(ranks, agent)
+	if curve != "" {
+		addCurve(pod, &sidecar, curve)
+	}
+	pod.Spec.InitContainers = append([]corev1.Container{sidecar}, pod.Spec.InitContainers...)
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
@@ -95,7 +103,8 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 
 func checkNames(pod *corev1.Pod) *refusal {
 	for _, v := range pod.Spec.Volumes {
-		if v.Name == pdv1.AgentPlansVolume || v.Name == pdv1.AgentSealVolume || v.Name == pdv1.AgentSocketsVolume {
+		switch v.Name {
+		case pdv1.AgentPlansVolume, pdv1.AgentSealVolume, pdv1.AgentSocketsVolume, pdv1.AgentCurveVolume:
 			return refuse(RefuseNameConflict, "the pod already has a volume named %q, which the agent's injection uses", v.Name)
 		}
 	}

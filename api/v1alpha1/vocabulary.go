@@ -214,6 +214,10 @@ const (
 	// AnnotationInjected records that the webhook injected the agent, and with
 	// which first rank and rank count ("first=4,count=4").
 	AnnotationInjected = "pd.pdtopo.dev/agent-injected"
+	// AnnotationCurveSecret names a Secret in the decode pod's namespace
+	// holding agent.key and prefill.pub: the injected agent then speaks ZMQ
+	// CURVE with the prefill ranks (docs/receiver-agent.md).
+	AnnotationCurveSecret = "pd.pdtopo.dev/curve-secret"
 
 	// LabelLWSWorkerIndex is LeaderWorkerSet's worker index label; a decode
 	// pod under LWS hosts ranks from worker-index × ranks-per-pod.
@@ -268,12 +272,16 @@ const (
 	// AgentSealDir is where the pair's seal Secret is mounted, read-only: the
 	// operator's word on which index it published (docs/decode-pods.md).
 	AgentSealDir = "/etc/pdtopo/seal"
+	// AgentCurveDir is where the Secret of AnnotationCurveSecret is mounted,
+	// read-only, and what the agent's --curve-keys names.
+	AgentCurveDir = "/etc/pdtopo/curve"
 	// AgentMaxRanksPerPod is the most engine ranks one agent serves (its
 	// --rank-count limit); the webhook refuses pods asking for more.
 	AgentMaxRanksPerPod = 64
-	// AgentSocketsVolume, AgentPlansVolume and AgentSealVolume are the
-	// injected volumes' names.
+	// AgentSocketsVolume, AgentPlansVolume, AgentSealVolume and
+	// AgentCurveVolume are the injected volumes' names.
 	AgentSocketsVolume = "pdtopo-sockets"
 	AgentPlansVolume   = "pdtopo-plans"
 	AgentSealVolume    = "pdtopo-plan-seal"
+	AgentCurveVolume   = "pdtopo-curve"
 )
