@@ -84,7 +84,7 @@ type planGate func(size transferplan.PlanSize) (release func(), err error)
 func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget, gate planGate, contracts *contractInputs) (*planOutcome, error) {
 	out := &planOutcome{uid: pair.UID, generation: pair.Generation, modelVersion: model.version}
 	if contracts != nil {
-		return planContractPairGated(pair, out, contracts, budget, gate)
+		return planContractPair(pair, out, contracts, budget, gate)
 	}
 	if model.unavailable != "" {
 		out.layoutReason = pdv1.ReasonModelConfigUnavailable
@@ -92,20 +92,54 @@ func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Bud
 		return out, nil
 	}
 	res, err := pairlayout.Resolve(pair.Spec, model.data)
-	var layout transferplan.Layout
 	if res != nil {
-		layout, out.derived = res.Layout, res.Derived
+		out.derived = res.Derived
 		if out.derived != nil {
 			out.derived.ConfigMapResourceVersion = model.version
 		}
 	}
-	if err == nil {
-		out.size, err = transferplan.CheckBudget(layout, budget)
-		err = res.Explain(err)
+	if err != nil {
+		out.layoutReason, out.layoutMessage = explainLayoutError(err)
+		return out, nil
 	}
+	return planWithinBudget(pair.Name, out, layoutPlanning{res: res}, budget, gate)
+}
+
+// pairPlanning is what differs between the wires in planning a pair: how
+// its plans are sized, planned and encoded, and how the verdict reads.
+// planWithinBudget runs the steps they share.
+type pairPlanning interface {
+	// size computes the plans' size arithmetically and checks it against
+	// the budget (a *transferplan.BudgetError past it).
+	size(budget transferplan.Budget) (transferplan.PlanSize, error)
+	// planner builds the planner, or refuses the pair (a *LayoutError).
+	planner() (pairPlanner, error)
+	// describeOverBudget is LayoutCompatible's message for a pair the
+	// planner accepts but whose plans were sized and not computed.
+	describeOverBudget(size transferplan.PlanSize) string
+	// describeCompatible is LayoutCompatible's message for planned plans.
+	describeCompatible(summary transferplan.Summary) string
+}
+
+// pairPlanner is a built planner of either wire.
+type pairPlanner struct {
+	decodeRanks int
+	record      transferplan.LayoutRecord
+	// encode plans and encodes one decode rank at a time, passing each
+	// plan to each (the whole plan set is never in memory).
+	encode func(name string, each func(*transferplan.RoutePlan)) ([]planstore.Object, error)
+}
+
+// planWithinBudget runs the steps every pair shares: size → budget → gate →
+// plan → encode, then the verdict. The size is checked against the budget
+// before anything is planned, so that no PDPair, however large its plans
+// would be, costs the manager more than the budget allows.
+func planWithinBudget(name string, out *planOutcome, p pairPlanning, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
+	var err error
+	out.size, err = p.size(budget)
 	if errors.As(err, &out.overBudget) {
 		out.compatible = true
-		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeOverBudget(layout, out.size)
+		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.describeOverBudget(out.size)
 		return out, nil
 	}
 	if err != nil {
@@ -119,17 +153,17 @@ func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Bud
 		}
 		defer release()
 	}
-	planner, err := transferplan.NewPlanner(layout)
+	planner, err := p.planner()
 	if err != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(err)
 		return out, nil
 	}
 	out.compatible = true
-	out.decodeRanks = planner.DecodeTPSize()
-	summary := transferplan.NewSummarizer(planner.Layout().Record())
-	out.objects, out.hash, err = encode(pair.Name, planner, summary)
+	out.decodeRanks = planner.decodeRanks
+	summary := transferplan.NewSummarizer(planner.record)
+	out.objects, out.hash, err = encode(name, planner, summary)
 	out.summary = summary.Summary()
-	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeCompatible(layout, out.summary)
+	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.describeCompatible(out.summary)
 	if err != nil {
 		out.objects = nil
 		if !errors.As(err, &out.encodeErr) {
@@ -139,11 +173,11 @@ func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Bud
 	return out, nil
 }
 
-// encode plans and encodes one decode rank at a time (the whole plan set is
-// never in memory), summarising the plans as they pass, and takes the set's
-// hash from the index, where the encoder computed it while streaming.
-func encode(name string, planner *transferplan.Planner, summary *transferplan.Summarizer) ([]planstore.Object, string, error) {
-	objects, err := planstore.EncodePlanner(name, planner, summary.Add)
+// encode plans and encodes the pair, summarising the plans as they pass,
+// and takes the set's hash from the index, where the encoder computed it
+// while streaming.
+func encode(name string, planner pairPlanner, summary *transferplan.Summarizer) ([]planstore.Object, string, error) {
+	objects, err := planner.encode(name, summary.Add)
 	if err != nil {
 		return nil, "", err
 	}
@@ -152,6 +186,48 @@ func encode(name string, planner *transferplan.Planner, summary *transferplan.Su
 		return nil, "", err
 	}
 	return objects, idx.PlanHash, nil
+}
+
+// layoutPlanning plans a pair on the V1 wire from its resolved layout.
+type layoutPlanning struct{ res *pairlayout.Resolved }
+
+func (p layoutPlanning) size(budget transferplan.Budget) (transferplan.PlanSize, error) {
+	size, err := transferplan.CheckBudget(p.res.Layout, budget)
+	return size, p.res.Explain(err)
+}
+
+func (p layoutPlanning) planner() (pairPlanner, error) {
+	planner, err := transferplan.NewPlanner(p.res.Layout)
+	if err != nil {
+		return pairPlanner{}, err
+	}
+	return pairPlanner{
+		decodeRanks: planner.DecodeTPSize(),
+		record:      planner.Layout().Record(),
+		encode: func(name string, each func(*transferplan.RoutePlan)) ([]planstore.Object, error) {
+			return planstore.EncodePlanner(name, planner, each)
+		},
+	}, nil
+}
+
+func (p layoutPlanning) describeCompatible(s transferplan.Summary) string {
+	l := p.res.Layout
+	var b strings.Builder
+	fmt.Fprintf(&b, "prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; each decode rank contacts %s prefill ranks; a prefill rank serves up to %d decode ranks; %d fragments",
+		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, span(s.MinTargets, s.MaxTargets), s.MaxPrefillFanOut, s.Fragments)
+	if s.FragmentsPerPage > 1 {
+		fmt.Fprintf(&b, "; %s", s.PageCost)
+	}
+	if n := len(s.IdlePrefillRanks); n > 0 {
+		fmt.Fprintf(&b, "; %d prefill ranks are pulled from by no decode rank (%v): decode TP rank 0 sends them dummy requests so their rooms complete", n, s.IdlePrefillRanks)
+	}
+	return b.String()
+}
+
+func (p layoutPlanning) describeOverBudget(s transferplan.PlanSize) string {
+	l := p.res.Layout
+	return fmt.Sprintf("prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
+		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, s.Fragments)
 }
 
 // explainLayoutError maps a planner error to a reason by its type, never by
@@ -165,26 +241,6 @@ func explainLayoutError(err error) (reason pdv1.PDPairConditionReason, message s
 		return layoutReason(le.Reason), le.Message
 	}
 	return pdv1.ReasonPlanningFailed, err.Error()
-}
-
-func describeCompatible(l transferplan.Layout, s transferplan.Summary) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; each decode rank contacts %s prefill ranks; a prefill rank serves up to %d decode ranks; %d fragments",
-		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, span(s.MinTargets, s.MaxTargets), s.MaxPrefillFanOut, s.Fragments)
-	if s.FragmentsPerPage > 1 {
-		fmt.Fprintf(&b, "; %s", s.PageCost)
-	}
-	if n := len(s.IdlePrefillRanks); n > 0 {
-		fmt.Fprintf(&b, "; %d prefill ranks are pulled from by no decode rank (%v): decode TP rank 0 sends them dummy requests so their rooms complete", n, s.IdlePrefillRanks)
-	}
-	return b.String()
-}
-
-// describeOverBudget is LayoutCompatible's message for a layout the planner
-// accepts but whose plans were not computed.
-func describeOverBudget(l transferplan.Layout, s transferplan.PlanSize) string {
-	return fmt.Sprintf("prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
-		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, s.Fragments)
 }
 
 func span(lo, hi int) string {

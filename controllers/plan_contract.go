@@ -17,7 +17,6 @@ limitations under the License.
 package controllers
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -28,59 +27,46 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// planContractPairGated is planPairGated for a pair on the cache-contract
-// wire: contracts → size → plans → encoded objects, under the same budget
-// and planning gate as v1 pairs.
-func planContractPairGated(pair *pdv1.PDPair, out *planOutcome, in *contractInputs, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
+// planContractPair plans a pair on the cache-contract wire: its contracts
+// as read (or why they cannot be used), then the steps every pair shares
+// (planWithinBudget), under the same budget and planning gate as v1 pairs.
+func planContractPair(pair *pdv1.PDPair, out *planOutcome, in *contractInputs, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
 	out.contracts, out.contractsFingerprint = in.status(metav1.Now()), in.fingerprint
 	if in.refusal != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(in.refusal)
 		return out, nil
 	}
-	var err error
-	out.size, err = transferplan.CheckContractBudget(in.pair, budget)
-	if errors.As(err, &out.overBudget) {
-		out.compatible = true
-		out.layoutReason = pdv1.ReasonCompatible
-		out.layoutMessage = fmt.Sprintf("%s: %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
-			describeContractPair(in), out.size.Kind, out.size.Fragments)
-		return out, nil
-	}
+	return planWithinBudget(pair.Name, out, contractPlanning{in: in}, budget, gate)
+}
+
+// contractPlanning plans a contract pair from its two contracts.
+type contractPlanning struct{ in *contractInputs }
+
+func (p contractPlanning) size(budget transferplan.Budget) (transferplan.PlanSize, error) {
+	return transferplan.CheckContractBudget(p.in.pair, budget)
+}
+
+func (p contractPlanning) planner() (pairPlanner, error) {
+	planner, err := transferplan.NewContractPlanner(p.in.pair)
 	if err != nil {
-		out.layoutReason, out.layoutMessage = explainLayoutError(err)
-		return out, nil
+		return pairPlanner{}, err
 	}
-	if gate != nil {
-		release, err := gate(out.size)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-	}
-	planner, err := transferplan.NewContractPlanner(in.pair)
-	if err != nil {
-		out.layoutReason, out.layoutMessage = explainLayoutError(err)
-		return out, nil
-	}
-	out.compatible = true
-	out.decodeRanks = planner.DecodeTPSize()
-	summary := transferplan.NewSummarizer(planner.Record())
-	out.objects, err = planstore.EncodeContractPlanner(pair.Name, planner, summary.Add)
-	if err == nil {
-		var idx *planstore.Index
-		if idx, err = planstore.LoadIndex(out.objects[:1]); err == nil {
-			out.hash = idx.PlanHash
-		}
-	}
-	out.summary = summary.Summary()
-	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, describeContractCompatible(in, out.summary)
-	if err != nil {
-		out.objects = nil
-		if !errors.As(err, &out.encodeErr) {
-			out.encodeErr = &planstore.FormatError{Reason: "", Message: err.Error()}
-		}
-	}
-	return out, nil
+	return pairPlanner{
+		decodeRanks: planner.DecodeTPSize(),
+		record:      planner.Record(),
+		encode: func(name string, each func(*transferplan.RoutePlan)) ([]planstore.Object, error) {
+			return planstore.EncodeContractPlanner(name, planner, each)
+		},
+	}, nil
+}
+
+func (p contractPlanning) describeOverBudget(s transferplan.PlanSize) string {
+	return fmt.Sprintf("%s: %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
+		describeContractPair(p.in), s.Kind, s.Fragments)
+}
+
+func (p contractPlanning) describeCompatible(s transferplan.Summary) string {
+	return describeContractCompatible(p.in, s)
 }
 
 // describeContractPair names the TP sizes and the contracts of a pair.
