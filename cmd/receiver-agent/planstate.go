@@ -121,5 +121,17 @@ func (s *planState) Info() localapi.AgentInfo {
 	}
 	s.mu.Unlock()
 	info.Ready = s.Readiness() == nil
+	info.EngineContracts = localapi.EngineContracts(s.ranks, s.EngineContract)
 	return info
+}
+
+// EngineContract is the contract the engine of rank registered, nil when
+// none did or the agent does not serve rank.
+func (s *planState) EngineContract(rank int) []byte {
+	for i, r := range s.ranks {
+		if r == rank {
+			return s.managers[i].EngineContract()
+		}
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package receiver
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -24,7 +25,8 @@ import (
 )
 
 func sameEngine(a, b EngineInfo) bool {
-	return a.SessionID == b.SessionID && slices.Equal(a.KVDataPtrs, b.KVDataPtrs) && slices.Equal(a.StateDataPtrs, b.StateDataPtrs)
+	return a.SessionID == b.SessionID && slices.Equal(a.KVDataPtrs, b.KVDataPtrs) && slices.Equal(a.StateDataPtrs, b.StateDataPtrs) &&
+		bytes.Equal(a.Contract, b.Contract)
 }
 
 // validateEngine checks the engine's fields the way a prefill rank will
@@ -32,6 +34,11 @@ func sameEngine(a, b EngineInfo) bool {
 func validateEngine(info EngineInfo, advertiseHost string) error {
 	if len(info.KVDataPtrs) == 0 {
 		return errorf(CodeInvalidArgument, "kvDataPtrs is empty: a decode rank registers at least one KV buffer")
+	}
+	if info.Contract != nil {
+		if err := kvwire.CheckContractEnvelope(info.Contract); err != nil {
+			return errorf(CodeInvalidArgument, "contract: %v", err)
+		}
 	}
 	reg := kvwire.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID, KVPtrs: info.KVDataPtrs, StatePtrs: info.StateDataPtrs}
 	if err := reg.Validate(); err != nil {

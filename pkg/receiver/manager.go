@@ -38,6 +38,12 @@ type EngineInfo struct {
 	SessionID     string
 	KVDataPtrs    []uint64
 	StateDataPtrs []uint64
+	// Contract is the decode rank's cache transfer contract on the
+	// cache-contract wire (its wire JSON, CacheTransferContract.to_wire_bytes());
+	// nil on the v1 wire. The operator reads it from the probe address
+	// (EngineContract) when a PDPair leaves the decode contract to the
+	// live engines.
+	Contract []byte
 }
 
 // routing is one plan with the caches learned for it; replacing the plan

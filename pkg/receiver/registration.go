@@ -17,6 +17,7 @@ limitations under the License.
 package receiver
 
 import (
+	"bytes"
 	"fmt"
 )
 
@@ -82,6 +83,9 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 	if !same {
 		info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
 		info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
+		if info.Contract != nil {
+			info.Contract = bytes.Clone(info.Contract)
+		}
 		reg = &registration{EngineInfo: info, gen: m.generations + 1}
 		m.generations++
 		m.engine.Store(reg)
@@ -104,6 +108,16 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 		m.replaced(cur, reg)
 	}
 	return out, nil
+}
+
+// EngineContract is the cache transfer contract the engine registered
+// (EngineInfo.Contract), nil when no engine registered one. The bytes are
+// the registration's own: callers must not modify them.
+func (m *Manager) EngineContract() []byte {
+	if reg := m.engine.Load(); reg != nil {
+		return reg.Contract
+	}
+	return nil
 }
 
 // replaced fails the unfinished rooms of registrations before reg and

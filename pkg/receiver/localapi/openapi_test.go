@@ -224,12 +224,14 @@ var logMu sync.Mutex
 
 // fixedPod is a pod whose readiness and info the test sets.
 type fixedPod struct {
-	ready error
-	info  AgentInfo
+	ready     error
+	info      AgentInfo
+	contracts map[int][]byte
 }
 
-func (p fixedPod) Info() AgentInfo  { return p.info }
-func (p fixedPod) Readiness() error { return p.ready }
+func (p fixedPod) Info() AgentInfo                { return p.info }
+func (p fixedPod) Readiness() error               { return p.ready }
+func (p fixedPod) EngineContract(rank int) []byte { return p.contracts[rank] }
 
 // TestOpenAPIDocumentMatchesTheServers drives both servers through every
 // answer the document lists and checks, both ways, the paths, methods and
@@ -258,8 +260,10 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 	bare, _ := receivertest.StartAgent(t, nil, 0, nil) // no plan yet
 	bareSrv := httptest.NewServer(recorder{"engine", Handler(bare, metrics), &log})
 	defer bareSrv.Close()
-	info := AgentInfo{PlanHash: snap.Hash, PDPair: "pair", Ranks: []int{0, 1}, Ready: true, PlanLoadedAt: "2026-01-01T00:00:00Z"}
-	probe := httptest.NewServer(recorder{"probe", ProbeHandler(fixedPod{info: info}, metrics), &log})
+	contracts := map[int][]byte{1: []byte(`{"plan":{}}`)}
+	info := AgentInfo{PlanHash: snap.Hash, PDPair: "pair", Ranks: []int{0, 1}, Ready: true, PlanLoadedAt: "2026-01-01T00:00:00Z",
+		EngineContracts: EngineContracts([]int{0, 1}, func(r int) []byte { return contracts[r] })}
+	probe := httptest.NewServer(recorder{"probe", ProbeHandler(fixedPod{info: info, contracts: contracts}, metrics), &log})
 	defer probe.Close()
 	unready := httptest.NewServer(recorder{"probe", ProbeHandler(fixedPod{ready: bare.Readiness()}, metrics), &log})
 	defer unready.Close()
@@ -333,6 +337,8 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 		{probe.URL, "GET", "/healthz", "", 200}, {probe.URL, "GET", "/readyz", "", 200},
 		{probe.URL, "GET", "/metrics", "", 200}, {probe.URL, "GET", "/v1/agent", "", 200},
 		{unready.URL, "GET", "/readyz", "", 503}, {probe.URL, "GET", "/v1/rooms", "", 404},
+		{probe.URL, "GET", "/v1/agent/contract?rank=1", "", 200}, {probe.URL, "GET", "/v1/agent/contract?rank=0", "", 404},
+		{probe.URL, "GET", "/v1/agent/contract?rank=-1", "", 400},
 	} {
 		do(c.base, c.method, c.path, c.body, c.want)
 	}

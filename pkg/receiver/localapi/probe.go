@@ -17,8 +17,13 @@ limitations under the License.
 package localapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
@@ -42,11 +47,40 @@ type AgentInfo struct {
 	// agent runs (unreadable, deleted, malformed, refused); "" when it is.
 	// The agent keeps its last good plan meanwhile.
 	PlanError string `json:"planError"`
+	// EngineContracts are the cache transfer contracts the engines of the
+	// served ranks registered (the cache-contract wire), one per rank that
+	// registered one, by rank; GET /v1/agent/contract?rank=R has the bytes.
+	EngineContracts []EngineContract `json:"engineContracts,omitempty"`
+}
+
+// EngineContract identifies the contract one rank's engine registered.
+type EngineContract struct {
+	Rank int `json:"rank"`
+	// SHA256 is the hex SHA-256 of the contract's bytes as registered.
+	SHA256 string `json:"sha256"`
+	// Bytes is the contract's size (at most 256 KiB).
+	Bytes int `json:"bytes"`
+}
+
+// EngineContracts summarises the contracts of ranks (contract(rank) is
+// nil for a rank whose engine registered none).
+func EngineContracts(ranks []int, contract func(rank int) []byte) []EngineContract {
+	var out []EngineContract
+	for _, r := range ranks {
+		if c := contract(r); c != nil {
+			sum := sha256.Sum256(c)
+			out = append(out, EngineContract{Rank: r, SHA256: hex.EncodeToString(sum[:]), Bytes: len(c)})
+		}
+	}
+	return out
 }
 
 // Pod is what the probe address reports on: the agent of a decode pod.
 type Pod interface {
 	Info() AgentInfo
+	// EngineContract is the contract the engine of rank registered; nil
+	// when it registered none or the agent does not serve rank.
+	EngineContract(rank int) []byte
 	// Readiness is nil once every served rank has a plan.
 	Readiness() error
 }
@@ -72,11 +106,50 @@ func probeRoutes(pod Pod, metrics http.Handler) []route {
 		{"/v1/agent", map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, pod.Info())
 		}}},
+		{AgentContractPath, map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
+			serveEngineContract(w, r, pod)
+		}}},
 	}
 	if metrics != nil {
 		routes = append(routes, route{"/metrics", map[string]http.HandlerFunc{http.MethodGet: metrics.ServeHTTP}})
 	}
 	return routes
+}
+
+// AgentContractPath answers, on the probe address, the bytes of the
+// contract one served rank's engine registered (?rank=R).
+const AgentContractPath = "/v1/agent/contract"
+
+// CodeNoEngineContract: the rank asked for has no registered contract (an
+// engine on the v1 wire, not registered yet, or a rank the agent does not
+// serve).
+const CodeNoEngineContract = "NoEngineContract"
+
+func serveEngineContract(w http.ResponseWriter, r *http.Request, pod Pod) {
+	q := r.URL.Query()["rank"]
+	rank, err := strconv.Atoi(firstOr(q, ""))
+	if len(q) != 1 || err != nil || rank < 0 {
+		writeJSONError(w, http.StatusBadRequest, CodeBadRequestBody, fmt.Sprintf("give one rank=R, a served engine rank (got %q)", q))
+		return
+	}
+	c := pod.EngineContract(rank)
+	if c == nil {
+		info := pod.Info()
+		msg := fmt.Sprintf("the engine of rank %d registered no contract", rank)
+		if !slices.Contains(info.Ranks, rank) {
+			msg = fmt.Sprintf("this agent serves ranks %v, not %d", info.Ranks, rank)
+		}
+		writeJSONError(w, http.StatusNotFound, CodeNoEngineContract, msg)
+		return
+	}
+	writeRaw(w, http.StatusOK, c)
+}
+
+func firstOr(xs []string, fallback string) string {
+	if len(xs) == 0 {
+		return fallback
+	}
+	return xs[0]
 }
 
 // errorCode is the stable code of a *receiver.Error in err's chain, or
