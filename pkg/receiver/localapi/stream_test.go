@@ -295,7 +295,8 @@ func TestStreamOpensFasterThanBootstrap(t *testing.T) {
 	}
 	s.send(clears...)
 	// the fetch that hung gives up after the agent's HTTP timeout; a room
-	// that joined it fails with it, the next one asks again
+	// that joined it fails with it (or times out first, on a loaded
+	// machine), the next one asks again
 	for room := int64(100); ; room++ {
 		s.send(openOp(room, 1, r.peer.BootstrapAddr()), requestOp(room, 1, okRequest))
 		for tab[room].Status == nil || !tab[room].Status.Finished() {
@@ -305,7 +306,8 @@ func TestStreamOpensFasterThanBootstrap(t *testing.T) {
 		if *ev.Status == receiver.Success {
 			break
 		}
-		if *ev.FailureCode != string(receiver.ReasonParallelInfoUnavailable) || room > 110 {
+		waiting := *ev.FailureCode == string(receiver.ReasonParallelInfoUnavailable) || *ev.FailureCode == string(receiver.ReasonBootstrapTimeout)
+		if !waiting || room > 160 {
 			t.Fatalf("a room once the bootstrap server answers: %+v (%s)", ev, *ev.FailureMessage)
 		}
 		s.send(clearOp(room, 1))
