@@ -133,6 +133,9 @@ func applyOp(s *receiver.Stream, op StreamOp) error {
 	case OpOpen:
 		return s.Open(*op.BootstrapAddr, *op.Room, op.Ref)
 	case OpRequest:
+		if op.parsed != nil {
+			return s.Request(*op.Room, op.Ref, *op.parsed)
+		}
 		req, err := parseRequestBytes(op.Request)
 		if err != nil {
 			return err

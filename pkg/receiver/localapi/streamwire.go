@@ -63,6 +63,9 @@ type StreamOp struct {
 	Ref           int64           `json:"ref,omitempty"`
 	BootstrapAddr *string         `json:"bootstrapAddr,omitempty"`
 	Request       json.RawMessage `json:"request,omitempty"`
+
+	// parsed is Request already checked, when scanOp decoded the line.
+	parsed *receiver.TransferRequest
 }
 
 // OpError is an operation line the agent cannot use. With Room set it is
@@ -85,7 +88,18 @@ func (e *OpError) Error() string {
 func (e *OpError) Unwrap() error { return e.Err }
 
 // DecodeOp decodes and checks one operation line (without its newline).
+// The lines the clients write take scanOp's path; anything else is decoded
+// by encoding/json, which describes what is wrong.
 func DecodeOp(line []byte) (StreamOp, error) {
+	if op, req, ok := scanOp(line); ok {
+		op.parsed = req
+		return op, nil
+	}
+	return decodeOpJSON(line)
+}
+
+// decodeOpJSON is DecodeOp by encoding/json.
+func decodeOpJSON(line []byte) (StreamOp, error) {
 	var op StreamOp
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -212,6 +226,14 @@ type StreamEvent struct {
 // not know are ignored (a newer agent may add some); a room event whose
 // status is not a state, or an event without "ev", is an error.
 func DecodeEvent(line []byte) (StreamEvent, error) {
+	if ev, ok := scanRoomEvent(line); ok {
+		return ev, nil
+	}
+	return decodeEventJSON(line)
+}
+
+// decodeEventJSON is DecodeEvent by encoding/json.
+func decodeEventJSON(line []byte) (StreamEvent, error) {
 	ev := StreamEvent{BootstrapToken: -1}
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return StreamEvent{}, fmt.Errorf("event %q is not the expected JSON object: %s", truncateLine(line), describeJSONError(err))
