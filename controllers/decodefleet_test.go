@@ -47,15 +47,14 @@ func runPod(t *testing.T, pod *corev1.Pod, status corev1.PodStatus) {
 // fleet counts are as given and the message says every part of says (a pod
 // created and then given a status passes through other states first), and
 // returns the condition.
-func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, pods, ready, current int32, says ...string) *metav1.Condition {
+func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, pods, ready, current int32, says ...string) {
 	t.Helper()
-	var cond *metav1.Condition
 	testutil.Eventually(t, settle, fmt.Sprintf("%s: DecodeAgentsCurrent=%s/%s with %d/%d/%d", p.Name, status, reason, pods, ready, current), func() error {
 		var got pdv1.PDPair
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
 			return err
 		}
-		cond = meta.FindStatusCondition(got.Status.Conditions, string(pdv1.PDPairDecodeAgentsCurrent))
+		cond := meta.FindStatusCondition(got.Status.Conditions, string(pdv1.PDPairDecodeAgentsCurrent))
 		f := got.Status.DecodeFleet
 		switch {
 		case cond == nil || f == nil:
@@ -72,7 +71,6 @@ func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reas
 		}
 		return nil
 	})
-	return cond
 }
 
 // The fleet status follows decode pods and what their agents report: no

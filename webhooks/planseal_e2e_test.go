@@ -89,17 +89,15 @@ func (a *agentProcess) view() (agentView, error) {
 }
 
 // waitView waits until the agent's /v1/agent passes check.
-func (a *agentProcess) waitView(t *testing.T, what string, check func(agentView) error) agentView {
+func (a *agentProcess) waitView(t *testing.T, what string, check func(agentView) error) {
 	t.Helper()
-	var v agentView
 	testutil.Eventually(t, 30*time.Second, what, func() error {
-		var err error
-		if v, err = a.view(); err != nil {
+		v, err := a.view()
+		if err != nil {
 			return err
 		}
 		return check(v)
 	})
-	return v
 }
 
 // keeps: the agent is ready on plan hash and says why it refused the rest.

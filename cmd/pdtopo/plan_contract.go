@@ -123,8 +123,8 @@ func writeContractPlans(w io.Writer, set *transferplan.PlanSet, sum transferplan
 			if i == 0 {
 				decode = fmt.Sprintf("%d (needs %d)", plan.DecodeTPRank, plan.RequiredPrefillResponseNum)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", decode, t.PrefillTPRank, targetRole(plan, t), t.RequiredDstInfoNum,
-				len(t.ContractFragments), contractFields(plan, t))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", decode, t.PrefillTPRank, targetRole(t), t.RequiredDstInfoNum,
+				len(t.ContractFragments), contractFields(t))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -136,7 +136,7 @@ func writeContractPlans(w io.Writer, set *transferplan.PlanSet, sum transferplan
 }
 
 // contractFields summarises what a target moves.
-func contractFields(plan transferplan.RoutePlan, t transferplan.PlanTarget) string {
+func contractFields(t transferplan.PlanTarget) string {
 	switch {
 	case t.IsDummy:
 		return "- (rendezvous only: empty manifests)"

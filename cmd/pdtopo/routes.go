@@ -183,7 +183,7 @@ func writeRoutes(w io.Writer, pairName string, pp *pairPlans, plan transferplan.
 	for _, t := range plan.Targets {
 		mv := topograph.TargetMovement(plan, t, pp.set.Layout)
 		total += mv.BytesPerPage
-		head := fmt.Sprintf("%d\t%s\t%d\t%s", t.PrefillTPRank, targetRole(plan, t), t.RequiredDstInfoNum, bytesCell(mv, t))
+		head := fmt.Sprintf("%d\t%s\t%d\t%s", t.PrefillTPRank, targetRole(t), t.RequiredDstInfoNum, bytesCell(mv, t))
 		for i, line := range routeLines(t) {
 			if i > 0 {
 				head = "\t\t\t"

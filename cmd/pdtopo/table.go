@@ -54,7 +54,7 @@ func writeTable(w io.Writer, name string, l transferplan.Layout, derived *pdv1.D
 					decode = ""
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", decode, cellIf(j == 0, fmt.Sprint(t.PrefillTPRank)),
-					cellIf(j == 0, targetRole(plan, t)), t.RequiredDstInfoNum, line)
+					cellIf(j == 0, targetRole(t)), t.RequiredDstInfoNum, line)
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func sameBuffer(a, b transferplan.TransferFragment) bool {
 	return a.BufferKind == b.BufferKind && a.BufferIndex == b.BufferIndex
 }
 
-func targetRole(plan transferplan.RoutePlan, t transferplan.PlanTarget) string {
+func targetRole(t transferplan.PlanTarget) string {
 	if t.IsDummy {
 		return "dummy"
 	}

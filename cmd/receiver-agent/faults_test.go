@@ -91,7 +91,7 @@ func TestAgentCrashMidRoom(t *testing.T) {
 			t.Fatalf("engine rank %d's room 7 after the restart: %v", r, e)
 		}
 		_, err = b.rank(r).Open(t.Context(), peer.BootstrapAddr(), 8)
-		refused(t, err, 409, string(receiver.CodeEngineNotRegistered))
+		_ = refused(t, err, 409, string(receiver.CodeEngineNotRegistered))
 		register(t, b.rank(r), l, r)
 		if got := roomThroughAPI(t, b.rank(r), peer.BootstrapAddr(), 8); got.Status != receiver.Success {
 			t.Fatalf("engine rank %d's room 8 after registering again: %+v", r, got)

@@ -127,7 +127,9 @@ func TestListenRefusesNonLoopback(t *testing.T) {
 		ln.Close()
 	}
 	notSocket := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(notSocket, nil, 0o644)
+	if err := os.WriteFile(notSocket, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := listen("unix:" + notSocket); err == nil {
 		t.Fatal("listen replaced a regular file")
 	}

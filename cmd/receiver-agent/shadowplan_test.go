@@ -140,7 +140,7 @@ func TestAgentStartingNextToAShadowPlanStaysUnready(t *testing.T) {
 	}
 	call(t, http.DefaultClient, "GET", a.probe+"/readyz", "", 503)
 	_, err := a.rank(1).Open(t.Context(), peer.BootstrapAddr(), 1)
-	refused(t, err, 503, "NoPlanLoaded")
+	_ = refused(t, err, 503, "NoPlanLoaded")
 	for _, r := range peer.Ranks() {
 		if c := r.Counts(); c.Registrations+c.Requests > 0 {
 			t.Fatalf("prefill engine rank %d heard from the agent: %+v", r.EngineRank, c)

@@ -142,7 +142,13 @@ func apply(tree string, m mutant, env []string, timeout time.Duration) result {
 	if err := os.WriteFile(path, bytes.Replace(orig, []byte(m.Old), []byte(m.New), 1), 0o644); err != nil {
 		return result{m: m, verdict: "STALE", detail: err.Error()}
 	}
-	defer os.WriteFile(path, orig, 0o644)
+	defer func() {
+		// A file left mutated would make every later mutant's verdict wrong.
+		if err := os.WriteFile(path, orig, 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: restoring %s: %v\n", path, err)
+			os.Exit(1)
+		}
+	}()
 
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

@@ -89,7 +89,7 @@ func waitPairReady(ctx context.Context, c client.Client, key client.ObjectKey, t
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	last := errors.New("not read yet")
+	var last error
 	for {
 		var p pdv1.PDPair
 		if err := c.Get(ctx, key, &p); err != nil {

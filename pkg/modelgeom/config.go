@@ -203,7 +203,7 @@ func (r *reader) get(key string, lo, hi int64) (v int64, ok bool, err error) {
 }
 
 // need reads a key that must be present.
-func (r *reader) need(key string, lo, hi int64, why string) (int64, error) {
+func (r *reader) need(key string, lo, hi int64, why string) (int64, error) { //nolint:unparam // lo and hi are the key's bounds, as get takes them; every key needed so far starts at 1
 	v, ok, err := r.get(key, lo, hi)
 	if err == nil && !ok {
 		err = configErrorf(r.prefix+key, "add "+key+" from the model's config.json", "missing; %s", why)

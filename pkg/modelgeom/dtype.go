@@ -60,10 +60,7 @@ func KVCacheDtypeNames() []string {
 	for _, d := range KVCacheDtypes() {
 		out = append(out, string(d))
 	}
-	for _, a := range []string{"auto", "bf16", "fp16", "half", "fp8", "fp8_e4m3", "fp8_e5m2"} {
-		out = append(out, a)
-	}
-	return out
+	return append(out, "auto", "bf16", "fp16", "half", "fp8", "fp8_e4m3", "fp8_e5m2")
 }
 
 // ParseKVCacheDtype resolves a dtype name or alias to its canonical name.

@@ -198,13 +198,12 @@ func (s *roomShard) maybeShrink() {
 }
 
 // markBootstrapped moves e to the waiting list; the caller holds the lock.
-func (s *roomShard) markBootstrapped(e *roomEntry, now int64) bool {
+func (s *roomShard) markBootstrapped(e *roomEntry, now int64) {
 	if !e.state.MarkBootstrapped() {
-		return false
+		return
 	}
 	s.waiting.push(e, now)
 	e.publish()
-	return true
 }
 
 // markRequested restarts e's waiting clock; the caller holds the lock.

@@ -147,6 +147,3 @@ func (v *routeView) expectedIndex(r int) int {
 	}
 	return v.expectIdx[r]
 }
-
-// prefillDPSize is the number of prefill DP groups the plan was made for.
-func (v *routeView) prefillDPSize() int { return v.snap.Layout.Prefill.DPSize }

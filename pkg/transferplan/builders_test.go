@@ -79,7 +79,7 @@ func (b *layoutBuilder) state(count int, decodeItem, prefillItem, unit int64) *l
 // number of KV heads, each head unit bytes per token, sharded over both sides
 // (ranks beyond the head count replicate heads, as engines do). An item is
 // tokensPerPage rows of the rank's heads (set tokensPerPage first).
-func (b *layoutBuilder) heads(layers, kvHeads int, unit int64) *layoutBuilder {
+func (b *layoutBuilder) heads(layers, kvHeads int, unit int64) *layoutBuilder { //nolint:unparam // the head size is spelled at each call, so a layout reads as the model it is; all use 256 today
 	rows := int64(b.l.TokensPerPage)
 	perRank := func(tp int) int64 { return rows * int64(max(1, kvHeads/tp)) * unit }
 	d, p := perRank(b.l.Decode.TPPerDP()), perRank(b.l.Prefill.TPPerDP())

@@ -123,9 +123,10 @@ func decodeUTF8Surrogatepass(b []byte) ([]rune, error) {
 			}
 		case c >= 0xF0 && c <= 0xF4:
 			n, r = 3, rune(c&0x07)
-			if c == 0xF0 {
+			switch c {
+			case 0xF0:
 				lo = 0x90
-			} else if c == 0xF4 {
+			case 0xF4:
 				hi = 0x8F
 			}
 		default:

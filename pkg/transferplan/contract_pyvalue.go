@@ -90,8 +90,6 @@ func (v pyValue) truthy() bool {
 }
 
 // isInt is isinstance(v, int) and not isinstance(v, bool).
-func (v pyValue) isInt() bool { return v.kind == pyInt }
-
 func (v pyValue) numeric() bool { return v.kind == pyBool || v.kind == pyInt || v.kind == pyFloat }
 
 // asBig is the integer value of a bool or an int.

@@ -257,10 +257,11 @@ func (z *Summarizer) pageCost() (int, string) {
 
 // contractPageCost says how many copies a contract fragment costs per page.
 func (z *Summarizer) contractPageCost() (int, string) {
-	switch f := z.rowsAt; {
-	case z.mostRows == 0:
+	f := z.rowsAt
+	switch z.mostRows {
+	case 0:
 		return 0, "whole fields: each prefill rank copies its fields' pages whole, no fragments"
-	case z.mostRows == 1:
+	case 1:
 		return 1, "1 copy per page for each field fragment a decode rank pulls from a prefill rank: every slice is whole rows on both sides"
 	default:
 		return int(z.mostRows), fmt.Sprintf("%d copies per page for each field fragment a decode rank pulls from a prefill rank: "+

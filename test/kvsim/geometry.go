@@ -108,17 +108,17 @@ func (pl Placement) checkFields() error {
 
 // prefillLabel is byte x of the item that prefill rank holds for request page.
 func (pl *Placement) prefillLabel(rank int, page, x int64) Label {
-	return pl.at(page, x, pl.Prefill.ItemBytes, pl.preRow, pl.preStart(rank))
+	return pl.at(page, x, pl.Prefill.ItemBytes, pl.preStart(rank))
 }
 
 // decodeLabel is what byte x of decode rank's item for request page must hold.
 func (pl *Placement) decodeLabel(rank int, page, x int64) Label {
-	return pl.at(page, x, pl.Decode.ItemBytes, pl.decRow, pl.decStart(rank))
+	return pl.at(page, x, pl.Decode.ItemBytes, pl.decStart(rank))
 }
 
 // at labels byte x of a token-major item: row x / rowBytes is the token,
 // the rest the head (offset by the rank's first head) and byte in the head.
-func (pl *Placement) at(page, x, item, rowHeads, firstHead int64) Label {
+func (pl *Placement) at(page, x, item, firstHead int64) Label {
 	u := pl.Prefill.UnitBytes
 	rowBytes := item / int64(pl.Rows)
 	row, inRow := x/rowBytes, x%rowBytes

@@ -93,7 +93,7 @@ func (r *Rank) registerContract(msg [][]byte) {
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonRegistrationRefused, Detail: err.Error(), Err: err})
 		if route, rerr := kvwire.DecodeContractRegistrationRoute(msg); rerr == nil {
-			r.rejectSession(route, err)
+			r.rejectSession(route)
 		}
 		return
 	}
@@ -103,11 +103,11 @@ func (r *Rank) registerContract(msg [][]byte) {
 
 // rejectSession fails the rooms that already count on the session and
 // remembers where to fail its later ones (_reject_decode_registration).
-func (r *Rank) rejectSession(route kvwire.RegistrationRoute, why error) {
+func (r *Rank) rejectSession(route kvwire.RegistrationRoute) {
 	c := r.contract
 	for room, dests := range c.rooms {
 		if _, ok := dests[route.SessionID]; ok {
-			r.abortRoom(room, "session "+route.SessionID+" registration rejected: "+why.Error())
+			r.abortRoom(room)
 		}
 	}
 	delete(c.sessions, route.SessionID)
@@ -149,7 +149,7 @@ func (r *Rank) preAllocate(msg [][]byte) {
 	}
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: head.Room, Reason: ReasonPreAllocationRefused, Detail: err.Error(), Err: err})
-		r.abortRoom(head.Room, err.Error())
+		r.abortRoom(head.Room)
 		r.failSession(head.Room, head.SessionID)
 		return
 	}
@@ -196,8 +196,9 @@ func (c *contractRank) checkFanOut(head kvwire.PreAllocation, s *contractSession
 }
 
 // abortRoom fails a room: Failed to every non-dummy session already filed
-// under it, and the room stays failed (abort_room).
-func (r *Rank) abortRoom(room int64, why string) {
+// under it, and the room stays failed (abort_room). The caller has recorded
+// why (a RankError).
+func (r *Rank) abortRoom(room int64) {
 	c := r.contract
 	c.markFailed(room)
 	for id, s := range c.rooms[room] {

@@ -114,7 +114,7 @@ func (d *driver) run() error {
 	refused := 0
 	for _, r := range d.v.ManifestRefusals {
 		room++
-		n, err := d.refusedRoom(room, r.Name, []byte(r.Wire), r.Verdict.Accepted, r.Verdict.Exception)
+		n, err := d.refusedRoom(room, []byte(r.Wire), r.Verdict.Accepted, r.Verdict.Exception)
 		if err != nil {
 			return fmt.Errorf("manifest %q: %w", r.Name, err)
 		}
@@ -186,7 +186,7 @@ func (d *driver) completeRoom(room int64, manifest []byte) error {
 // refusedRoom: ValidateManifest refuses what the engine refuses. A manifest
 // the engine refuses with its own error (not a crash) is then sent anyway,
 // from decode rank 0, and each of its targets must fail the room.
-func (d *driver) refusedRoom(room int64, name string, manifest []byte, engineAccepts bool, exception string) (int, error) {
+func (d *driver) refusedRoom(room int64, manifest []byte, engineAccepts bool, exception string) (int, error) {
 	_, err := kvwire.ValidateManifest(manifest, &d.layout)
 	switch {
 	case engineAccepts && err == nil:
@@ -226,7 +226,7 @@ func (d *driver) rejectedRegistrations(room int64) error {
 	reg := d.registration(bad)
 	reg.ArenaPtr = 0
 	if err := reg.Validate(); kvwire.ReasonOf(err) != kvwire.ReasonInvalidValue {
-		return fmt.Errorf("Validate takes an arena pointer of 0: %v", err)
+		return fmt.Errorf("kvwire's Validate takes an arena pointer of 0: %v", err)
 	}
 	frames := reg.Frames()
 	target := firstKey(d.ranks[len(d.ranks)-1].targets)

@@ -72,7 +72,7 @@ func (r *rig) serve(t testing.TB, m *receiver.Manager) *http.Server {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: localapi.Handler(m, nil), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(countingListener{ln, r.accepted})
+	go func() { _ = srv.Serve(countingListener{ln, r.accepted}) }() // ErrServerClosed once the test closes it
 	t.Cleanup(func() { srv.Close() })
 	return srv
 }

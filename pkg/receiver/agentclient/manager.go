@@ -60,7 +60,7 @@ type Manager struct {
 // agent behind client, opening the rank's event stream.
 func NewManager(ctx context.Context, client *Client, info receiver.EngineInfo) (*Manager, error) {
 	m := &Manager{client: client, info: info, rooms: map[int64]*Receiver{}, nextRef: 1, changed: make(chan struct{}, 1)}
-	if _, err := m.connect(ctx); err != nil {
+	if err := m.connect(ctx); err != nil {
 		return nil, err
 	}
 	go m.reconnect()
@@ -76,7 +76,7 @@ func (m *Manager) SessionID() string { return m.info.SessionID }
 // Register registers the rank again: it opens the stream if it is down
 // (also after another engine took the rank: this takes it back).
 func (m *Manager) Register(ctx context.Context) error {
-	_, err := m.connect(ctx)
+	err := m.connect(ctx)
 	return err
 }
 
@@ -107,32 +107,31 @@ func (m *Manager) Stats() StreamStats {
 		Resyncs: m.resyncs.Load(), LastLoss: m.lastLoss, ReplacedBy: m.replacedBy}
 }
 
-// connect opens the stream unless it is open; it reports whether this call
-// opened it.
-func (m *Manager) connect(ctx context.Context) (bool, error) {
+// connect opens the stream unless it is open.
+func (m *Manager) connect(ctx context.Context) error {
 	m.connecting.Lock()
 	defer m.connecting.Unlock()
 	m.mu.Lock()
 	up, closed := m.conn != nil, m.closed
 	m.mu.Unlock()
 	if up || closed {
-		return false, nil
+		return nil
 	}
 	conn, err := m.client.openStream(ctx, m.info)
 	if err != nil {
-		return false, err
+		return err
 	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		conn.close()
-		return false, nil
+		return nil
 	}
 	m.conn, m.replacedBy = conn, ""
 	m.connects.Add(1)
 	m.mu.Unlock()
 	go m.read(conn)
-	return true, nil
+	return nil
 }
 
 func (m *Manager) wake() {
@@ -159,7 +158,7 @@ func (m *Manager) reconnect() {
 			wait = first
 			continue
 		}
-		if _, err := m.connect(context.Background()); err != nil {
+		if err := m.connect(context.Background()); err != nil {
 			select {
 			case <-m.changed:
 			case <-time.After(wait):
@@ -267,7 +266,7 @@ func (m *Manager) open(ctx context.Context, r *Receiver) {
 		return
 	}
 	if down {
-		if _, err := m.connect(ctx); err != nil {
+		if err := m.connect(ctx); err != nil {
 			code := FailureAgentRefused
 			var ue *UnavailableError
 			if errors.As(err, &ue) {

@@ -109,7 +109,7 @@ func serveAPI(b *testing.B, m Agent, network string, h2c bool, conns int) *clien
 	}
 	addr = ln.Addr().String()
 	srv := &http.Server{Handler: Handler(m, nil), Protocols: ServerProtocols()}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed once the test closes it
 	b.Cleanup(func() { srv.Close() })
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
 	if network == "unix" {

@@ -123,5 +123,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	w.Header()["Content-Type"] = jsonContentType // canonical key: no allocation
 	w.WriteHeader(status)
-	w.Write(body)
+	_, _ = w.Write(body) // fails only when the client has gone: no one to tell
 }

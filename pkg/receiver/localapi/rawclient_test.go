@@ -45,15 +45,14 @@ func dialRaw(network, addr string) (*rawConn, error) {
 
 // do sends one request and returns the answer's status and body.
 func (rc *rawConn) do(method, path string, body []byte) (int, []byte, error) {
-	if err := rc.send(method, path, body); err != nil {
-		return 0, nil, err
-	}
+	rc.send(method, path, body)
 	return rc.receive()
 }
 
-// send writes one request (HTTP/1.1 lets a client send the next before the
-// answer to the previous: pipelining).
-func (rc *rawConn) send(method, path string, body []byte) error {
+// send buffers one request (HTTP/1.1 lets a client send the next before the
+// answer to the previous: pipelining); receive flushes it and reports a
+// failed write.
+func (rc *rawConn) send(method, path string, body []byte) {
 	w := rc.w
 	w.WriteString(method)
 	w.WriteByte(' ')
@@ -66,11 +65,7 @@ func (rc *rawConn) send(method, path string, body []byte) error {
 	}
 	w.WriteString("\r\n")
 	w.Write(body)
-	return nil
 }
-
-// flush sends what send buffered.
-func (rc *rawConn) flush() error { return rc.w.Flush() }
 
 // receive reads the next answer.
 func (rc *rawConn) receive() (int, []byte, error) {

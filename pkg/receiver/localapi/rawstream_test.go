@@ -57,7 +57,7 @@ func newStreamRig(t *testing.T, opts StreamOptions, mut func(*receiver.Config)) 
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: r.api, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed once the test closes it
 	t.Cleanup(func() { srv.Close() })
 	return r
 }

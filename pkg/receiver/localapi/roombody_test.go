@@ -37,7 +37,9 @@ func TestAppendRoomMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("%+v: %v: %s", st, err, appendRoom(nil, st))
 		}
 		raw, _ := json.Marshal(roomBody(st))
-		json.Unmarshal(raw, &want)
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("hand encoding %+v\nencoding/json %+v", got, want)
 		}

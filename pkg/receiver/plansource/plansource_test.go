@@ -56,7 +56,7 @@ func TestFileSource(t *testing.T) {
 	set := fixtures.MustPlan(dpDecode())
 	raw, _ := json.Marshal(set)
 	path := filepath.Join(t.TempDir(), "plans.json")
-	os.WriteFile(path, raw, 0o644)
+	writeFile(t, path, raw)
 	plans, err := File{Path: path, EngineRanks: []int{5, 6}}.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +70,12 @@ func TestFileSource(t *testing.T) {
 		"no plans":     `{"compatible":true,"plans":[]}`,
 		"incompatible": strings.Replace(string(raw), `"compatible":true`, `"compatible":false`, 1),
 	} {
-		os.WriteFile(path, []byte(body), 0o644)
+		writeFile(t, path, []byte(body))
 		if _, err := (File{Path: path, EngineRanks: []int{0}}).Load(context.Background()); err == nil {
 			t.Errorf("%s: loaded", name)
 		}
 	}
-	os.WriteFile(path, raw, 0o644)
+	writeFile(t, path, raw)
 	if _, err := (File{Path: path, EngineRanks: []int{7, 8}}).Load(context.Background()); err == nil || !strings.Contains(err.Error(), "engine rank 8 is outside the decode fleet of 8") {
 		t.Errorf("engine ranks 7, 8 of 8: %v", err)
 	}
@@ -395,10 +395,10 @@ func TestFollowerReportsAnUnreadableSource(t *testing.T) {
 	write := func() {
 		for _, o := range objects {
 			for k, v := range o.Data {
-				os.WriteFile(filepath.Join(dir, k), []byte(v), 0o644)
+				writeFile(t, filepath.Join(dir, k), []byte(v))
 			}
 			for k, v := range o.BinaryData {
-				os.WriteFile(filepath.Join(dir, k), v, 0o644)
+				writeFile(t, filepath.Join(dir, k), v)
 			}
 		}
 	}
@@ -425,4 +425,12 @@ func TestFollowerReportsAnUnreadableSource(t *testing.T) {
 	}
 	write()
 	rec.waitFor(t, nil, "")
+}
+
+// writeFile writes a test's file or fails the test.
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
