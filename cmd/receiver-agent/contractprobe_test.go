@@ -39,15 +39,14 @@ import (
 // NoEngineContract. What the operator reads for a PDPair that leaves the
 // decode contract to the live engines.
 func TestProbeReportsTheEngineContracts(t *testing.T) {
-	l := fixtures.FragmentedP8D4()
+	pair := fixtures.LoadContractPair(t, "gqa-p4-d2")
 	var managers []*receiver.Manager
 	for _, r := range []int{2, 3} {
 		m, _ := receivertest.StartAgent(t, nil, r, nil)
 		managers = append(managers, m)
 	}
-	contract := []byte(`{"plan":{"prefix_granularity":16},"group_specs":[],"transfer_schema":{"fields":[]}}`)
-	eng := receivertest.Engine(receivertest.Snapshot(t, l, 3), 3)
-	eng.Contract = contract
+	contract := pair.DecodeContract
+	eng := receivertest.ContractEngine(pair, 3)
 	if err := managers[1].RegisterEngine(eng); err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,9 @@ import (
 )
 
 // maxBootstrapBody caps what is read from a bootstrap server: its answers
-// are a few hundred bytes; a larger body is not one of them.
-const maxBootstrapBody = 1 << 20
+// are a few hundred bytes, or on the contract wire a contract of at most
+// 256 KiB in a JSON string; a larger body is not one of them.
+const maxBootstrapBody = kvwire.MaxContractParallelInfoBytes
 
 // bootstrapClient asks a prefill's bootstrap server for its parallel info,
 // its ranks' addresses and its health, each call bounded by a timeout.
@@ -54,12 +55,14 @@ func newBootstrapClient(c *http.Client, timeout time.Duration) *bootstrapClient 
 	return &bootstrapClient{http: c, timeout: timeout}
 }
 
-func (c *bootstrapClient) parallelInfo(ctx context.Context, addr string) (kvwire.ParallelInfo, error) {
+// bootstrapAnswer fetches the parallel info and tells its wire: a v1
+// answer (item lengths) or a cache-contract one (cache_layout).
+func (c *bootstrapClient) bootstrapAnswer(ctx context.Context, addr string) (kvwire.BootstrapAnswer, error) {
 	body, err := c.get(ctx, addr, kvwire.RoutePath+"?"+kvwire.ParallelInfoQuery)
 	if err != nil {
-		return kvwire.ParallelInfo{}, err
+		return kvwire.BootstrapAnswer{}, err
 	}
-	return kvwire.DecodeParallelInfo(body)
+	return kvwire.DecodeBootstrapAnswer(body)
 }
 
 func (c *bootstrapClient) rankAddress(ctx context.Context, addr string, tpRank, dpGroup int) (kvwire.RankAddress, error) {

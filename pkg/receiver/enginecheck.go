@@ -26,30 +26,40 @@ import (
 
 func sameEngine(a, b EngineInfo) bool {
 	return a.SessionID == b.SessionID && slices.Equal(a.KVDataPtrs, b.KVDataPtrs) && slices.Equal(a.StateDataPtrs, b.StateDataPtrs) &&
-		bytes.Equal(a.Contract, b.Contract)
+		a.contractWire() == b.contractWire() && a.ArenaPtr == b.ArenaPtr && bytes.Equal(a.Contract, b.Contract)
 }
 
 // validateEngine checks the engine's fields the way a prefill rank will
-// parse the registration built from them.
-func validateEngine(info EngineInfo, advertiseHost string) error {
-	if len(info.KVDataPtrs) == 0 {
-		return errorf(CodeInvalidArgument, "kvDataPtrs is empty: a decode rank registers at least one KV buffer")
+// parse the registration built from them; on the contract wire it returns
+// the engine's contract, read once.
+func validateEngine(info EngineInfo, advertiseHost string) (*engineContract, error) {
+	if info.contractWire() {
+		return newEngineContract(info, advertiseHost)
 	}
-	if info.Contract != nil {
-		if err := kvwire.CheckContractEnvelope(info.Contract); err != nil {
-			return errorf(CodeInvalidArgument, "contract: %v", err)
-		}
+	if info.ArenaPtr != 0 {
+		return nil, errorf(CodeInvalidArgument, "a v1 registration names its buffers (kvDataPtrs, stateDataPtrs), not an arena")
+	}
+	if len(info.KVDataPtrs) == 0 {
+		return nil, errorf(CodeInvalidArgument, "kvDataPtrs is empty: a decode rank registers at least one KV buffer")
 	}
 	reg := kvwire.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID, KVPtrs: info.KVDataPtrs, StatePtrs: info.StateDataPtrs}
 	if err := reg.Validate(); err != nil {
-		return errorf(CodeInvalidArgument, "sessionId %q: %v", info.SessionID, err)
+		return nil, errorf(CodeInvalidArgument, "sessionId %q: %v", info.SessionID, err)
 	}
-	return nil
+	return nil, nil
 }
 
-// checkEngine holds a checked plan to the engine's registration: the
-// buffer counts, then every fragment's buffer index.
-func checkEngine(info EngineInfo, v *routeView) error {
+// checkEngine holds a checked plan to the engine's registration (ec is its
+// contract on the contract wire): the wire, then on the v1 wire the buffer
+// counts and every fragment's buffer index, on the contract wire the
+// contract's hash.
+func checkEngine(info EngineInfo, ec *engineContract, v *routeView) error {
+	if err := checkWire(info, v); err != nil {
+		return err
+	}
+	if v.contract {
+		return checkEngineContract(ec, v)
+	}
 	if err := checkEngineBuffers(info, v.snap); err != nil {
 		return err
 	}

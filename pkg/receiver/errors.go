@@ -51,6 +51,16 @@ const (
 	// CodeFragmentOutOfBounds: a plan was refused because a fragment would
 	// write outside the decode rank's buffers (a *FragmentError says which).
 	CodeFragmentOutOfBounds ErrorCode = "FragmentOutOfBounds"
+	// CodeWireMismatch: the engine registered for another wire than its
+	// plan's (v1 buffer pointers for a contract plan, or the reverse), or a
+	// request is not of its room's wire.
+	CodeWireMismatch ErrorCode = "WireMismatch"
+	// CodeContractMismatch: the engine's cache contract is not the decode
+	// contract its plan was made for (decodeContractSHA256).
+	CodeContractMismatch ErrorCode = "ContractMismatch"
+	// CodeManifestRefused: a block manifest does not fit the engine's
+	// registered decode contract; the room fails and nothing is sent.
+	CodeManifestRefused ErrorCode = "ManifestRefused"
 	// CodeAgentShuttingDown: the agent is stopping.
 	CodeAgentShuttingDown ErrorCode = "AgentShuttingDown"
 )

@@ -57,6 +57,22 @@ const (
 	// ReasonStreamStalled: the engine did not read its event stream for the
 	// stream write timeout; the agent closed it.
 	ReasonStreamStalled FailureReason = "StreamStalled"
+	// ReasonWireMismatch: the prefill's bootstrap server answered another
+	// wire than the plan's (v1 item lengths for a contract plan, or a
+	// cache_layout for a v1 plan), or changed wire while rooms were open.
+	ReasonWireMismatch FailureReason = "WireMismatch"
+	// ReasonContractMismatch: the prefill's live cache contract is not the
+	// one the plan was made for (the message names the first differing
+	// field and both values); rooms for that address are refused.
+	ReasonContractMismatch FailureReason = "ContractMismatch"
+	// ReasonContractChanged: the prefill's bootstrap server answered another
+	// cache contract (or sizes) than when the room was bootstrapped: its
+	// ranks no longer hold the registration the room was sent under.
+	ReasonContractChanged FailureReason = "ContractChanged"
+	// ReasonManifestRefused: the engine's block manifest does not fit the
+	// decode contract it registered (a block outside the arena, a wrong
+	// block count, …); nothing of the room was sent.
+	ReasonManifestRefused FailureReason = "ManifestRefused"
 	// ReasonStreamProtocol: the engine sent something on its stream that is
 	// not the protocol (a line that is not an operation, or too long); the
 	// agent closed it.

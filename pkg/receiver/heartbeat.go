@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // heartbeat checks every bootstrap address with cached parallel info each
@@ -47,23 +49,23 @@ func (m *Manager) checkAddresses(t *peerTable) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.HeartbeatInterval)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, addr := range t.live() {
+	for _, p := range t.live() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := m.boot.health(ctx, addr)
+			err := m.probe(ctx, t, p)
 			if m.ctx.Err() != nil {
 				return // shutting down: the failure is ours, not the prefill's
 			}
 			if err != nil {
 				m.metrics.heartbeatMissed()
 			}
-			misses := t.missed(addr, err != nil)
+			misses := t.missed(p.addr, err != nil)
 			if err != nil {
-				m.log.Info("heartbeat missed", "addr", addr, "misses", misses, "error", err)
+				m.log.Info("heartbeat missed", "addr", p.addr, "misses", misses, "error", err)
 			}
 			if misses >= m.cfg.HeartbeatMisses {
-				m.loseAddress(t, addr, fmt.Sprintf("lost connection with prefill at %s: %d consecutive heartbeats failed (last: %v)", addr, misses, err))
+				m.loseAddress(t, p.addr, ReasonLostConnection, fmt.Sprintf("lost connection with prefill at %s: %d consecutive heartbeats failed (last: %v)", p.addr, misses, err))
 			}
 		}()
 	}
@@ -71,9 +73,29 @@ func (m *Manager) checkAddresses(t *peerTable) {
 	t.forgetExpiredRefusals(m.now())
 }
 
+// probe checks one live address: GET /health on the v1 wire. On the
+// contract wire it asks for the parallel info instead, which answers as
+// /health does and also tells whether the prefill changed its contract (or
+// wire, or sizes) since its ranks got the registration: then the address is
+// dropped and its unfinished rooms fail, saying what changed, and the next
+// room asks again (and is held to the plan).
+func (m *Manager) probe(ctx context.Context, t *peerTable, p livePeer) error {
+	if p.info.wire != kvwire.WireCacheContract {
+		return m.boot.health(ctx, p.addr)
+	}
+	ans, err := m.boot.bootstrapAnswer(ctx, p.addr)
+	if err != nil {
+		return err
+	}
+	if reason, msg := contractChange(p.addr, p.info, &ans); reason != "" {
+		m.loseAddress(t, p.addr, reason, msg)
+	}
+	return nil
+}
+
 // loseAddress drops addr from the caches, closes its sockets and fails
-// every unfinished room bound to it.
-func (m *Manager) loseAddress(t *peerTable, addr, message string) {
+// every unfinished room bound to it with reason.
+func (m *Manager) loseAddress(t *peerTable, addr string, reason FailureReason, message string) {
 	endpoints, ok := t.drop(addr)
 	if !ok {
 		return
@@ -82,10 +104,14 @@ func (m *Manager) loseAddress(t *peerTable, addr, message string) {
 	m.metrics.addressLost()
 	failed := 0
 	m.rooms.each(func(s *roomShard, e *roomEntry) {
-		if e.addr == addr && s.fail(e, ReasonLostConnection, message) {
+		if e.addr == addr && s.fail(e, reason, message) {
 			failed++
-			m.metrics.roomFailed(ReasonLostConnection)
+			m.metrics.roomFailed(reason)
 		}
 	})
-	m.log.Error("lost connection with prefill", "addr", addr, "failedRooms", failed, "message", message)
+	what := "lost connection with prefill"
+	if reason != ReasonLostConnection {
+		what = "prefill changed what it answers; its rooms failed"
+	}
+	m.log.Error(what, "addr", addr, "reason", reason, "failedRooms", failed, "message", message)
 }

@@ -32,19 +32,28 @@ import (
 )
 
 // EngineInfo is what the decode engine tells the agent once, before any
-// room: its transfer-engine session and where its buffers are.
+// room: its transfer-engine session and where its memory is. On the v1 wire
+// that is one pointer per KV and state buffer; on the cache-contract wire
+// (Contract set) the address of its cache arena and its cache contract.
 type EngineInfo struct {
 	// SessionID is the transfer-engine session, "host:port".
 	SessionID     string
 	KVDataPtrs    []uint64
 	StateDataPtrs []uint64
+
 	// Contract is the decode rank's cache transfer contract on the
-	// cache-contract wire (its wire JSON, CacheTransferContract.to_wire_bytes());
-	// nil on the v1 wire. The operator reads it from the probe address
-	// (EngineContract) when a PDPair leaves the decode contract to the
-	// live engines.
+	// cache-contract wire (its wire JSON, CacheTransferContract.to_wire_bytes(),
+	// sent unchanged in every registration); nil on the v1 wire. The
+	// operator reads it from the probe address (EngineContract) when a
+	// PDPair leaves the decode contract to the live engines.
 	Contract []byte
+	// ArenaPtr is the address of the engine's cache arena (its
+	// kv_data_ptr) on the cache-contract wire.
+	ArenaPtr uint64
 }
+
+// contractWire reports whether info registers for the cache-contract wire.
+func (info *EngineInfo) contractWire() bool { return info.Contract != nil }
 
 // routing is one plan with the caches learned for it; replacing the plan
 // replaces both, so no cache outlives the plan it was made for.
@@ -154,7 +163,7 @@ func (m *Manager) CheckPlan(snap PlanSnapshot) error {
 		return err
 	}
 	if eng := m.engine.Load(); eng != nil {
-		return checkEngine(eng.EngineInfo, view)
+		return checkEngine(eng.EngineInfo, eng.contract, view)
 	}
 	return nil
 }

@@ -18,8 +18,6 @@ package receiver
 
 import (
 	"sync"
-
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // peerTable caches what the agent learned from bootstrap servers, for one
@@ -36,8 +34,8 @@ type peerTable struct {
 // peerAddr is one bootstrap address. Fields are guarded by peerTable.mu.
 type peerAddr struct {
 	addr string
-	// info is set once fetched and found to match the plan's layout.
-	info *kvwire.ParallelInfo
+	// info is set once fetched and found to match the plan.
+	info *prefillInfo
 	// refusal is set when the live layout does not match the plan; rooms
 	// are refused without asking again until refusedUntil.
 	refusal      *RoomFailure
@@ -89,7 +87,7 @@ func (t *peerTable) bind(e *roomEntry, now int64) bindResult {
 	if pa.info == nil {
 		pa.waiting = append(pa.waiting, e)
 	} else {
-		g := dpGroup(e.id, pa.info.PrefillDPSize)
+		g := dpGroup(e.id, pa.info.dpSize)
 		grp := pa.group(g)
 		if grp.endpoints != nil {
 			return bindResult{endpoints: grp.endpoints, group: g}
@@ -139,15 +137,21 @@ func (t *peerTable) drop(addr string) (endpoints []string, ok bool) {
 	return endpoints, true
 }
 
+// livePeer is an address the heartbeat watches and what it answered.
+type livePeer struct {
+	addr string
+	info *prefillInfo
+}
+
 // live returns the addresses whose parallel info is cached: the ones the
 // heartbeat watches.
-func (t *peerTable) live() []string {
+func (t *peerTable) live() []livePeer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]string, 0, len(t.addrs))
+	out := make([]livePeer, 0, len(t.addrs))
 	for addr, pa := range t.addrs {
 		if pa.info != nil {
-			out = append(out, addr)
+			out = append(out, livePeer{addr, pa.info})
 		}
 	}
 	return out

@@ -27,6 +27,8 @@ import (
 type registration struct {
 	EngineInfo
 	gen uint64
+	// contract is the engine's contract on the cache-contract wire.
+	contract *engineContract
 }
 
 // Registered is the answer to a registration.
@@ -69,12 +71,14 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 	}
 	cur := m.engine.Load()
 	same := cur != nil && sameEngine(cur.EngineInfo, info)
+	var ec *engineContract
 	if !same {
-		if err := validateEngine(info, m.cfg.AdvertiseHost); err != nil {
+		var err error
+		if ec, err = validateEngine(info, m.cfg.AdvertiseHost); err != nil {
 			return Registered{}, err
 		}
 		if r := m.routing.Load(); r != nil {
-			if err := checkEngine(info, r.view); err != nil {
+			if err := checkEngine(info, ec, r.view); err != nil {
 				return Registered{}, err
 			}
 		}
@@ -83,10 +87,11 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 	if !same {
 		info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
 		info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
-		if info.Contract != nil {
+		if ec != nil { // the caller's buffer may be reused (a pooled request body)
 			info.Contract = bytes.Clone(info.Contract)
+			ec.raw = info.Contract
 		}
-		reg = &registration{EngineInfo: info, gen: m.generations + 1}
+		reg = &registration{EngineInfo: info, gen: m.generations + 1, contract: ec}
 		m.generations++
 		m.engine.Store(reg)
 	}

@@ -64,7 +64,7 @@ func (t *peerTable) nextWork(pa *peerAddr) (needInfo bool, group int, ok bool) {
 
 // resolveInfo fetches and checks the parallel info of pa's address.
 func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
-	info, failure := m.fetchParallelInfo(t.view, pa.addr)
+	info, failure := m.fetchPrefillInfo(t.view, pa.addr)
 	now := m.now()
 	t.mu.Lock()
 	waiting := pa.waiting
@@ -72,12 +72,12 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 	switch {
 	case !t.attached(pa):
 		waiting = nil // its address was dropped meanwhile: the heartbeat failed these rooms
-	case failure != nil && failure.Reason == ReasonLayoutMismatch:
+	case failure != nil && failure.refusesAddress():
 		pa.refusal, pa.refusedUntil = failure, now+int64(m.cfg.HeartbeatInterval)
 	case failure == nil:
 		pa.info = info
 		for _, e := range waiting { // hand rooms on to their dp groups
-			grp := pa.group(dpGroup(e.id, info.PrefillDPSize))
+			grp := pa.group(dpGroup(e.id, info.dpSize))
 			grp.waiting = append(grp.waiting, e)
 		}
 		waiting = nil
@@ -89,17 +89,6 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 	if failure != nil && len(waiting) > 0 {
 		m.log.Warn("bootstrap address refused", "addr", pa.addr, "reason", failure.Reason, "message", failure.Message, "rooms", len(waiting))
 	}
-}
-
-func (m *Manager) fetchParallelInfo(view *routeView, addr string) (*kvwire.ParallelInfo, *RoomFailure) {
-	info, err := m.boot.parallelInfo(m.ctx, addr)
-	if err != nil {
-		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
-	}
-	if err := checkLayout(&info, view.snap.Layout); err != nil {
-		return nil, &RoomFailure{Reason: ReasonLayoutMismatch, Message: fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
-	}
-	return &info, nil
 }
 
 // resolveGroup fetches the address of every rank the plan sends to in dp
@@ -139,7 +128,7 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 		}
 		endpoints[i] = ra.Endpoint()
 	}
-	reg := m.registrationFrames()
+	reg := m.registrationFrames(view)
 	for i, ep := range endpoints {
 		if err := m.push.send(ep, reg); err != nil {
 			return nil, &RoomFailure{Reason: ReasonSendFailed, Message: fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
@@ -151,8 +140,11 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 
 // registrationFrames encodes this rank's registration; its fields never
 // change after the engine registered, so one encoding serves all sends.
-func (m *Manager) registrationFrames() [][]byte {
+func (m *Manager) registrationFrames(view *routeView) [][]byte {
 	eng := m.engine.Load()
+	if view.contract {
+		return m.contractRegistrationFrames(view, eng)
+	}
 	reg := kvwire.Registration{
 		DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
 		KVPtrs: eng.KVDataPtrs, StatePtrs: eng.StateDataPtrs,

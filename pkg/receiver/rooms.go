@@ -25,13 +25,20 @@ import (
 )
 
 // TransferRequest is what the engine sends once a room is bootstrapped:
-// the pages to fill and where the request's auxiliary data goes.
+// on the v1 wire the pages to fill and where the request's auxiliary data
+// goes, on the cache-contract wire the room's block manifest.
 type TransferRequest struct {
 	KVIndices       []int64
 	AuxIndex        int64
 	DecodePrefixLen int64
 	// MambaIndices are the state slots to fill; nil when the model has none.
 	MambaIndices []int64
+
+	// Manifest is the room's block manifest, its wire JSON as the engine
+	// wrote it (to_wire_bytes()), on the cache-contract wire; nil on the v1
+	// wire. It is checked against the engine's decode contract and sent as
+	// it is; the caller must not modify it afterwards.
+	Manifest []byte
 }
 
 // RoomStatus is what the engine polls.
@@ -123,6 +130,12 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 			perr = m.checkPayload(entry, req)
 		}
 		switch {
+		case perr != nil && CodeOf(perr) == CodeManifestRefused:
+			// the room cannot succeed with this manifest: it fails, and its
+			// deadline and waiters are released at once
+			if s.fail(entry, ReasonManifestRefused, perr.(*Error).Message) {
+				m.metrics.roomFailed(ReasonManifestRefused)
+			}
 		case perr != nil:
 		case entry.state.Status() == Bootstrapping:
 			entry.pending = &req // sent by bootstrapped, under this lock
@@ -143,6 +156,10 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 
 // sendRequest sends a requested room's request to every rank of its plan.
 func (m *Manager) sendRequest(e *roomEntry, req *TransferRequest) {
+	if e.view.contract {
+		m.sendPreAllocation(e, req.Manifest)
+		return
+	}
 	for i := range e.view.sends {
 		t := &e.view.sends[i]
 		if err := m.push.send(e.endpoints[i], m.requestFrames(e, t, req)); err != nil {
@@ -170,6 +187,12 @@ func requestable(e *roomEntry) error {
 // use to index outside its arrays (numpy takes a negative index from the
 // end: a transfer to the wrong page rather than an error).
 func (m *Manager) checkPayload(e *roomEntry, req TransferRequest) error {
+	if err := checkRequestWire(e, &req); err != nil || e.view.contract {
+		if err == nil {
+			err = checkManifest(e, req.Manifest)
+		}
+		return err
+	}
 	for _, list := range [...]struct {
 		name    string
 		indices []int64

@@ -18,6 +18,7 @@ package receiver
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -43,6 +44,12 @@ type routeView struct {
 	specOK bool
 	// bounds are what the fragments were held to, and the buffers they use.
 	bounds *fragmentBounds
+	// contract: the plan is for the cache-contract wire (contractroute.go).
+	contract bool
+	// plannedPrefill is the prefill contract the plan was made for, once a
+	// bootstrap server served it (the plan holds only its hash): what a
+	// contract that differs is compared with.
+	plannedPrefill atomic.Pointer[[]byte]
 }
 
 // sendTarget is one prefill TP rank and the per-plan frames sent to it.
@@ -65,7 +72,8 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	}
 	P := p.TPPerDP()
 	plan := &snap.Plan
-	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates}
+	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates,
+		contract: snap.Layout.Wire == transferplan.WireCacheContract}
 	v.sendAt = make([]int, P)
 	for i := range v.expectIdx {
 		v.expectIdx[i], v.sendAt[i] = int(roleNotInPlan), -1
@@ -75,7 +83,15 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 		return nil, err
 	}
 	seen := make(map[int]bool)
+	if v.contract {
+		if err := checkContractDummies(plan); err != nil {
+			return nil, err
+		}
+	}
 	for _, t := range plan.Targets {
+		if v.contract && t.IsDummy {
+			continue // an idle prefill rank, added below
+		}
 		if err := v.addTarget(t, P, seen); err != nil {
 			return nil, err
 		}
@@ -90,6 +106,9 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	}
 	if v.expected == 0 || v.required < 1 || v.required > v.expected {
 		return nil, fmt.Errorf("plan for decode TP rank %d needs %d prefill responses but has %d non-dummy targets", plan.DecodeTPRank, v.required, v.expected)
+	}
+	if v.contract && v.required != v.expected {
+		return nil, fmt.Errorf("plan for decode TP rank %d needs %d prefill responses but has %d sources; on the cache-contract wire a room completes on Success from exactly its sources", plan.DecodeTPRank, v.required, v.expected)
 	}
 	return v, nil
 }

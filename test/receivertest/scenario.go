@@ -28,6 +28,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
@@ -38,10 +39,16 @@ import (
 type Scenario struct {
 	TB     testing.TB
 	Layout transferplan.Layout
-	Set    *transferplan.PlanSet
-	Peer   *prefillpeer.Peer
-	Agents []*receiver.Manager
-	Regs   []*prometheus.Registry
+	// Contract is the pair of a cache-contract scenario (nil on the v1
+	// wire, where Layout is the pair).
+	Contract *fixtures.ContractPair
+	Set      *transferplan.PlanSet
+	Peer     *prefillpeer.Peer
+	Agents   []*receiver.Manager
+	Regs     []*prometheus.Registry
+	// Req is what OpenAndRequest sends: Request on the v1 wire, the pair's
+	// first manifest on the contract wire.
+	Req receiver.TransferRequest
 }
 
 // NewScenario starts a peer for l (changed by peerMut, may be nil) and one
@@ -53,7 +60,7 @@ func NewScenario(tb testing.TB, l transferplan.Layout, engineRanks []int, peerMu
 	if err != nil {
 		tb.Fatalf("plan: %v", err)
 	}
-	s := &Scenario{TB: tb, Layout: l, Set: set}
+	s := &Scenario{TB: tb, Layout: l, Set: set, Req: Request}
 	s.Peer = StartPeer(tb, l, func(c *prefillpeer.Config) {
 		c.Logf = tb.Logf
 		if peerMut != nil {
@@ -74,7 +81,11 @@ func (s *Scenario) AddAgent(engineRank int, cfgMut func(*receiver.Config)) *rece
 		s.TB.Fatal(err)
 	}
 	m, reg := StartAgent(s.TB, &snap, engineRank, cfgMut)
-	if err := m.RegisterEngine(Engine(snap, engineRank)); err != nil {
+	info := Engine(snap, engineRank)
+	if s.Contract != nil {
+		info = ContractEngine(*s.Contract, engineRank)
+	}
+	if err := m.RegisterEngine(info); err != nil {
 		s.TB.Fatalf("registering engine rank %d: %v", engineRank, err)
 	}
 	s.Agents = append(s.Agents, m)
@@ -90,7 +101,7 @@ func (s *Scenario) Open(i int, room int64) {
 	}
 }
 
-// OpenAndRequest opens room on every agent and sends Request from each once
+// OpenAndRequest opens room on every agent and sends s.Req from each once
 // it is bootstrapped.
 func (s *Scenario) OpenAndRequest(room int64) {
 	s.TB.Helper()
@@ -101,7 +112,7 @@ func (s *Scenario) OpenAndRequest(room int64) {
 		if st := WaitStatus(s.TB, m, room, bootstrappedOrFailed); st.Status == receiver.Failed {
 			s.TB.Fatalf("agent %d: room %d failed while bootstrapping: %v", i, room, st.Failure)
 		}
-		if err := m.Request(room, Request); err != nil {
+		if err := m.Request(room, s.Req); err != nil {
 			s.TB.Fatalf("agent %d: request room %d: %v", i, room, err)
 		}
 	}

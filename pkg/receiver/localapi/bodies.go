@@ -154,7 +154,7 @@ var kindKey = []byte(`"kind"`)
 
 // unknownKind refuses a body of a kind this agent does not speak.
 func unknownKind(what, kind string) error {
-	return badBody("%s kind %q is not one this agent speaks (it speaks %q)", what, kind, WireV1)
+	return badBody("%s kind %q is not one this agent speaks (it speaks %q and %q)", what, kind, WireV1, WireContract)
 }
 
 // readBody reads a whole body, bounded by MaxBodyBytes, into a pooled
@@ -190,7 +190,11 @@ func parseEngine(r io.Reader) (receiver.EngineInfo, error) {
 
 // parseEngineBytes checks a registration by its kind.
 func parseEngineBytes(raw []byte) (receiver.EngineInfo, error) {
-	if k := kindOf(raw); k != "" && k != WireV1 {
+	switch k := kindOf(raw); k {
+	case "", WireV1:
+	case WireContract:
+		return parseContractEngine(raw)
+	default:
 		return receiver.EngineInfo{}, unknownKind("registration", k)
 	}
 	var b EngineBody
@@ -236,7 +240,11 @@ func parseRequest(r io.Reader) (receiver.TransferRequest, error) {
 
 // parseRequestBytes checks a room's request by its kind.
 func parseRequestBytes(raw []byte) (receiver.TransferRequest, error) {
-	if k := kindOf(raw); k != "" && k != WireV1 {
+	switch k := kindOf(raw); k {
+	case "", WireV1:
+	case WireContract:
+		return parseContractRequest(raw)
+	default:
 		return receiver.TransferRequest{}, unknownKind("request", k)
 	}
 	var b RequestBody

@@ -57,6 +57,9 @@ var statusOf = map[receiver.ErrorCode]int{
 	receiver.CodeRoomFinished:         http.StatusConflict,
 	receiver.CodeTooManyRooms:         http.StatusServiceUnavailable,
 	receiver.CodeAgentShuttingDown:    http.StatusServiceUnavailable,
+	receiver.CodeWireMismatch:         http.StatusConflict,
+	receiver.CodeContractMismatch:     http.StatusConflict,
+	receiver.CodeManifestRefused:      http.StatusBadRequest,
 }
 
 func writeError(w http.ResponseWriter, err error) {

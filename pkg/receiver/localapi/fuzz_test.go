@@ -24,7 +24,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // The local API's bodies come from another process: no input may panic,
@@ -35,9 +37,20 @@ func FuzzParseEngine(f *testing.F) {
 	f.Add([]byte(`{"sessionId":"h:1","kvDataPtrs":null}`))
 	f.Add([]byte(`{"kvDataPtrs":[-1]}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"kind":"contract","sessionId":"127.0.0.1:1","kvDataPtr":139887084830720,"cacheLayout":{"plan":{}}}`))
+	f.Add([]byte(`{"kind":"contract","sessionId":"h:1","kvDataPtr":1,"cacheLayout":[]}`))
+	f.Add([]byte(`{"kind":"contract","kvDataPtrs":[1],"cacheLayout":{}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		info, err := parseEngine(bytes.NewReader(body))
 		if err != nil {
+			return
+		}
+		if info.Contract != nil { // the contract kind: an object within budget, as it was written
+			var again ContractEngineBody
+			if json.Unmarshal(body, &again) != nil || again.Kind != WireContract || *again.SessionID != info.SessionID || *again.KVDataPtr != info.ArenaPtr ||
+				!bytes.Equal(again.CacheLayout, info.Contract) || info.Contract[0] != '{' || len(info.Contract) > transferplan.MaxContractBytes {
+				t.Fatalf("accepted %q as %+v", body, info)
+			}
 			return
 		}
 		var again EngineBody
@@ -72,11 +85,20 @@ func FuzzParseRequest(f *testing.F) {
 	f.Add([]byte(`{"kvIndices":[],"auxIndex":0}`))
 	f.Add([]byte(`{"kvIndices":[1e3],"auxIndex":0}`))
 	f.Add([]byte(`{"kvIndices":[9223372036854775808],"auxIndex":0}`))
+	f.Add([]byte(`{"kind":"contract","manifest":{"groups":[{"group_id":"g","block_ids":[1,2]}],"prefix_len":0,"prompt_len":9}}`))
+	f.Add([]byte(`{"kind":"contract","manifest":"{}"}`))
+	f.Add([]byte(`{"manifest":{},"kind":"contract","auxIndex":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := parseRequest(bytes.NewReader(body))
 		if err != nil {
 			if be := (*bodyError)(nil); !errors.As(err, &be) || be.msg == "" {
 				t.Fatalf("error %v is not a described body error", err)
+			}
+			return
+		}
+		if req.Manifest != nil {
+			if req.KVIndices != nil || req.Manifest[0] != '{' || len(req.Manifest) > kvwire.MaxManifestBytes || !bytes.Contains(body, req.Manifest) {
+				t.Fatalf("accepted %q as the manifest %q", body, req.Manifest)
 			}
 			return
 		}

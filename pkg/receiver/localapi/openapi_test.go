@@ -298,6 +298,7 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 	}
 	eng := receivertest.Engine(snap, 0)
 	engineJSON, _ := json.Marshal(map[string]any{"sessionId": eng.SessionID, "kvDataPtrs": eng.KVDataPtrs})
+	contractJSON := contractEngineBody(fixtures.LoadContractPair(t, "gqa-p4-d2").DecodeContract) // not this plan's wire
 	open := fmt.Sprintf(`{"bootstrapAddr":%q,"room":1}`, peer.BootstrapAddr())
 	request := `{"kvIndices":[1,2],"auxIndex":0}`
 	huge := `{"x":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
@@ -312,6 +313,8 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 		{e, "PUT", "/v1/engine", `{"kvDataPtrs":[1]}`, 400},
 		{e, "PUT", "/v1/engine", huge, 413},
 		{e, "PUT", "/v1/engine", string(engineJSON), 200},
+		{e, "PUT", "/v1/engine", contractJSON, 409},
+		{e, "POST", "/v1/engine/stream", contractJSON, 409},
 		{b, "PUT", "/v1/engine", string(engineJSON), 200},
 		{b, "POST", "/v1/rooms", open, 503}, // no plan
 		{e, "POST", "/v1/rooms", `{"room":1}`, 400},

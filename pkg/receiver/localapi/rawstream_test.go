@@ -76,12 +76,19 @@ type rawStream struct {
 // openRawStream registers info and returns the stream after its hello.
 func openRawStream(t *testing.T, socket string, info receiver.EngineInfo) *rawStream {
 	t.Helper()
+	body, _ := json.Marshal(EngineBody{SessionID: &info.SessionID, KVDataPtrs: info.KVDataPtrs, StateDataPtrs: info.StateDataPtrs})
+	return openRawStreamBody(t, socket, body)
+}
+
+// openRawStreamBody registers with body and returns the stream after its
+// hello.
+func openRawStreamBody(t *testing.T, socket string, body []byte) *rawStream {
+	t.Helper()
 	conn, err := net.Dial("unix", socket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	body, _ := json.Marshal(EngineBody{SessionID: &info.SessionID, KVDataPtrs: info.KVDataPtrs, StateDataPtrs: info.StateDataPtrs})
 	fmt.Fprintf(conn, "POST /v1/engine/stream HTTP/1.1\r\nHost: agent\r\nConnection: Upgrade\r\nUpgrade: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		StreamProtocol, len(body), body)
 	s := &rawStream{t: t, conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}
