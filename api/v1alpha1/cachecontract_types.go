@@ -39,12 +39,12 @@ func (s PDPairSpec) WireOrDefault() Wire {
 
 // CacheContracts are the two roles' cache transfer contracts.
 type CacheContracts struct {
-	// Prefill is the prefill ranks' contract (what their bootstrap server
+	// prefill is the prefill ranks' contract (what their bootstrap server
 	// serves as cache_layout).
 	// +required
 	Prefill CacheContractSource `json:"prefill"`
 
-	// Decode is the decode ranks' contract (what they send in their
+	// decode is the decode ranks' contract (what they send in their
 	// registration).
 	// +required
 	Decode CacheContractSource `json:"decode"`
@@ -55,14 +55,14 @@ type CacheContracts struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.inline) != has(self.configMapKeyRef)",message="give exactly one of inline and configMapKeyRef"
 type CacheContractSource struct {
-	// Inline is the contract's wire JSON, as the engine writes it
+	// inline is the contract's wire JSON, as the engine writes it
 	// (CacheTransferContract.to_wire_bytes()); at most 256 KiB.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=262144
 	// +optional
 	Inline string `json:"inline,omitempty"`
 
-	// ConfigMapKeyRef names a ConfigMap key holding the contract's wire
+	// configMapKeyRef names a ConfigMap key holding the contract's wire
 	// JSON (in data or binaryData). The operator follows the ConfigMap:
 	// a change re-plans the pair.
 	// +optional

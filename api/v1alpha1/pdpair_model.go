@@ -30,7 +30,7 @@ type KVCacheDtype string
 //
 // +kubebuilder:validation:XValidation:rule="has(self.hfConfig) != has(self.configMapKeyRef)",message="give the model's config.json inline (hfConfig) or in a ConfigMap (configMapKeyRef), exactly one of them"
 type ModelSpec struct {
-	// HFConfig is the model's config.json, inline as a JSON object. Only the
+	// hfConfig is the model's config.json, inline as a JSON object. Only the
 	// keys that size the cache are read (heads, head_dim, hidden_size,
 	// layers, kv_lora_rank, qk_rope_head_dim, draft layers, a hybrid's
 	// linear-attention keys, architectures); keeping the others is harmless.
@@ -41,13 +41,13 @@ type ModelSpec struct {
 	// +optional
 	HFConfig *runtime.RawExtension `json:"hfConfig,omitempty"`
 
-	// ConfigMapKeyRef names a key of a ConfigMap in the PDPair's namespace
+	// configMapKeyRef names a key of a ConfigMap in the PDPair's namespace
 	// holding the model's config.json. The operator reads it when it plans
 	// and again when the ConfigMap changes.
 	// +optional
 	ConfigMapKeyRef *ConfigMapKeyReference `json:"configMapKeyRef,omitempty"`
 
-	// DraftLayers is the number of layers of the MTP draft model the engines
+	// draftLayers is the number of layers of the MTP draft model the engines
 	// run beside the target (speculative decoding), each adding DraftK and
 	// DraftV buffers. Default: the config's mtp_num_hidden_layers or
 	// num_nextn_predict_layers; 0 when the engines run without a draft model.
@@ -60,12 +60,12 @@ type ModelSpec struct {
 // ConfigMapKeyReference is a key of a ConfigMap in the PDPair's namespace
 // (a model's config.json, a cache contract).
 type ConfigMapKeyReference struct {
-	// Name is the ConfigMap's name.
+	// name is the ConfigMap's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	Name string `json:"name"`
-	// Key is the key holding the document (config.json in data; a cache
+	// key is the key holding the document (config.json in data; a cache
 	// contract in data or binaryData).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -77,20 +77,23 @@ type ConfigMapKeyReference struct {
 // DerivedBuffers is what the operator derived from spec.model: the buffers
 // it plans with, in the form of an explicit PDPair's fields.
 type DerivedBuffers struct {
-	// Model names the model and what sized its buffers (architecture,
+	// model names the model and what sized its buffers (architecture,
 	// layers, heads, head dimension, dtype, defaults applied).
+	// +required
 	Model string `json:"model"`
-	// AttentionBackend is MHA or MLA, from the config.
+	// attentionBackend is MHA or MLA, from the config.
+	// +required
 	AttentionBackend AttentionBackend `json:"attentionBackend"`
-	// ConfigMapResourceVersion is the resourceVersion of the ConfigMap the
+	// configMapResourceVersion is the resourceVersion of the ConfigMap the
 	// config was read from (configMapKeyRef).
 	// +optional
 	ConfigMapResourceVersion string `json:"configMapResourceVersion,omitempty"`
-	// KVBuffers are the derived KV buffer groups, in pointer order.
+	// kvBuffers are the derived KV buffer groups, in pointer order.
 	// +listType=atomic
+	// +required
 	KVBuffers []KVBufferGroup `json:"kvBuffers"`
-	// StateBuffers are the derived state buffer groups (hybrid models).
+	// stateBuffers are the derived state buffer groups (hybrid models).
 	// +listType=atomic
 	// +optional
-	StateBuffers []StateBufferGroup `json:"stateBuffers,omitempty"`
+	StateBuffers []StateBufferGroup `json:"stateBuffers,omitempty"` //nolint:kubeapilinter // arrayofstruct: the required count and decodeItemBytes come inline from BufferGeometry, which the rule does not follow
 }

@@ -20,12 +20,9 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // PDPairStatus is what the operator found and published for the pair.
 type PDPairStatus struct {
-	// ObservedGeneration is the spec generation this status describes.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// Conditions: LayoutCompatible, PlansPublished, Ready, DecodeAgentsCurrent,
-	// PlanNamesClear (and kstatus's Reconciling and Stalled while True).
+	// conditions are LayoutCompatible, PlansPublished, Ready,
+	// DecodeAgentsCurrent, PlanNamesClear (and kstatus's Reconciling and
+	// Stalled while True).
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge
@@ -33,22 +30,26 @@ type PDPairStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
 
-	// Plan summarises the published route plans. It is absent while no plans
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// plan summarises the published route plans. It is absent while no plans
 	// are published (the layout is incompatible or publishing failed).
 	// +optional
 	Plan *PlanSummary `json:"plan,omitempty"`
 
-	// Derived are the buffers the operator derived from spec.model and plans
+	// derived are the buffers the operator derived from spec.model and plans
 	// with; absent for explicit pairs and while the model cannot be read.
 	// +optional
 	Derived *DerivedBuffers `json:"derived,omitempty"`
 
-	// Contracts says, for a pair on wire CacheContract, which contracts the
+	// contracts says, for a pair on wire CacheContract, which contracts the
 	// verdict and the plans come from and when the operator read them.
 	// +optional
 	Contracts *ContractsStatus `json:"contracts,omitempty"`
 
-	// DecodeFleet is what the operator sees of the pair's decode pods (those
+	// decodeFleet is what the operator sees of the pair's decode pods (those
 	// labelled with this pair and role decode) and their agents.
 	// +optional
 	DecodeFleet *DecodeFleetStatus `json:"decodeFleet,omitempty"`
@@ -56,14 +57,17 @@ type PDPairStatus struct {
 
 // DecodeFleetStatus counts the pair's decode pods and their agents.
 type DecodeFleetStatus struct {
-	// Pods is the number of decode pods bound to the pair (not terminating).
+	// pods is the number of decode pods bound to the pair (not terminating).
+	// +required
 	Pods int32 `json:"pods"`
-	// AgentsReady is how many of them have a ready pdtopo-agent container.
+	// agentsReady is how many of them have a ready pdtopo-agent container.
+	// +required
 	AgentsReady int32 `json:"agentsReady"`
-	// AgentsCurrent is how many ready agents run the current plan
+	// agentsCurrent is how many ready agents run the current plan
 	// (status.plan.hash), as their probe address reports it.
+	// +required
 	AgentsCurrent int32 `json:"agentsCurrent"`
-	// Lagging names the pods whose agent is not ready or not current, and
+	// lagging names the pods whose agent is not ready or not current, and
 	// why; at most MaxLaggingPods, the rest counted in the condition.
 	// +listType=atomic
 	// +optional
@@ -75,40 +79,51 @@ const MaxLaggingPods = 20
 
 // LaggingDecodePod is a decode pod whose agent is not ready or runs an older plan.
 type LaggingDecodePod struct {
-	// Pod is the pod's name.
+	// pod is the pod's name.
+	// +required
 	Pod string `json:"pod"`
-	// Reason is AgentsNotReady or AgentsOnStalePlan.
+	// reason is AgentsNotReady or AgentsOnStalePlan.
+	// +required
 	Reason PDPairConditionReason `json:"reason"`
-	// Message says why, with the numbers (plan hashes, the agent's error).
+	// message says why, with the numbers (plan hashes, the agent's error).
+	// +required
 	Message string `json:"message"`
 }
 
 // PlanSummary summarises the route plans of every decode TP rank.
 type PlanSummary struct {
-	// Kind is identity, fragmented or mla (contract pairs: identity or fragmented).
+	// kind is identity, fragmented or mla (contract pairs: identity or fragmented).
 	// +kubebuilder:validation:Enum=identity;fragmented;mla
+	// +required
 	Kind string `json:"kind"`
-	// DecodeTPRanks is the number of plans: decode TP ranks per DP group.
+	// decodeTPRanks is the number of plans: decode TP ranks per DP group.
+	// +required
 	DecodeTPRanks int32 `json:"decodeTPRanks"`
-	// MinTargetsPerDecodeRank and MaxTargetsPerDecodeRank bound how many prefill
-	// ranks one decode rank contacts (dummies included).
+	// minTargetsPerDecodeRank is the fewest prefill ranks one decode rank
+	// contacts (dummies included).
+	// +required
 	MinTargetsPerDecodeRank int32 `json:"minTargetsPerDecodeRank"`
+	// maxTargetsPerDecodeRank is the most prefill ranks one decode rank
+	// contacts (dummies included).
+	// +required
 	MaxTargetsPerDecodeRank int32 `json:"maxTargetsPerDecodeRank"`
-	// PrefillFanOut is, per prefill TP rank, how many decode TP ranks target it.
+	// prefillFanOut is, per prefill TP rank, how many decode TP ranks target it.
 	// +listType=atomic
 	// +optional
 	PrefillFanOut []int32 `json:"prefillFanOut,omitempty"`
-	// MaxPrefillFanOut is the largest number of decode ranks served by one prefill rank.
+	// maxPrefillFanOut is the largest number of decode ranks served by one prefill rank.
+	// +required
 	MaxPrefillFanOut int32 `json:"maxPrefillFanOut"`
-	// IdlePrefillTPRanks are prefill TP ranks no decode rank pulls from; decode
+	// idlePrefillTPRanks are prefill TP ranks no decode rank pulls from; decode
 	// TP rank 0 sends each a dummy registration so their rooms complete.
 	// +listType=atomic
 	// +optional
 	IdlePrefillTPRanks []int32 `json:"idlePrefillTPRanks,omitempty"`
-	// FragmentCount is the number of transfer fragments over all plans.
+	// fragmentCount is the number of transfer fragments over all plans.
+	// +required
 	FragmentCount int64 `json:"fragmentCount"`
 
-	// FragmentsPerPage is the most fragments one buffer of one page costs a
+	// fragmentsPerPage is the most fragments one buffer of one page costs a
 	// decode rank from one prefill rank: 0 when whole items move (identity,
 	// MLA), 1 when every slice is whole token rows on both sides, and
 	// tokensPerPage when a decode rank takes a head range of each token row
@@ -116,23 +131,25 @@ type PlanSummary struct {
 	// +optional
 	FragmentsPerPage int32 `json:"fragmentsPerPage,omitempty"`
 
-	// PageCost explains FragmentsPerPage, e.g. "64 fragments per page ...:
+	// pageCost explains FragmentsPerPage, e.g. "64 fragments per page ...:
 	// decode rank 0 takes 2 of prefill rank 0's 8 heads ... from each of the
 	// 64 token rows of a page ...".
 	// +optional
 	PageCost string `json:"pageCost,omitempty"`
-	// Hash is the content hash of the published plan set (hex SHA-256).
+	// hash is the content hash of the published plan set (hex SHA-256).
+	// +required
 	Hash string `json:"hash"`
-	// IndexSHA256 is the hex SHA-256 of the published index (the index
+	// indexSHA256 is the hex SHA-256 of the published index (the index
 	// ConfigMap's index.json, which records every rank plan's SHA-256): an
 	// agent reading the plans through the API (--pdpair) loads no other
 	// index. Decode pods get the same word from the seal Secret.
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
 	// +optional
 	IndexSHA256 string `json:"indexSHA256,omitempty"`
-	// PublishedBytes is the size of the published plan data over all ConfigMaps.
+	// publishedBytes is the size of the published plan data over all ConfigMaps.
+	// +required
 	PublishedBytes int64 `json:"publishedBytes"`
-	// ConfigMaps hold the plans; the first is the index.
+	// configMaps hold the plans; the first is the index.
 	// +listType=atomic
 	// +optional
 	ConfigMaps []string `json:"configMaps,omitempty"`
@@ -140,23 +157,28 @@ type PlanSummary struct {
 
 // ContractsStatus is where a contract pair's contracts came from.
 type ContractsStatus struct {
-	// Prefill is the prefill contract's source.
+	// prefill is the prefill contract's source.
+	// +required
 	Prefill ContractSourceStatus `json:"prefill"`
-	// Decode is the decode contract's source.
+	// decode is the decode contract's source.
+	// +required
 	Decode ContractSourceStatus `json:"decode"`
 }
 
 // ContractSourceStatus identifies the contract one verdict was made from.
 type ContractSourceStatus struct {
-	// Source is "spec.cacheContracts.<role>.inline" or "ConfigMap <name>
+	// source is "spec.cacheContracts.<role>.inline" or "ConfigMap <name>
 	// key <key> (resourceVersion <v>)".
+	// +required
 	Source string `json:"source"`
-	// SHA256 is the hex SHA-256 of the contract as the engine re-encodes it
+	// sha256 is the hex SHA-256 of the contract as the engine re-encodes it
 	// (the bytes a bootstrap server serves); empty when it did not decode.
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
-	// Bytes is the size of the contract as given.
+	// bytes is the size of the contract as given.
+	// +required
 	Bytes int64 `json:"bytes"`
-	// ReadTime is when the operator read the contract.
+	// readTime is when the operator read the contract.
+	// +required
 	ReadTime metav1.Time `json:"readTime"`
 }

@@ -65,11 +65,19 @@ const (
 // The name is the value of the pd.pdtopo.dev/pdpair label on the plan ConfigMaps.
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the pd.pdtopo.dev/pdpair label on the plan ConfigMaps"
 type PDPair struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's metadata; its name labels the plan ConfigMaps.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the layout of both fleets and of the buffers they exchange.
+	//
+	// Its rules are structural: an object that breaks one can never be
+	// planned. Whether two well-formed layouts can exchange KV cache is the
+	// operator's answer, in the LayoutCompatible condition.
 	// +required
 	Spec PDPairSpec `json:"spec"`
+	// status is what the operator found and published for the pair.
 	// +optional
 	Status PDPairStatus `json:"status,omitempty"`
 }
@@ -103,7 +111,7 @@ type PDPairList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
 // +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
 type PDPairSpec struct {
-	// Wire is the decode ↔ prefill protocol the engines speak: V1, the
+	// wire is the decode ↔ prefill protocol the engines speak: V1, the
 	// fragment wire of tokenspeed b5c762da (the layout is given as buffer
 	// geometry), or CacheContract, its later cache-contract wire (the layout
 	// is the two roles' cache transfer contracts, cacheContracts).
@@ -111,51 +119,51 @@ type PDPairSpec struct {
 	// +optional
 	Wire Wire `json:"wire,omitempty"`
 
-	// CacheContracts are the prefill's and the decode's cache transfer
+	// cacheContracts are the prefill's and the decode's cache transfer
 	// contracts, for wire CacheContract. Such a pair needs only these and
 	// each role's tensorParallelSize (and dataParallelSize where not 1);
 	// attentionBackend, kvBuffers and tokensPerPage are not read.
 	// +optional
 	CacheContracts *CacheContracts `json:"cacheContracts,omitempty"`
 
-	// AttentionBackend is MHA (also GQA/MQA) or MLA.
+	// attentionBackend is MHA (also GQA/MQA) or MLA.
 	// +kubebuilder:default=MHA
 	// +optional
 	AttentionBackend AttentionBackend `json:"attentionBackend,omitempty"`
 
-	// MLAL15Cache is true when the prefill fleet runs the MLA L1.5 cache.
+	// mlaL15Cache is true when the prefill fleet runs the MLA L1.5 cache.
 	// Only MLA models have it.
 	// +optional
 	MLAL15Cache bool `json:"mlaL15Cache,omitempty"`
 
-	// TokensPerPage is the number of tokens in one KV page. Pages are token-major.
+	// tokensPerPage is the number of tokens in one KV page. Pages are token-major.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65536
 	// +optional
 	TokensPerPage *int32 `json:"tokensPerPage,omitempty"`
 
-	// Prefill is the prefill fleet's parallel layout.
+	// prefill is the prefill fleet's parallel layout.
 	// +required
 	Prefill FleetLayout `json:"prefill"`
 
-	// Decode is the decode fleet's parallel layout.
+	// decode is the decode fleet's parallel layout.
 	// +required
 	Decode FleetLayout `json:"decode"`
 
-	// Model describes the served model by its config.json; the operator
+	// model describes the served model by its config.json; the operator
 	// derives kvBuffers and stateBuffers from it (and the attention backend),
 	// as the engine registers them for each role's TP. Give the model or
 	// kvBuffers, not both.
 	// +optional
 	Model *ModelSpec `json:"model,omitempty"`
 
-	// KVCacheDtype is the KV cache dtype of both fleets (their
+	// kvCacheDtype is the KV cache dtype of both fleets (their
 	// --kv-cache-dtype), with spec.model; a role's kvCacheDtype overrides it.
 	// +optional
 	KVCacheDtype KVCacheDtype `json:"kvCacheDtype,omitempty"`
 
-	// KVBuffers are the KV buffer groups in the engine's pointer order; they
+	// kvBuffers are the KV buffer groups in the engine's pointer order; they
 	// expand to buffer indices 0..N-1. Give them or spec.model (on the V1
 	// wire).
 	// +kubebuilder:validation:MinItems=1
@@ -164,25 +172,25 @@ type PDPairSpec struct {
 	// +optional
 	KVBuffers []KVBufferGroup `json:"kvBuffers,omitempty"`
 
-	// StateBuffers are Mamba-style recurrent state buffer groups, a second
+	// stateBuffers are Mamba-style recurrent state buffer groups, a second
 	// index space walked after the KV buffers.
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional
-	StateBuffers []StateBufferGroup `json:"stateBuffers,omitempty"`
+	StateBuffers []StateBufferGroup `json:"stateBuffers,omitempty"` //nolint:kubeapilinter // arrayofstruct: the required count and decodeItemBytes come inline from BufferGeometry, which the rule does not follow
 }
 
 // FleetLayout is the tensor/data parallel layout of one role.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.dataParallelSize) || self.dataParallelSize < 1 || self.tensorParallelSize % self.dataParallelSize == 0",fieldPath=".dataParallelSize",message="dataParallelSize must divide tensorParallelSize"
 type FleetLayout struct {
-	// TensorParallelSize is the whole attention world of the role (--tp-size).
+	// tensorParallelSize is the whole attention world of the role (--tp-size).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	// +required
 	TensorParallelSize int32 `json:"tensorParallelSize"`
 
-	// DataParallelSize is the number of DP attention groups; it divides
+	// dataParallelSize is the number of DP attention groups; it divides
 	// TensorParallelSize.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
@@ -190,12 +198,12 @@ type FleetLayout struct {
 	// +optional
 	DataParallelSize *int32 `json:"dataParallelSize,omitempty"`
 
-	// BootstrapAddress is the host:port of the role's bootstrap server, used by agents.
+	// bootstrapAddress is the host:port of the role's bootstrap server, used by agents.
 	// +kubebuilder:validation:MaxLength=260
 	// +optional
 	BootstrapAddress string `json:"bootstrapAddress,omitempty"`
 
-	// KVCacheDtype overrides spec.kvCacheDtype for this role, with
+	// kvCacheDtype overrides spec.kvCacheDtype for this role, with
 	// spec.model (a fleet started with another --kv-cache-dtype).
 	// +optional
 	KVCacheDtype KVCacheDtype `json:"kvCacheDtype,omitempty"`
@@ -212,30 +220,30 @@ func (f FleetLayout) DataParallel() int32 {
 
 // BufferGeometry is the per-page geometry shared by every buffer of a group.
 type BufferGeometry struct {
-	// Count is the number of buffers in the group (one per layer).
+	// count is the number of buffers in the group (one per layer).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
 	// +required
 	Count int32 `json:"count"`
 
-	// DecodeItemBytes is the size of one page of one buffer on one decode rank.
+	// decodeItemBytes is the size of one page of one buffer on one decode rank.
 	// +kubebuilder:validation:Minimum=1
 	// +required
 	DecodeItemBytes int64 `json:"decodeItemBytes"`
 
-	// PrefillItemBytes is the size of one page on one prefill rank. Defaults to
+	// prefillItemBytes is the size of one page on one prefill rank. Defaults to
 	// decodeItemBytes * decodeTP / prefillTP (per-DP TP sizes, integer division).
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	PrefillItemBytes *int64 `json:"prefillItemBytes,omitempty"`
 
-	// DecodeUnitBytes is the size of the smallest movable piece on decode
+	// decodeUnitBytes is the size of the smallest movable piece on decode
 	// (one KV head of one token, one state channel). Defaults to 1.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	DecodeUnitBytes *int64 `json:"decodeUnitBytes,omitempty"`
 
-	// PrefillUnitBytes is the same on prefill. Defaults to 1.
+	// prefillUnitBytes is the same on prefill. Defaults to 1.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	PrefillUnitBytes *int64 `json:"prefillUnitBytes,omitempty"`
@@ -243,7 +251,7 @@ type BufferGeometry struct {
 
 // KVBufferGroup is a run of KV buffers of one kind.
 type KVBufferGroup struct {
-	// Kind is TargetK, TargetV, DraftK or DraftV.
+	// kind is TargetK, TargetV, DraftK or DraftV.
 	// +required
 	Kind KVBufferKind `json:"kind"`
 

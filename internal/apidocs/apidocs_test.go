@@ -126,7 +126,7 @@ func sectionOf(doc, path string) string {
 func TestConstraintsAndRules(t *testing.T) {
 	doc := generate(t)
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile("(?m)^\\| `tokensPerPage` \\| integer \\(int32\\); default `1`; minimum 1; maximum 65536 \\|  \\| TokensPerPage is"),
+		regexp.MustCompile("(?m)^\\| `tokensPerPage` \\| integer \\(int32\\); default `1`; minimum 1; maximum 65536 \\|  \\| tokensPerPage is"),
 		regexp.MustCompile("(?m)^\\| `attentionBackend` \\| string; one of `MHA`, `MLA`; default `MHA` \\|"),
 		regexp.MustCompile("(?m)^\\| `prefill` \\| \\[object\\]\\(#spec-prefill\\) \\| yes \\|"),
 		regexp.MustCompile("(?m)^- `!has\\(self.dataParallelSize\\) \\|\\| self.dataParallelSize < 1 \\|\\| self.tensorParallelSize % self.dataParallelSize == 0` \\(on `.dataParallelSize`\\): dataParallelSize must divide tensorParallelSize$"),
