@@ -26,5 +26,7 @@ limitations under the License.
 // or over 1 MiB unless listed as test data, and .gitignore names what
 // `go build` writes for every main package of cmd/ and hack/; the docs that
 // restate the code agree with it (the README's repository map and first
-// PDPair, the condition table of docs/design.md). It has no code of its own.
+// PDPair, the condition table of docs/design.md); `make test` runs both
+// linter configurations, and every //nolint names its linter and reason. It
+// has no code of its own.
 package repo
