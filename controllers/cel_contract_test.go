@@ -25,20 +25,23 @@ import (
 )
 
 // contractPair is a PDPair on the cache-contract wire with only what such a
-// pair needs: the wire, both contracts and each role's TP size.
-func contractPair(ns, name string, prefill, decode pdv1.CacheContractSource) *pdv1.PDPair {
+// pair needs: the wire, the contracts and each role's TP size. A nil
+// source leaves the role's contract to the live engines.
+func contractPair(ns, name string, prefill, decode *pdv1.CacheContractSource) *pdv1.PDPair {
 	p := &pdv1.PDPair{}
 	p.Namespace, p.Name = ns, name
 	p.Spec.Wire = pdv1.WireCacheContract
 	p.Spec.Prefill.TensorParallelSize, p.Spec.Decode.TensorParallelSize = 4, 1
-	p.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: prefill, Decode: decode}
+	if prefill != nil || decode != nil {
+		p.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: prefill, Decode: decode}
+	}
 	return p
 }
 
-func inline(s string) pdv1.CacheContractSource { return pdv1.CacheContractSource{Inline: s} }
+func inline(s string) *pdv1.CacheContractSource { return &pdv1.CacheContractSource{Inline: s} }
 
-func fromConfigMap(name, key string) pdv1.CacheContractSource {
-	return pdv1.CacheContractSource{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: name, Key: key}}
+func fromConfigMap(name, key string) *pdv1.CacheContractSource {
+	return &pdv1.CacheContractSource{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: name, Key: key}}
 }
 
 func TestAPIServerRulesOfContractPairs(t *testing.T) {
@@ -48,6 +51,11 @@ func TestAPIServerRulesOfContractPairs(t *testing.T) {
 	if ok.Spec.Wire != pdv1.WireCacheContract || ok.Spec.CacheContracts.Decode.ConfigMapKeyRef.Key != "contract.json" {
 		t.Fatalf("stored spec %+v", ok.Spec)
 	}
+	live := contractPair(ns, "live", nil, nil) // both contracts from the live engines
+	live.Spec.Prefill.BootstrapAddress = "prefill.llm.svc:8998"
+	create(t, live)
+	mixed := contractPair(ns, "mixed", inline(`{"plan":{}}`), nil) // the decode's from its agents
+	create(t, mixed)
 	v1 := gqaP8D4(ns, "v1").obj()
 	create(t, v1)
 	if v1.Spec.Wire != pdv1.WireV1 {
@@ -60,11 +68,16 @@ func TestAPIServerRulesOfContractPairs(t *testing.T) {
 		field string
 		says  string
 	}{
-		{"contract wire without contracts", func() *pdv1.PDPair {
-			p := contractPair(ns, "a", inline("{}"), inline("{}"))
-			p.Spec.CacheContracts = nil
+		{"contract wire without contracts or a bootstrap address", contractPair(ns, "a", nil, nil),
+			"spec.prefill.bootstrapAddress", "wire CacheContract needs the prefill's contract: give cacheContracts.prefill, or prefill.bootstrapAddress"},
+		{"the decode's contract only, without a bootstrap address", contractPair(ns, "a", nil, inline("{}")),
+			"spec.prefill.bootstrapAddress", "wire CacheContract needs the prefill's contract"},
+		{"empty cacheContracts", func() *pdv1.PDPair {
+			p := contractPair(ns, "a", nil, nil)
+			p.Spec.Prefill.BootstrapAddress = "prefill.llm.svc:8998"
+			p.Spec.CacheContracts = &pdv1.CacheContracts{}
 			return p
-		}(), "spec.cacheContracts", "wire CacheContract needs cacheContracts"},
+		}(), "spec.cacheContracts", "leave cacheContracts out to read both contracts from the live engines"},
 		{"contracts on the V1 wire", func() *pdv1.PDPair {
 			p := gqaP8D4(ns, "a").obj()
 			p.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: inline("{}"), Decode: inline("{}")}
@@ -85,9 +98,9 @@ func TestAPIServerRulesOfContractPairs(t *testing.T) {
 			p.Spec.Wire = "V2"
 			return p
 		}(), "spec.wire", "Unsupported value"},
-		{"inline and configMapKeyRef", contractPair(ns, "a", pdv1.CacheContractSource{Inline: "{}", ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: "c", Key: "k"}}, inline("{}")),
+		{"inline and configMapKeyRef", contractPair(ns, "a", &pdv1.CacheContractSource{Inline: "{}", ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: "c", Key: "k"}}, inline("{}")),
 			"spec.cacheContracts.prefill", "give exactly one of inline and configMapKeyRef"},
-		{"neither", contractPair(ns, "a", inline("{}"), pdv1.CacheContractSource{}), "spec.cacheContracts.decode", "give exactly one of inline and configMapKeyRef"},
+		{"neither", contractPair(ns, "a", inline("{}"), &pdv1.CacheContractSource{}), "spec.cacheContracts.decode", "give exactly one of inline and configMapKeyRef"},
 		{"inline past 256 KiB", contractPair(ns, "a", inline(strings.Repeat(" ", 256<<10+1)), inline("{}")), "spec.cacheContracts.prefill.inline", "Too long"},
 		{"a key that is not a ConfigMap key", contractPair(ns, "a", inline("{}"), fromConfigMap("c", "a/b")), "spec.cacheContracts.decode.configMapKeyRef.key", "should match"},
 		{"a ConfigMap without a name", contractPair(ns, "a", inline("{}"), fromConfigMap("", "k")), "spec.cacheContracts.decode.configMapKeyRef.name", "at least 1 chars long"},

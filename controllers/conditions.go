@@ -50,6 +50,8 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.Reason(modelgeom.ReasonUnsupportedKVCacheDtype): pdv1.ReasonUnsupportedKVCacheDtype,
 	transferplan.Reason(modelgeom.ReasonTPDoesNotSplitHeads):     pdv1.ReasonTPDoesNotSplitHeads,
 	transferplan.Reason(pdv1.ReasonModelConfigUnavailable):       pdv1.ReasonModelConfigUnavailable,
+	// A live prefill whose size is not the spec's (contracts.go).
+	transferplan.Reason(pdv1.ReasonContractParallelismMismatch): pdv1.ReasonContractParallelismMismatch,
 
 	transferplan.ReasonContractInvalid:                   pdv1.ReasonContractInvalid,
 	transferplan.ReasonContractTooLarge:                  pdv1.ReasonContractTooLarge,
@@ -100,6 +102,11 @@ func setCondition(pair *pdv1.PDPair, condType pdv1.PDPairConditionType, status b
 	if status {
 		s = metav1.ConditionTrue
 	}
+	setConditionStatus(pair, condType, s, reason, message)
+}
+
+// setConditionStatus is setCondition for a condition that may be Unknown.
+func setConditionStatus(pair *pdv1.PDPair, condType pdv1.PDPairConditionType, s metav1.ConditionStatus, reason pdv1.PDPairConditionReason, message string) {
 	meta.SetStatusCondition(&pair.Status.Conditions, metav1.Condition{
 		Type:               string(condType),
 		Status:             s,

@@ -281,7 +281,7 @@ func TestEveryPlannerReasonHasAConditionReason(t *testing.T) {
 	for _, r := range modelgeom.Reasons() {
 		planner = append(planner, transferplan.Reason(r))
 	}
-	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable))
+	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable), transferplan.Reason(pdv1.ReasonContractParallelismMismatch))
 	for _, r := range planner {
 		got, ok := layoutReasons[r]
 		switch {

@@ -65,7 +65,8 @@ func TestContractPairInlinePublishesPlans(t *testing.T) {
 	}
 	wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionTrue, pdv1.ReasonPublished)
 	st := got.Status.Contracts
-	if st == nil || st.Prefill.Source != "spec.cacheContracts.prefill.inline" || len(st.Decode.SHA256) != 64 || st.Prefill.Bytes != int64(len(pre)) || st.Decode.ReadTime.IsZero() {
+	if st == nil || st.Prefill.Source != pdv1.ContractSourceSpec || st.Prefill.From != "spec.cacheContracts.prefill.inline" || len(st.Decode.SHA256) != 64 ||
+		st.Prefill.Bytes != int64(len(pre)) || st.Decode.ObservedAt == nil || st.Decode.Message != "" {
 		t.Fatalf("status.contracts %+v", st)
 	}
 	objs := published(t, got)
@@ -112,7 +113,7 @@ func TestContractPairFollowsItsConfigMap(t *testing.T) {
 	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pair), &got); err != nil {
 		t.Fatal(err)
 	}
-	if src := got.Status.Contracts.Decode.Source; !strings.HasPrefix(src, "ConfigMap decode-contract key contract.json (resourceVersion ") {
+	if src := got.Status.Contracts.Decode.From; !strings.HasPrefix(src, "ConfigMap decode-contract key contract.json (resourceVersion ") {
 		t.Errorf("decode source %q", src)
 	}
 	generation := got.Generation

@@ -50,28 +50,40 @@ type fleetObservation struct {
 // plan they run. currentHash is the plan just published ("" if none).
 func (r *PDPairReconciler) observeFleet(ctx context.Context, pair *pdv1.PDPair, currentHash string) (fleetObservation, error) {
 	obs := fleetObservation{currentHash: currentHash}
+	pods, reachable, err := r.decodePods(ctx, pair)
+	if err != nil {
+		return obs, err
+	}
+	probes := r.prober.probeAll(ctx, reachable)
+	for _, pod := range pods {
+		obs.add(pod, probes)
+	}
+	return obs, nil
+}
+
+// decodePods lists the pair's decode pods that are not terminating or
+// finished, by name, and those among them whose agent can be reached (an
+// IP and a pdtopo-agent container).
+func (r *PDPairReconciler) decodePods(ctx context.Context, pair *pdv1.PDPair) (pods, reachable []*corev1.Pod, err error) {
 	var list corev1.PodList
 	if err := r.List(ctx, &list, client.InNamespace(pair.Namespace),
 		client.MatchingLabels{pdv1.LabelPDPair: pair.Name, pdv1.LabelRole: pdv1.RoleDecode}); err != nil {
-		return obs, fmt.Errorf("listing the decode pods of %s: %w", pair.Name, err)
+		return nil, nil, fmt.Errorf("listing the decode pods of %s: %w", pair.Name, err)
 	}
-	var pods, reachable []*corev1.Pod
 	for i := range list.Items {
 		pod := &list.Items[i]
 		if !pod.DeletionTimestamp.IsZero() || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		pods = append(pods, pod)
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	for _, pod := range pods {
 		if pod.Status.PodIP != "" && agentContainerSpec(pod) != nil {
 			reachable = append(reachable, pod)
 		}
 	}
-	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
-	probes := r.prober.probeAll(ctx, reachable)
-	for _, pod := range pods {
-		obs.add(pod, probes)
-	}
-	return obs, nil
+	return pods, reachable, nil
 }
 
 // add classifies one pod: its agent ready and on the current plan, not

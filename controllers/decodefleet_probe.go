@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/livecontract"
 )
 
 // agentInfo is the part of the agent's GET /v1/agent answer (on its probe
@@ -40,6 +41,9 @@ type agentInfo struct {
 	PlanHash  string `json:"planHash"`
 	Ready     bool   `json:"ready"`
 	PlanError string `json:"planError"`
+	// EngineContracts are the contracts the pod's engines registered
+	// (livecontract.Agent reads the same answer).
+	EngineContracts []livecontract.RankContract `json:"engineContracts"`
 }
 
 // maxAgentInfoBytes bounds what is read from an agent: the answer is a few
@@ -136,10 +140,15 @@ func (p *agentProber) probe(ctx context.Context, url string) (agentInfo, error) 
 	return info, nil
 }
 
-// agentInfoURL is the agent's /v1/agent on the pod IP, at the port its
-// container declares under the probe port name (the kubelet probes the same
-// port), or the default.
+// agentInfoURL is the agent's /v1/agent on its probe address.
 func agentInfoURL(pod *corev1.Pod) string {
+	return "http://" + agentProbeAddr(pod) + pdv1.AgentInfoPath
+}
+
+// agentProbeAddr is the agent's probe address: the pod IP, at the port its
+// container declares under the probe port name (the kubelet probes the
+// same port), or the default.
+func agentProbeAddr(pod *corev1.Pod) string {
 	port := int32(pdv1.AgentProbePort)
 	if c := agentContainerSpec(pod); c != nil {
 		for _, p := range c.Ports {
@@ -148,5 +157,5 @@ func agentInfoURL(pod *corev1.Pod) string {
 			}
 		}
 	}
-	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))) + pdv1.AgentInfoPath
+	return net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))
 }

@@ -82,6 +82,9 @@ func (decodePodChange) Update(e event.UpdateEvent) bool {
 
 // currentPlanHash is the plan agents should run: the one just published.
 func currentPlanHash(out *planOutcome, pub publication) string {
+	if pub.kept != nil {
+		return pub.kept.Hash
+	}
 	if !pub.published {
 		return ""
 	}

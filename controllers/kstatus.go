@@ -41,10 +41,13 @@ func setKStatus(pair *pdv1.PDPair, out *planOutcome, pub publication) {
 	} else {
 		meta.RemoveStatusCondition(&pair.Status.Conditions, string(pdv1.PDPairStalled))
 	}
-	if pub.retry != nil {
+	switch {
+	case pub.retry != nil:
 		setCondition(pair, pdv1.PDPairReconciling, true, pub.reason,
 			"retrying with backoff: "+pub.message)
-	} else {
+	case out.pending:
+		setCondition(pair, pdv1.PDPairReconciling, true, out.layoutReason, out.layoutMessage)
+	default:
 		meta.RemoveStatusCondition(&pair.Status.Conditions, string(pdv1.PDPairReconciling))
 	}
 }
@@ -54,6 +57,8 @@ func setKStatus(pair *pdv1.PDPair, out *planOutcome, pub publication) {
 // or a ConfigMap of someone else's under a plan ConfigMap's name.
 func stalledBecause(out *planOutcome, pub publication) (reason pdv1.PDPairConditionReason, message string, stalled bool) {
 	switch {
+	case out.pending:
+		return "", "", false // the live engines are read again: no spec change needed
 	case !out.compatible:
 		return out.layoutReason, out.layoutMessage, true
 	case pub.published, pub.retry != nil:
@@ -73,7 +78,7 @@ func (r *PDPairReconciler) recordPublicationChange(before, after *pdv1.PDPair) {
 	if now == nil || (was != nil && was.Status == now.Status && was.Reason == now.Reason) {
 		return
 	}
-	if now.Reason == string(pdv1.ReasonLayoutIncompatible) {
+	if now.Reason == string(pdv1.ReasonLayoutIncompatible) || now.Reason == string(pdv1.ReasonContractPending) {
 		return // the LayoutCompatible event already says why
 	}
 	eventType := corev1.EventTypeNormal

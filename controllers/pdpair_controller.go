@@ -65,6 +65,14 @@ type PDPairReconciler struct {
 	// in ConfigMaps reads them again (default 30s).
 	ContractRefreshInterval time.Duration
 
+	// LiveContractRefreshInterval is how often a contract read from a live
+	// engine (a pair without it in spec.cacheContracts) is read again
+	// (default DefaultLiveContractRefresh); LiveContractRetryInterval how
+	// soon a live source that gave none is asked again (default
+	// DefaultLiveContractRetry).
+	LiveContractRefreshInterval time.Duration
+	LiveContractRetryInterval   time.Duration
+
 	// FleetRecheckInterval is how soon a pair whose decode agents lag is
 	// looked at again: an agent picking up a new plan changes nothing the
 	// operator watches (default 10s).
@@ -82,6 +90,7 @@ type PDPairReconciler struct {
 	plans   *planCache
 	gauge   *compatibilityGauge
 	prober  *agentProber
+	live    *liveContracts
 	written *writtenStatuses
 	seals   *sealWrites
 	foreign *foreignReports
@@ -104,6 +113,7 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		foreign:            newForeignReports(),
 		gauge:              newCompatibilityGauge(),
 		prober:             newAgentProber(),
+		live:               newLiveContracts(),
 	}
 }
 
@@ -145,7 +155,8 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.gauge.set(req.NamespacedName, outcome.compatible)
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
 	foreign := r.observeForeign(ctx, pair)
-	if err := r.applyStatus(ctx, pair, outcome, pub, fleetOrNil(fleet, fleetErr), foreign); err != nil {
+	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome)}
+	if err := r.applyStatus(ctx, pair, outcome, pub, observed); err != nil {
 		return ctrl.Result{}, err
 	}
 	if pub.retry != nil {
@@ -160,15 +171,24 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 // contractRefresh is how soon contracts read from ConfigMaps are read
-// again; 0 when there are none.
+// again, and a pair with live contracts looked at again (a finished read
+// also enqueues it); 0 when there are neither.
 func (r *PDPairReconciler) contractRefresh(in *contractInputs) time.Duration {
-	if in == nil || !in.fromConfigMap {
-		return 0
+	var after time.Duration
+	if in != nil && in.fromConfigMap {
+		after = DefaultContractRefreshInterval
+		if r.ContractRefreshInterval > 0 {
+			after = r.ContractRefreshInterval
+		}
 	}
-	if r.ContractRefreshInterval > 0 {
-		return r.ContractRefreshInterval
+	switch {
+	case in == nil || !in.live:
+	case in.pending != "":
+		after = minPositive(after, r.live.retry)
+	default:
+		after = minPositive(after, r.live.refresh)
 	}
-	return DefaultContractRefreshInterval
+	return after
 }
 
 // fetch returns the PDPair, or nil when it is gone (and forgets it).
@@ -181,6 +201,7 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 		r.seals.forget(key)
 		r.foreign.forget(key)
 		r.gauge.forget(key)
+		r.live.forget(key)
 		return nil, nil
 	}
 	if err != nil {
@@ -193,6 +214,12 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 // wrap the reconciler (to count calls) and keep the exact same watches.
 func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 	r.plans.memory = newPlanMemoryGate(r.MaxPlanMemoryBytes)
+	if r.LiveContractRefreshInterval > 0 {
+		r.live.refresh = r.LiveContractRefreshInterval
+	}
+	if r.LiveContractRetryInterval > 0 {
+		r.live.retry = r.LiveContractRetryInterval
+	}
 	scan := &foreignScan{r: r, interval: r.ForeignScanInterval, events: make(chan event.GenericEvent)}
 	if scan.interval <= 0 {
 		scan.interval = DefaultForeignScanInterval
@@ -212,7 +239,9 @@ func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 		// changes the pair's decode fleet status.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pairOfDecodePod), builder.WithPredicates(decodePodChange{})).
 		// A ConfigMap of someone else's appearing or going under a plan name.
-		WatchesRawSource(source.Channel(scan.events, &handler.EnqueueRequestForObject{}))
+		WatchesRawSource(source.Channel(scan.events, &handler.EnqueueRequestForObject{})).
+		// A live engine's contract read (or failing to be).
+		WatchesRawSource(source.Channel(r.live.events, &handler.EnqueueRequestForObject{}))
 }
 
 // SetupWithManager registers the controller.

@@ -42,6 +42,9 @@ type planOutcome struct {
 	// and when the model could not be derived).
 	derived    *pdv1.DerivedBuffers
 	compatible bool
+	// pending: a contract the spec leaves to the live engines has not been
+	// read, so there is no verdict yet (LayoutCompatible=Unknown).
+	pending bool
 	// layoutReason and layoutMessage explain LayoutCompatible.
 	layoutReason  pdv1.PDPairConditionReason
 	layoutMessage string

@@ -32,6 +32,11 @@ import (
 // (planWithinBudget), under the same budget and planning gate as v1 pairs.
 func planContractPair(pair *pdv1.PDPair, out *planOutcome, in *contractInputs, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
 	out.contracts, out.contractsFingerprint = in.status(metav1.Now()), in.fingerprint
+	if in.pending != "" {
+		out.pending = true
+		out.layoutReason, out.layoutMessage = pdv1.ReasonContractPending, in.pending
+		return out, nil
+	}
 	if in.refusal != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(in.refusal)
 		return out, nil

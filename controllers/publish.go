@@ -50,6 +50,10 @@ type publication struct {
 	wrote bool
 	// indexSHA256 is what the seal names (status.plan.indexSHA256).
 	indexSHA256 string
+	// kept is the summary of plans left in place while a contract pair's
+	// live contracts are read again (published for this generation before
+	// the manager restarted): neither confirmed nor withdrawn.
+	kept *pdv1.PlanSummary
 	// retry is a transient API failure; the reconcile returns it for backoff.
 	retry        error
 	requeueAfter time.Duration
@@ -70,6 +74,11 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 		return publishFailed(err)
 	}
 	switch {
+	case out.pending && pair.Status.Plan != nil && pair.Status.ObservedGeneration == pair.Generation:
+		return publication{reason: pdv1.ReasonContractPending, kept: pair.Status.Plan,
+			message: fmt.Sprintf("the plans published for generation %d (hash %s) stay in place while the live contracts are read again", pair.Generation, short(pair.Status.Plan.Hash))}
+	case out.pending:
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonContractPending, "no plans are published before the live contracts are read")
 	case !out.compatible:
 		return r.withdraw(ctx, pair, owned, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))

@@ -34,26 +34,33 @@ import (
 // goes to the status subresource, which does not bump the generation, so the
 // PDPair's own watch (generation predicate) does not reconcile it again.
 // A nil fleet (the pods could not be listed) leaves the fleet status as it was.
-func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication, fleet *fleetObservation, foreign foreignObservation) error {
+func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, pub publication, obs observations) error {
 	before := pair.DeepCopy()
 	pair.Status.ObservedGeneration = pair.Generation
-	setCondition(pair, pdv1.PDPairLayoutCompatible, out.compatible, out.layoutReason, out.layoutMessage)
+	compatible := metav1.ConditionFalse
+	switch {
+	case out.pending:
+		compatible = metav1.ConditionUnknown
+	case out.compatible:
+		compatible = metav1.ConditionTrue
+	}
+	setConditionStatus(pair, pdv1.PDPairLayoutCompatible, compatible, out.layoutReason, out.layoutMessage)
 	setCondition(pair, pdv1.PDPairPlansPublished, pub.published, pub.reason, pub.message)
 	setReady(pair, out, pub)
 	setKStatus(pair, out, pub)
 	pair.Status.Plan = planSummary(out, pub)
 	pair.Status.Derived = out.derived
-	pair.Status.Contracts = out.contracts
-	if fleet != nil {
-		setFleetStatus(pair, *fleet)
+	pair.Status.Contracts = obs.contracts
+	if obs.fleet != nil {
+		setFleetStatus(pair, *obs.fleet)
 	}
-	setPlanNamesClear(pair, foreign)
+	setPlanNamesClear(pair, obs.foreign)
 	key := client.ObjectKeyFromObject(pair)
 	// Remembered before the write, so that its echo, which may arrive before
 	// Patch returns, is recognised as the manager's own.
 	r.written.remember(key, &pair.Status)
-	if foreign.listed {
-		r.foreign.set(key, foreignNames(foreign.objects))
+	if obs.foreign.listed {
+		r.foreign.set(key, foreignNames(obs.foreign.objects))
 	}
 	if equality.Semantic.DeepEqual(before.Status, pair.Status) {
 		return nil
@@ -67,8 +74,20 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	return nil
 }
 
+// observations are what a reconcile saw besides its own plans: the decode
+// fleet (nil when its pods could not be listed), ConfigMaps of someone
+// else's under plan names, and where a contract pair's contracts come from.
+type observations struct {
+	fleet     *fleetObservation
+	foreign   foreignObservation
+	contracts *pdv1.ContractsStatus
+}
+
 func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {
 	switch {
+	case out.pending:
+		setCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonContractPending,
+			fmt.Sprintf("no verdict yet (%s): %s", out.layoutReason, out.layoutMessage))
 	case !out.compatible:
 		setCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("the layout is incompatible (%s): %s", out.layoutReason, out.layoutMessage))
@@ -84,6 +103,9 @@ func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {
 // planSummary describes the published plans; there is none while nothing is
 // published, so the status never shows plans an agent cannot load.
 func planSummary(out *planOutcome, pub publication) *pdv1.PlanSummary {
+	if pub.kept != nil {
+		return pub.kept
+	}
 	if !pub.published {
 		return nil
 	}
@@ -126,7 +148,7 @@ func (r *PDPairReconciler) recordCompatibilityChange(before, after *pdv1.PDPair)
 		return
 	}
 	eventType := corev1.EventTypeNormal
-	if now.Status != metav1.ConditionTrue {
+	if now.Status == metav1.ConditionFalse {
 		eventType = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(after, nil, eventType, now.Reason, "Plan", "generation %d: %s", after.Generation, truncate(now.Message, 900))

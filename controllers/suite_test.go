@@ -89,9 +89,11 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	managerCache = mgr.GetCache()
 	r := NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = 2
-	r.FleetRecheckInterval = 300 * time.Millisecond    // decode fleet tests wait on agents picking up plans
-	r.ModelRecheckInterval = 300 * time.Millisecond    // model tests wait on ConfigMaps created or changed after the pair
-	r.ContractRefreshInterval = 300 * time.Millisecond // contract tests edit contract ConfigMaps
+	r.FleetRecheckInterval = 300 * time.Millisecond        // decode fleet tests wait on agents picking up plans
+	r.ModelRecheckInterval = 300 * time.Millisecond        // model tests wait on ConfigMaps created or changed after the pair
+	r.ContractRefreshInterval = 300 * time.Millisecond     // contract tests edit contract ConfigMaps
+	r.LiveContractRefreshInterval = 300 * time.Millisecond // live contract tests change what engines answer
+	r.LiveContractRetryInterval = 300 * time.Millisecond
 	// The periodic scan for foreign plan ConfigMaps would enqueue pairs at
 	// times no test chooses; TestForeignScan runs one by hand.
 	r.ForeignScanInterval = time.Hour

@@ -183,11 +183,11 @@ func (v *PDPairValidator) validate(pair *pdv1.PDPair, modelConfig []byte) admiss
 
 // validateContractPair checks a pair on the cache-contract wire as the
 // controller does before planning: both contracts, the engine's checks and
-// the plan budget. Contracts in ConfigMaps are left to the operator, which
-// reads and follows them.
+// the plan budget. Contracts in ConfigMaps or left to the live engines are
+// the operator's, which reads and follows them.
 func (v *PDPairValidator) validateContractPair(pair *pdv1.PDPair) admission.Response {
-	if contractsInConfigMaps(pair.Spec) {
-		return admission.Allowed("the contracts are read from ConfigMaps by the operator; LayoutCompatible gives its verdict")
+	if contractsReadByTheOperator(pair.Spec) {
+		return admission.Allowed("the contracts are read from ConfigMaps or the live engines by the operator; LayoutCompatible gives its verdict")
 	}
 	cp, _, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
 	if err == nil {
@@ -220,9 +220,11 @@ func contractField(field string) string {
 	return "cacheContracts"
 }
 
-func contractsInConfigMaps(spec pdv1.PDPairSpec) bool {
+// contractsReadByTheOperator: a contract is in a ConfigMap, or left to the
+// live engines; only the operator reads those.
+func contractsReadByTheOperator(spec pdv1.PDPairSpec) bool {
 	c := spec.CacheContracts
-	return c != nil && (c.Prefill.ConfigMapKeyRef != nil || c.Decode.ConfigMapKeyRef != nil)
+	return c == nil || c.Prefill == nil || c.Decode == nil || c.Prefill.ConfigMapKeyRef != nil || c.Decode.ConfigMapKeyRef != nil
 }
 
 func fieldOr(field, fallback string) string {

@@ -42,9 +42,9 @@ func contractPDPair(t *testing.T, ns, name, vector string, decodeRef *pdv1.Confi
 	p.Namespace, p.Name = ns, name
 	p.Spec.Wire = pdv1.WireCacheContract
 	p.Spec.Prefill.TensorParallelSize, p.Spec.Decode.TensorParallelSize = v.Prefill.TensorParallelSize, v.Decode.TensorParallelSize
-	p.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: pdv1.CacheContractSource{Inline: v.PrefillContract}, Decode: pdv1.CacheContractSource{Inline: v.DecodeContract}}
+	p.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: &pdv1.CacheContractSource{Inline: v.PrefillContract}, Decode: &pdv1.CacheContractSource{Inline: v.DecodeContract}}
 	if decodeRef != nil {
-		p.Spec.CacheContracts.Decode = pdv1.CacheContractSource{ConfigMapKeyRef: decodeRef}
+		p.Spec.CacheContracts.Decode = &pdv1.CacheContractSource{ConfigMapKeyRef: decodeRef}
 	}
 	return p
 }

@@ -18,6 +18,7 @@ package webhooks_test
 
 import (
 	"context"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -319,6 +320,48 @@ func TestDecodePodOfIncompatiblePairIsRefused(t *testing.T) {
 	}
 	msg := refused(t, fixtures.DecodePod(ns, "decode-0", "fp8-mismatch").Obj())
 	wantAll(t, msg, "PDPairIncompatible", "fp8-mismatch", reason)
+}
+
+// A contract pair waiting for its decode contract from the decode engines
+// admits their pods (the agents must run for the operator to read it); one
+// waiting only for its prefill's bootstrap server does not.
+func TestDecodePodOfPairAwaitingItsDecodeContract(t *testing.T) {
+	ns := newNamespace(t)
+	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	silent := l.Addr().String() // accepts connections, never answers
+	defer l.Close()
+	for _, c := range []struct {
+		name     string
+		decode   *pdv1.CacheContractSource
+		admitted bool
+	}{
+		{"awaits-decode", nil, true},
+		{"awaits-prefill", &pdv1.CacheContractSource{Inline: string(v.DecodeContract)}, false},
+	} {
+		p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.name}}
+		p.Spec.Wire = pdv1.WireCacheContract
+		p.Spec.Prefill.TensorParallelSize, p.Spec.Decode.TensorParallelSize = 4, 2
+		p.Spec.Prefill.BootstrapAddress = silent
+		if c.decode != nil {
+			p.Spec.CacheContracts = &pdv1.CacheContracts{Decode: c.decode}
+		}
+		if err := k8s.Create(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(p), pdv1.PDPairLayoutCompatible, metav1.ConditionUnknown)
+		pod := fixtures.DecodePod(ns, c.name+"-0", c.name).Obj()
+		if !c.admitted {
+			wantAll(t, refused(t, pod), "PDPairNotReady", string(pdv1.ReasonContractPending))
+			continue
+		}
+		if got := admit(t, pod); fixtures.AgentContainer(got) == nil {
+			t.Errorf("%s: the pod was admitted without the agent", c.name)
+		}
+	}
 }
 
 // Re-injection is a no-op: a pod that already carries the agent (here the

@@ -49,9 +49,15 @@ func (p *PodInjector) fetchPair(ctx context.Context, key client.ObjectKey) (*pdv
 
 // pairVerdict admits pods only for a pair whose current generation is
 // compatible and has published plans: anything else gives an agent that
-// never becomes ready, which is better said now than found later.
+// never becomes ready, which is better said now than found later. The one
+// exception is a contract pair waiting for its decode contract from the
+// decode engines: their pods (and agents) must run for the operator to
+// read it; their agents load the plans once they are published.
 func pairVerdict(pair *pdv1.PDPair) *refusal {
 	compatible := currentCondition(pair, pdv1.PDPairLayoutCompatible)
+	if compatible != nil && compatible.Status == metav1.ConditionUnknown && compatible.Reason == string(pdv1.ReasonContractPending) && decodeContractFromAgents(pair.Spec) {
+		return nil
+	}
 	if compatible != nil && compatible.Status == metav1.ConditionFalse {
 		return refuse(RefusePDPairIncompatible, "PDPair %s is incompatible (%s): %s", pair.Name, compatible.Reason, compatible.Message)
 	}
@@ -74,4 +80,10 @@ func currentCondition(pair *pdv1.PDPair, t pdv1.PDPairConditionType) *metav1.Con
 		return nil
 	}
 	return c
+}
+
+// decodeContractFromAgents: a contract pair whose spec leaves the decode
+// contract to the decode engines' registrations with their agents.
+func decodeContractFromAgents(spec pdv1.PDPairSpec) bool {
+	return spec.WireOrDefault() == pdv1.WireCacheContract && (spec.CacheContracts == nil || spec.CacheContracts.Decode == nil)
 }

@@ -37,18 +37,40 @@ func (s PDPairSpec) WireOrDefault() Wire {
 	return s.Wire
 }
 
-// CacheContracts are the two roles' cache transfer contracts.
+// CacheContracts are the two roles' cache transfer contracts. A role left
+// out is read from the live engines: the prefill's from its bootstrap
+// server (spec.prefill.bootstrapAddress answers it for engine_rank=-1),
+// the decode's from the contracts the decode engines registered with their
+// agents; status.contracts says which source each verdict used, and when.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.prefill) || has(self.decode)",message="give cacheContracts.prefill, cacheContracts.decode or both; leave cacheContracts out to read both contracts from the live engines"
 type CacheContracts struct {
 	// prefill is the prefill ranks' contract (what their bootstrap server
-	// serves as cache_layout).
-	// +required
-	Prefill CacheContractSource `json:"prefill"`
+	// serves as cache_layout); left out, it is read from that server.
+	// +optional
+	Prefill *CacheContractSource `json:"prefill,omitempty"`
 
 	// decode is the decode ranks' contract (what they send in their
-	// registration).
-	// +required
-	Decode CacheContractSource `json:"decode"`
+	// registration); left out, it is read from the decode agents, which
+	// hold what their engines registered.
+	// +optional
+	Decode *CacheContractSource `json:"decode,omitempty"`
 }
+
+// ContractSource is where a role's contract comes from.
+// +kubebuilder:validation:Enum=Spec;PrefillBootstrap;AgentRegistration
+type ContractSource string
+
+const (
+	// ContractSourceSpec: spec.cacheContracts, inline or in a ConfigMap.
+	ContractSourceSpec ContractSource = "Spec"
+	// ContractSourcePrefillBootstrap: the prefill's bootstrap server
+	// (spec.prefill.bootstrapAddress).
+	ContractSourcePrefillBootstrap ContractSource = "PrefillBootstrap"
+	// ContractSourceAgentRegistration: what the decode engines registered
+	// with their agents (the agents' probe addresses).
+	ContractSourceAgentRegistration ContractSource = "AgentRegistration"
+)
 
 // CacheContractSource is where a contract's wire JSON is: inline, or in a
 // key of a ConfigMap in the PDPair's namespace.

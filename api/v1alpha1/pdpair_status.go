@@ -167,18 +167,35 @@ type ContractsStatus struct {
 
 // ContractSourceStatus identifies the contract one verdict was made from.
 type ContractSourceStatus struct {
-	// source is "spec.cacheContracts.<role>.inline" or "ConfigMap <name>
-	// key <key> (resourceVersion <v>)".
+	// source is where the contract comes from: Spec (spec.cacheContracts,
+	// inline or a ConfigMap), PrefillBootstrap (the prefill's bootstrap
+	// server) or AgentRegistration (what the decode engines registered
+	// with their agents).
 	// +required
-	Source string `json:"source"`
+	Source ContractSource `json:"source"`
+	// from is the exact place: "spec.cacheContracts.prefill.inline",
+	// "ConfigMap <name> key <key> (resourceVersion <v>)", the bootstrap
+	// server's URL, or the pod, rank and agent URL.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	From string `json:"from,omitempty"`
 	// sha256 is the hex SHA-256 of the contract as the engine re-encodes it
-	// (the bytes a bootstrap server serves); empty when it did not decode.
+	// (the bytes a bootstrap server serves); empty when it did not decode
+	// or there is none yet.
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
-	// bytes is the size of the contract as given.
-	// +required
-	Bytes int64 `json:"bytes"`
-	// readTime is when the operator read the contract.
-	// +required
-	ReadTime metav1.Time `json:"readTime"`
+	// bytes is the size of the contract as read.
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// observedAt is when the operator read these bytes first (a live
+	// source is read again every refresh; the time moves when the bytes
+	// change); absent while there is no contract.
+	// +optional
+	ObservedAt *metav1.Time `json:"observedAt,omitempty"`
+	// message says, for a live source, what is missing while there is no
+	// contract yet, or why the last read failed while the verdict keeps
+	// the contract read before (with the numbers).
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Message string `json:"message,omitempty"`
 }

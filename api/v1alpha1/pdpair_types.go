@@ -106,7 +106,7 @@ type PDPairList struct {
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'TargetK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'TargetV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every layer has a K and a V buffer: the TargetK counts of all groups must add up to the TargetV counts"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'DraftK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'DraftV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every draft layer has a K and a V buffer: the DraftK counts of all groups must add up to the DraftV counts"
 // +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || (!has(self.model) && !has(self.kvBuffers) && !has(self.stateBuffers))",fieldPath=".wire",reason=FieldValueForbidden,message="on wire CacheContract the layout is the two contracts (cacheContracts): remove model, kvBuffers and stateBuffers"
-// +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || has(self.cacheContracts)",fieldPath=".cacheContracts",reason=FieldValueRequired,message="wire CacheContract needs cacheContracts: the prefill's and the decode's cache transfer contract"
+// +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || (has(self.cacheContracts) && has(self.cacheContracts.prefill)) || (has(self.prefill.bootstrapAddress) && self.prefill.bootstrapAddress.size() > 0)",fieldPath=".prefill.bootstrapAddress",reason=FieldValueRequired,message="wire CacheContract needs the prefill's contract: give cacheContracts.prefill, or prefill.bootstrapAddress for the operator to read it from the prefill's bootstrap server"
 // +kubebuilder:validation:XValidation:rule="self.wire == 'CacheContract' || !has(self.cacheContracts)",fieldPath=".cacheContracts",reason=FieldValueForbidden,message="cacheContracts are only read on wire CacheContract; set wire: CacheContract or remove them"
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
 // +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
@@ -122,7 +122,8 @@ type PDPairSpec struct {
 	// cacheContracts are the prefill's and the decode's cache transfer
 	// contracts, for wire CacheContract. Such a pair needs only these and
 	// each role's tensorParallelSize (and dataParallelSize where not 1);
-	// attentionBackend, kvBuffers and tokensPerPage are not read.
+	// attentionBackend, kvBuffers and tokensPerPage are not read. A role
+	// left out (or cacheContracts left out) is read from the live engines.
 	// +optional
 	CacheContracts *CacheContracts `json:"cacheContracts,omitempty"`
 
@@ -198,7 +199,9 @@ type FleetLayout struct {
 	// +optional
 	DataParallelSize *int32 `json:"dataParallelSize,omitempty"`
 
-	// bootstrapAddress is the host:port of the role's bootstrap server, used by agents.
+	// bootstrapAddress is the host:port of the role's bootstrap server, used
+	// by agents; on wire CacheContract without cacheContracts.prefill the
+	// operator reads the prefill's contract from it.
 	// +kubebuilder:validation:MaxLength=260
 	// +optional
 	BootstrapAddress string `json:"bootstrapAddress,omitempty"`

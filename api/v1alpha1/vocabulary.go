@@ -142,6 +142,15 @@ const (
 	// ReasonContractUnavailable: a contract's ConfigMap or key does not
 	// exist; the operator reads it again until it does.
 	ReasonContractUnavailable PDPairConditionReason = "ContractUnavailable"
+	// ReasonContractPending: LayoutCompatible=Unknown, a contract the spec
+	// leaves to the live engines has not been read yet (the prefill's
+	// bootstrap server does not answer with one, no decode agent reports
+	// one); the message says what is missing and why. The operator reads
+	// again until it has both.
+	ReasonContractPending PDPairConditionReason = "ContractPending"
+	// ReasonContractParallelismMismatch: the prefill's bootstrap server
+	// reports another TP or DP size than spec.prefill.
+	ReasonContractParallelismMismatch PDPairConditionReason = "ContractParallelismMismatch"
 
 	// ReasonPublished: PlansPublished=True.
 	ReasonPublished PDPairConditionReason = "Published"
@@ -262,6 +271,9 @@ const (
 	AgentProbePortName = "pdtopo-probe"
 	// AgentInfoPath is the probe address path answering which plan the agent runs.
 	AgentInfoPath = "/v1/agent"
+	// AgentContractPath is the probe address path answering, with ?rank=R,
+	// the cache transfer contract engine rank R registered with the agent.
+	AgentContractPath = "/v1/agent/contract"
 	// AgentSocketDir is where the shared emptyDir holding the agent's
 	// per-rank unix sockets (rank-<R>.sock) is mounted in every container.
 	AgentSocketDir = "/run/pdtopo"

@@ -30,10 +30,12 @@ func IsContractPair(spec pdv1.PDPairSpec) bool {
 }
 
 // ContractReader returns the wire bytes of one role's contract ("prefill"
-// or "decode") and where they came from, for the status. A contract that
+// or "decode") and where they came from, for the status. src is the spec's
+// source, nil when the spec leaves the role's contract to the live engines
+// (the operator reads those; offline they cannot be read). A contract that
 // cannot be had is a *transferplan.LayoutError (ReasonContractUnavailable
 // errors are the caller's); any other error is the caller's to retry.
-type ContractReader func(role string, src pdv1.CacheContractSource) (raw []byte, source string, err error)
+type ContractReader func(role string, src *pdv1.CacheContractSource) (raw []byte, source string, err error)
 
 // ReasonContractUnavailable: a contract's ConfigMap or key does not exist,
 // or an offline reader cannot follow a reference. It is the reader's, not
@@ -41,7 +43,12 @@ type ContractReader func(role string, src pdv1.CacheContractSource) (raw []byte,
 const ReasonContractUnavailable transferplan.Reason = "ContractUnavailable"
 
 // ReadInline is the reader of offline planning: inline contracts only.
-func ReadInline(role string, src pdv1.CacheContractSource) ([]byte, string, error) {
+func ReadInline(role string, src *pdv1.CacheContractSource) ([]byte, string, error) {
+	if src == nil {
+		return nil, "", invalid("cacheContracts."+role,
+			"save the live contract to a file with `pdtopo contract` and give it inline, or plan the PDPair in the cluster (pdtopo plan NAME)",
+			"the spec leaves the %s's contract to the live engines, which only the operator reads", role)
+	}
 	if src.ConfigMapKeyRef != nil {
 		field := "cacheContracts." + role + ".configMapKeyRef"
 		return nil, "", invalid(field, "give the contract inline to plan offline, or plan the PDPair in the cluster (pdtopo plan NAME)",
@@ -59,8 +66,8 @@ type ContractRole struct {
 }
 
 // ContractPairFromSpec checks a contract pair's spec as the CRD would (the
-// spec may come from a file), reads both contracts with read and decodes
-// them as the engine does. A contract the engine would refuse is a
+// spec may come from a file), reads both contracts with read (a role the
+// spec leaves out with a nil source) and decodes them as the engine does. A contract the engine would refuse is a
 // *transferplan.LayoutError with its reason and the field
 // cacheContracts.<role>.
 func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (transferplan.ContractPair, [2]ContractRole, error) {
@@ -72,16 +79,16 @@ func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (transferpl
 	if err := pair.Decode.Validate("decode"); err != nil {
 		return pair, roles, err
 	}
-	if spec.CacheContracts == nil {
-		return pair, roles, invalid("cacheContracts", "give cacheContracts.prefill and cacheContracts.decode, each inline or as a configMapKeyRef",
-			"wire CacheContract needs the prefill's and the decode's cache transfer contract")
+	var given pdv1.CacheContracts
+	if spec.CacheContracts != nil {
+		given = *spec.CacheContracts
 	}
 	for i, r := range []struct {
 		role string
-		src  pdv1.CacheContractSource
-	}{{"prefill", spec.CacheContracts.Prefill}, {"decode", spec.CacheContracts.Decode}} {
+		src  *pdv1.CacheContractSource
+	}{{"prefill", given.Prefill}, {"decode", given.Decode}} {
 		field := "cacheContracts." + r.role
-		if (r.src.Inline != "") == (r.src.ConfigMapKeyRef != nil) {
+		if r.src != nil && (r.src.Inline != "") == (r.src.ConfigMapKeyRef != nil) {
 			return pair, roles, invalid(field, "give exactly one of inline and configMapKeyRef", "gives %s", sourcesGiven(r.src))
 		}
 		raw, source, err := read(r.role, r.src)
@@ -98,7 +105,7 @@ func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (transferpl
 	return pair, roles, nil
 }
 
-func sourcesGiven(src pdv1.CacheContractSource) string {
+func sourcesGiven(src *pdv1.CacheContractSource) string {
 	if src.Inline == "" && src.ConfigMapKeyRef == nil {
 		return "neither"
 	}

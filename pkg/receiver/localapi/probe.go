@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
@@ -106,7 +107,7 @@ func probeRoutes(pod Pod, metrics http.Handler) []route {
 		{"/v1/agent", map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, pod.Info())
 		}}},
-		{AgentContractPath, map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
+		{pdv1.AgentContractPath, map[string]http.HandlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request) {
 			serveEngineContract(w, r, pod)
 		}}},
 	}
@@ -115,10 +116,6 @@ func probeRoutes(pod Pod, metrics http.Handler) []route {
 	}
 	return routes
 }
-
-// AgentContractPath answers, on the probe address, the bytes of the
-// contract one served rank's engine registered (?rank=R).
-const AgentContractPath = "/v1/agent/contract"
 
 // CodeNoEngineContract: the rank asked for has no registered contract (an
 // engine on the v1 wire, not registered yet, or a rank the agent does not

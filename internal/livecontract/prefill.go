@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package livecontract
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
+
+// MaxPrefillAnswerBytes caps a bootstrap server's parallel-info answer: a
+// 256 KiB contract as a JSON string, whose escaping at most doubles it.
+const MaxPrefillAnswerBytes = kvwire.MaxContractParallelInfoBytes
+
+// Prefill is what a contract-era bootstrap server answers for
+// engine_rank=-1.
+type Prefill struct {
+	// URL is where it was read.
+	URL string
+	// TPSize is the whole prefill world, DPSize its DP groups.
+	TPSize, DPSize int
+	// Contract is the prefill ranks' contract, as the server re-encoded it
+	// (the engine's canonical bytes).
+	Contract []byte
+}
+
+// PrefillURL is the parallel-info URL of the bootstrap server at addr.
+func PrefillURL(addr string) string {
+	return "http://" + addr + kvwire.RoutePath + "?" + kvwire.ParallelInfoQuery
+}
+
+// Prefill reads the prefill's contract from its bootstrap server at addr
+// (HOST:PORT). A v1 server is ReasonWrongWire; a contract server no rank
+// has registered with yet (cache_layout null) is ReasonNoContract.
+func (c *Client) Prefill(ctx context.Context, addr string) (Prefill, error) {
+	url := PrefillURL(addr)
+	if err := CheckAddress(addr); err != nil {
+		return Prefill{}, &Error{Reason: ReasonBadAddress, URL: url, Detail: "the bootstrap address " + err.Error()}
+	}
+	body, err := c.get(ctx, url, MaxPrefillAnswerBytes)
+	if err != nil {
+		return Prefill{}, err
+	}
+	answer, err := kvwire.DecodeBootstrapAnswer(body)
+	switch {
+	case err == nil && answer.Wire == kvwire.WireV1:
+		return Prefill{}, &Error{Reason: ReasonWrongWire, URL: url, Detail: fmt.Sprintf(
+			"the server answers the v1 wire (prefill TP %d, DP %d, %d KV item lengths, no cache_layout): a prefill of tokenspeed b5c762da or earlier; pair it with wire V1, or point at a contract-era prefill",
+			answer.V1.PrefillTPSize, answer.V1.PrefillDPSize, len(answer.V1.KVItemLens))}
+	case err != nil && answer.Wire == kvwire.WireCacheContract && kvwire.ReasonOf(err) == kvwire.ReasonMissingField:
+		return Prefill{}, &Error{Reason: ReasonNoContract, URL: url, Detail: fmt.Sprintf("no prefill rank has registered with the server yet (%v)", err)}
+	case err != nil:
+		return Prefill{}, &Error{Reason: ReasonMalformed, URL: url, Detail: fmt.Sprintf("%v (the answer, %d bytes, starts %s)", err, len(body), Excerpt(body))}
+	}
+	p := answer.Contract
+	return Prefill{URL: url, TPSize: p.PrefillTPSize, DPSize: p.PrefillDPSize, Contract: p.CacheLayout}, nil
+}
