@@ -18,6 +18,7 @@ package agentclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -47,11 +48,11 @@ type Request = receiver.TransferRequest
 // RegisterEngine registers the engine rank's transfer session and buffers
 // (PUT /v1/engine). Registering the same values again is fine.
 func (c *Client) RegisterEngine(ctx context.Context, info receiver.EngineInfo) error {
-	body := localapi.EngineBody{SessionID: &info.SessionID, KVDataPtrs: info.KVDataPtrs, StateDataPtrs: info.StateDataPtrs}
-	if body.KVDataPtrs == nil {
-		body.KVDataPtrs = []uint64{}
+	body, err := engineBody(info)
+	if err != nil {
+		return err
 	}
-	return c.call(ctx, http.MethodPut, "/v1/engine", body, 0, nil)
+	return c.call(ctx, http.MethodPut, "/v1/engine", json.RawMessage(body), 0, nil)
 }
 
 // Open opens a room against a prefill's bootstrap address (POST /v1/rooms).
@@ -64,12 +65,8 @@ func (c *Client) Open(ctx context.Context, bootstrapAddr string, room int64) (Ro
 // Request sends a room's request (POST /v1/rooms/{room}/request); a room
 // still Bootstrapping takes it and sends it once bootstrapped.
 func (c *Client) Request(ctx context.Context, room int64, req Request) (Room, error) {
-	body := localapi.RequestBody{KVIndices: req.KVIndices, AuxIndex: &req.AuxIndex, DecodePrefixLen: &req.DecodePrefixLen, MambaIndices: req.MambaIndices}
-	if body.KVIndices == nil {
-		body.KVIndices = []int64{}
-	}
 	var r Room
-	err := c.call(ctx, http.MethodPost, roomPath(room)+"/request", body, 0, &r)
+	err := c.call(ctx, http.MethodPost, roomPath(room)+"/request", requestBody(req), 0, &r)
 	return r, err
 }
 

@@ -296,9 +296,19 @@ func (m *Manager) open(ctx context.Context, r *Receiver) {
 func (m *Manager) request(r *Receiver, req Request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.rooms[r.room] == r && r.conn == m.conn && r.conn != nil && r.Status() != receiver.Failed {
-		r.conn.send(requestLine(r.room, r.ref, req))
+	if m.rooms[r.room] != r || r.conn != m.conn || r.conn == nil || r.Status() == receiver.Failed {
+		return
 	}
+	if req.Manifest == nil {
+		r.conn.send(requestLine(r.room, r.ref, req))
+		return
+	}
+	line, err := contractRequestLine(r.room, r.ref, req.Manifest)
+	if err != nil { // the agent would refuse it the same way
+		r.failLocally(string(receiver.ReasonManifestRefused), err.Error())
+		return
+	}
+	r.conn.send(line)
 }
 
 func (m *Manager) clear(r *Receiver) {

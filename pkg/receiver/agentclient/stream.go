@@ -65,13 +65,16 @@ func (c *Client) openStream(ctx context.Context, info receiver.EngineInfo) (*str
 		}
 		return &UnavailableError{Endpoint: c.endpoint, Call: streamCall, Err: err}
 	}
+	body, err := engineBody(info) // refused here: nothing to send
+	if err != nil {
+		return nil, &APIError{Call: streamCall, Code: string(receiver.CodeInvalidArgument), Message: err.Error()}
+	}
 	conn, err := c.dial(ctx)
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
-	body, _ := json.Marshal(localapi.EngineBody{SessionID: &info.SessionID, KVDataPtrs: nonNil(info.KVDataPtrs), StateDataPtrs: info.StateDataPtrs})
 	req := fmt.Sprintf("POST /v1/engine/stream HTTP/1.1\r\nHost: agent\r\nConnection: Upgrade\r\nUpgrade: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
 		localapi.StreamProtocol, len(body))
 	if _, err := conn.Write(append([]byte(req), body...)); err != nil {
