@@ -117,7 +117,9 @@ func TestContractRoomsThroughTheStream(t *testing.T) {
 	}
 	for room, req := range map[int64]func() (agentclient.Request, error){
 		11: func() (agentclient.Request, error) { return agentclient.Request{Manifest: pair.Manifests[0]}, nil },
-		12: func() (agentclient.Request, error) { return agentclient.ContractRequest(manifestObject(pair.Manifests[0])) },
+		12: func() (agentclient.Request, error) {
+			return agentclient.ContractRequest(manifestObject(pair.Manifests[0]))
+		},
 		13: func() (agentclient.Request, error) { return agentclient.Request{Manifest: indented.Bytes()}, nil },
 	} {
 		r, err := req()
