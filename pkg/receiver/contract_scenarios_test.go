@@ -214,3 +214,30 @@ func preAllocationsTo(pair fixtures.ContractPair, r int) int {
 	}
 	return n
 }
+
+// A request made while its room is still Bootstrapping is kept until the
+// room bootstraps: the agent keeps its own copy of the manifest, so the
+// engine's buffer (a stream's line buffer, say) may be reused at once.
+func TestContractQueuedManifestIsTheAgentsOwn(t *testing.T) {
+	pair := fixtures.LoadContractPair(t, "gqa-p4-d2")
+	s := receivertest.NewContractScenario(t, pair, []int{0}, nil, nil)
+	s.Peer.SetDefault(prefillpeer.Success(3))
+	addr, release := receivertest.GatedAddress(t, s.Peer.BootstrapAddr())
+	if err := s.Agents[0].Open(addr, 1); err != nil {
+		t.Fatal(err)
+	}
+	buf := slices.Clone(pair.Manifests[0])
+	if err := s.Agents[0].Request(1, receiver.TransferRequest{Manifest: buf}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.Agents[0].Status(1); st.Status != receiver.Bootstrapping {
+		t.Fatalf("room 1 is %s before the bootstrap server could answer", st.Status)
+	}
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	release()
+	if st := s.WaitFinished(0, 1); st.Status != receiver.Success {
+		t.Fatalf("room 1: %s (%v)", st.Status, st.Failure)
+	}
+}

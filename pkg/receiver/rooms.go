@@ -17,6 +17,7 @@ limitations under the License.
 package receiver
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -37,7 +38,9 @@ type TransferRequest struct {
 	// Manifest is the room's block manifest, its wire JSON as the engine
 	// wrote it (to_wire_bytes()), on the cache-contract wire; nil on the v1
 	// wire. It is checked against the engine's decode contract and sent as
-	// it is; the caller must not modify it afterwards.
+	// it is. Request does not keep it once it returns, except for a room
+	// still Bootstrapping, whose request it copies: the caller's buffer may
+	// be reused.
 	Manifest []byte
 }
 
@@ -138,6 +141,9 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 			}
 		case perr != nil:
 		case entry.state.Status() == Bootstrapping:
+			if req.Manifest != nil {
+				req.Manifest = bytes.Clone(req.Manifest)
+			}
 			entry.pending = &req // sent by bootstrapped, under this lock
 		default:
 			s.markRequested(entry, now) // before sending: answers may beat the send's return

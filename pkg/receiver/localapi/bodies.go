@@ -235,11 +235,19 @@ func parseRequest(r io.Reader) (receiver.TransferRequest, error) {
 		return receiver.TransferRequest{}, err
 	}
 	defer release()
-	return parseRequestBytes(raw)
+	req, err := parseRequestBytes(raw)
+	if req.Manifest != nil { // a slice of the pooled body: the one copy the agent makes
+		req.Manifest = bytes.Clone(req.Manifest)
+	}
+	return req, err
 }
 
-// parseRequestBytes checks a room's request by its kind.
+// parseRequestBytes checks a room's request by its kind. A contract
+// request's manifest aliases raw.
 func parseRequestBytes(raw []byte) (receiver.TransferRequest, error) {
+	if req, ok := scanContractRequest(raw); ok {
+		return req, nil
+	}
 	switch k := kindOf(raw); k {
 	case "", WireV1:
 	case WireContract:
