@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/pdtopo/pdtopo/internal/localcp"
@@ -51,7 +52,10 @@ func main() {
 	flags.StringVar(&o.LogDir, "logs", o.LogDir, "directory for the manager, kube-apiserver and etcd logs")
 	flags.StringVar(&o.ManagerPath, "manager", o.ManagerPath, "manager binary to run; empty runs none")
 	flags.StringVar(&o.WebhookDir, "webhooks", o.WebhookDir, "directory of the generated webhook configurations")
-	flags.StringVar(&o.DecodePodFile, "decode-pod", o.DecodePodFile, "labelled decode pod to create once its PDPair is Ready")
+	flags.Func("decode-pod", "labelled decode pods to create once their PDPairs are Ready, comma-separated (default "+strings.Join(o.DecodePodFiles, ",")+")", func(v string) error {
+		o.DecodePodFiles = strings.Split(v, ",")
+		return nil
+	})
 	flags.StringVar(&o.PeerPath, "prefill-peer", o.PeerPath, "prefill-peer binary playing the decode pod's pair's prefill side; empty drives no rooms")
 	flags.StringVar(&o.AgentPath, "agent", o.AgentPath, "receiver-agent binary run as the decode pod's pdtopo-agent container; empty drives no rooms")
 	flags.StringVar(&o.PodIP, "pod-ip", "127.0.0.1", "the decode pod's IP as its agent sees it (a loopback address)")

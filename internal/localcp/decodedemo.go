@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -107,4 +108,59 @@ func waitPairReady(ctx context.Context, c client.Client, key client.ObjectKey, t
 		case <-tick.C:
 		}
 	}
+}
+
+// Demo is one sample decode pod and its data path.
+type Demo struct {
+	// File is the pod's manifest.
+	File string
+	// Decode is the pod after admission; DecodeErr says why it could not be
+	// shown.
+	Decode    *DecodeDemo
+	DecodeErr error
+	// Traffic is the data path for the pod's pair (nil without PeerPath and
+	// AgentPath, or when it could not start: TrafficErr says why).
+	Traffic    *Traffic
+	TrafficErr error
+}
+
+// startDemo creates the i-th sample decode pod and, when the binaries are
+// there, runs its agent and a prefill peer on the i-th pod address.
+func startDemo(ctx context.Context, c client.Client, o Options, file string, i int) *Demo {
+	d := &Demo{File: file}
+	d.Decode, d.DecodeErr = createDecodeDemo(ctx, c, file, o.StartTimeout)
+	if d.DecodeErr != nil {
+		step(o, "the sample decode pod of %s was not created: %v", file, d.DecodeErr)
+		return d
+	}
+	step(o, "%s", d.Decode.Summary())
+	if o.PeerPath == "" || o.AgentPath == "" {
+		return d
+	}
+	podIP, err := nthAddress(o.PodIP, i)
+	if err == nil {
+		d.Traffic, err = startTraffic(ctx, c, o, d.Decode, podIP)
+	}
+	if d.TrafficErr = err; err != nil {
+		step(o, "no KV handshakes shown for %s: %v", file, err)
+		return d
+	}
+	step(o, "prefill peer (log %s/%s) and the pod's agent (log %s/%s, on %s) running; driving rooms on engine ranks %v",
+		o.LogDir, d.Traffic.PeerLog, o.LogDir, d.Traffic.AgentLog, podIP, d.Traffic.Ranks)
+	return d
+}
+
+// nthAddress is the IPv4 address i after first (the pods' agents all bind
+// the same probe port, so each needs an address of its own).
+func nthAddress(first string, i int) (string, error) {
+	ip, err := netip.ParseAddr(first)
+	if err != nil || !ip.Is4() {
+		return "", fmt.Errorf("pod IP %q: want an IPv4 loopback address", first)
+	}
+	for range i {
+		if ip = ip.Next(); !ip.IsLoopback() {
+			return "", fmt.Errorf("no loopback address %d after %s", i, first)
+		}
+	}
+	return ip.String(), nil
 }

@@ -64,17 +64,20 @@ type Options struct {
 	WebhookDir string
 	// AgentImage is the manager's --agent-image (nothing pulls it locally).
 	AgentImage string
-	// DecodePodFile is the labelled decode pod created once its PDPair is
-	// Ready, to show injection (config/samples/decode/pod.yaml); only with a
-	// manager and samples.
-	DecodePodFile string
+	// DecodePodFiles are labelled decode pods, each created once its PDPair
+	// is Ready, to show injection and, with PeerPath and AgentPath, rooms on
+	// the pair's wire (config/samples/decode/pod.yaml for a v1 pair,
+	// pod-contract.yaml for a cache-contract pair); only with a manager and
+	// samples.
+	DecodePodFiles []string
 	// PeerPath (bin/prefill-peer) and AgentPath (bin/receiver-agent), when
 	// both are set and the decode pod was admitted with its agent, run the
 	// demo's data path: the pair's prefill side, the pod's agent from its
 	// own container spec, and rooms driven through it (see Traffic).
 	PeerPath, AgentPath string
-	// PodIP is the decode pod's address as the agent sees it (POD_IP; its
-	// probe and status sockets bind there). Default 127.0.0.1.
+	// PodIP is the first decode pod's address as its agent sees it (POD_IP;
+	// its probe and status sockets bind there); the next pods take the next
+	// addresses (127.0.0.2, …). Default 127.0.0.1.
 	PodIP string
 	// StartTimeout bounds each control-plane process's start and the
 	// manager's readiness (default $KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or
@@ -98,9 +101,12 @@ func Defaults() Options {
 		ManagerPath:    filepath.Join("bin", "manager"),
 		WebhookDir:     filepath.Join("config", "webhook"),
 		AgentImage:     "ghcr.io/pdtopo/receiver-agent:dev",
-		DecodePodFile:  filepath.Join("config", "samples", "decode", "pod.yaml"),
-		PeerPath:       filepath.Join("bin", "prefill-peer"),
-		AgentPath:      filepath.Join("bin", "receiver-agent"),
+		DecodePodFiles: []string{
+			filepath.Join("config", "samples", "decode", "pod.yaml"),
+			filepath.Join("config", "samples", "decode", "pod-contract.yaml"),
+		},
+		PeerPath:  filepath.Join("bin", "prefill-peer"),
+		AgentPath: filepath.Join("bin", "receiver-agent"),
 	}
 }
 
@@ -120,8 +126,8 @@ func (o Options) withDefaults() Options {
 	fill(&o.WebhookDir, d.WebhookDir)
 	fill(&o.AgentImage, d.AgentImage)
 	fill(&o.PodIP, "127.0.0.1")
-	if !o.NoSamples {
-		fill(&o.DecodePodFile, d.DecodePodFile)
+	if !o.NoSamples && o.DecodePodFiles == nil {
+		o.DecodePodFiles = d.DecodePodFiles
 	}
 	if !o.NoSamples {
 		fill(&o.SamplesDir, d.SamplesDir)
@@ -156,7 +162,9 @@ func (o Options) check() error {
 		need(o.ManagerPath, "go build -o bin/ ./cmd/manager")
 		need(filepath.Join(o.WebhookDir, "manifests.yaml"), "make manifests")
 		if !o.NoSamples {
-			need(o.DecodePodFile, "git checkout config/samples")
+			for _, f := range o.DecodePodFiles {
+				need(f, "git checkout config/samples")
+			}
 		}
 		if o.PeerPath != "" && o.AgentPath != "" {
 			need(o.PeerPath, "go build -o bin/ ./cmd/prefill-peer")

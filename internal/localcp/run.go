@@ -47,9 +47,16 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 
 	header := s.banner()
 	table := NewLiveTable(s.Client(), out, header)
-	if s.Traffic != nil {
+	if s.traffic() {
 		table.Extra = func() string {
-			return "KV handshakes (prefill peer ↔ decode agent, rooms of every engine rank):\n  " + s.Traffic.Line() + "\n"
+			var b strings.Builder
+			b.WriteString("KV handshakes (prefill peer ↔ decode agent, rooms of every engine rank):\n")
+			for _, d := range s.Demos {
+				if d.Traffic != nil {
+					b.WriteString("  " + d.Traffic.Line() + "\n")
+				}
+			}
+			return b.String()
 		}
 	}
 	if !table.InPlace {
@@ -82,25 +89,27 @@ func (s *Session) banner() string {
 	if s.manager != nil {
 		fmt.Fprintf(&b, "  manager metrics:        %s\n", s.manager.MetricsURL)
 	}
-	switch {
-	case s.Decode != nil:
-		fmt.Fprintf(&b, "  decode pod:             %s get pod %s -o yaml   (Pending: no kubelet here)\n", kubectl, s.Decode.Pod.Name)
-		fmt.Fprintf(&b, "                          %s\n", s.Decode.Summary())
-	case s.DecodeErr != nil:
-		fmt.Fprintf(&b, "  decode pod not shown:   %v\n", s.DecodeErr)
-	}
-	switch {
-	case s.Traffic != nil:
-		fmt.Fprintf(&b, "  decode agent:           %s   (the pod's %s container, run as the kubelet would; log %s/agent.log)\n", strings.Join(s.Traffic.AgentArgv, " "), pdv1.AgentContainerName, s.opts.LogDir)
-		fmt.Fprintf(&b, "  prefill peer:           %s/prefill-peer.log; rooms are driven through the agent's unix sockets, one goroutine per engine rank\n", s.opts.LogDir)
-	case s.TrafficErr != nil:
-		fmt.Fprintf(&b, "  KV handshakes not shown: %v\n", s.TrafficErr)
+	for _, d := range s.Demos {
+		switch {
+		case d.Decode != nil:
+			fmt.Fprintf(&b, "  decode pod:             %s get pod %s -o yaml   (Pending: no kubelet here)\n", kubectl, d.Decode.Pod.Name)
+			fmt.Fprintf(&b, "                          %s\n", d.Decode.Summary())
+		case d.DecodeErr != nil:
+			fmt.Fprintf(&b, "  decode pod not shown:   %s: %v\n", d.File, d.DecodeErr)
+		}
+		switch {
+		case d.Traffic != nil:
+			fmt.Fprintf(&b, "  decode agent:           %s   (the pod's %s container, run as the kubelet would; log %s/%s)\n", strings.Join(d.Traffic.AgentArgv, " "), pdv1.AgentContainerName, s.opts.LogDir, d.Traffic.AgentLog)
+			fmt.Fprintf(&b, "  prefill peer:           %s/%s; rooms are driven through the agent's unix sockets, one goroutine per engine rank\n", s.opts.LogDir, d.Traffic.PeerLog)
+		case d.TrafficErr != nil:
+			fmt.Fprintf(&b, "  KV handshakes not shown: %s: %v\n", d.File, d.TrafficErr)
+		}
 	}
 	if s.SampleErr != nil {
 		fmt.Fprintf(&b, "  refused samples:\n%s\n", indent(s.SampleErr.Error()))
 	}
-	if s.Traffic != nil {
-		b.WriteString("Ctrl-C stops the agent, the prefill peer, the manager, kube-apiserver and etcd.\n")
+	if s.traffic() {
+		b.WriteString("Ctrl-C stops the agents, the prefill peers, the manager, kube-apiserver and etcd.\n")
 	} else {
 		b.WriteString("Ctrl-C stops the manager, kube-apiserver and etcd.\n")
 	}
@@ -109,4 +118,14 @@ func (s *Session) banner() string {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// traffic reports whether any demo drives rooms.
+func (s *Session) traffic() bool {
+	for _, d := range s.Demos {
+		if d.Traffic != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -44,15 +44,9 @@ type Session struct {
 	Applied []AppliedObject
 	// SampleErr lists the samples the API server refused (nil when all applied).
 	SampleErr error
-	// Decode is the sample decode pod after admission (nil without a manager
-	// or samples); DecodeErr says why it could not be shown.
-	Decode    *DecodeDemo
-	DecodeErr error
-	// Traffic is the demo's data path for the decode pod's pair (nil
-	// without PeerPath and AgentPath, or when it could not start:
-	// TrafficErr says why).
-	Traffic    *Traffic
-	TrafficErr error
+	// Demos are the sample decode pods, one per Options.DecodePodFiles, in
+	// that order (none without a manager or samples).
+	Demos []*Demo
 	// StartupTime is how long Start took, from nothing to samples applied.
 	StartupTime time.Duration
 }
@@ -121,19 +115,8 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 			step(o, "some samples were refused:\n%v", s.SampleErr)
 		}
 		if s.manager != nil {
-			s.Decode, s.DecodeErr = createDecodeDemo(ctx, s.client, o.DecodePodFile, o.StartTimeout)
-			if s.DecodeErr != nil {
-				step(o, "the sample decode pod of %s was not created: %v", o.DecodePodFile, s.DecodeErr)
-			} else {
-				step(o, "%s", s.Decode.Summary())
-				if o.PeerPath != "" && o.AgentPath != "" {
-					s.Traffic, s.TrafficErr = startTraffic(ctx, s.client, o, s.Decode)
-					if s.TrafficErr != nil {
-						step(o, "no KV handshakes shown: %v", s.TrafficErr)
-					} else {
-						step(o, "prefill peer (log %s/prefill-peer.log) and the pod's agent (log %s/agent.log) running; driving rooms on engine ranks %v", o.LogDir, o.LogDir, s.Traffic.Ranks)
-					}
-				}
+			for i, file := range o.DecodePodFiles {
+				s.Demos = append(s.Demos, startDemo(ctx, s.client, o, file, i))
 			}
 		}
 	}
@@ -167,9 +150,11 @@ func (s *Session) ManagerExitError() error { return s.manager.ExitError() }
 // Logs stay in Options.LogDir.
 func (s *Session) Stop() error {
 	var errs []error
-	if s.Traffic != nil {
-		step(s.opts, "stopping the room drivers, the decode agent and the prefill peer")
-		errs = append(errs, s.Traffic.stop(s.opts.StopTimeout))
+	for _, d := range s.Demos {
+		if d.Traffic != nil {
+			step(s.opts, "stopping the room drivers, the decode agent and the prefill peer of %s", d.Traffic.Pair)
+			errs = append(errs, d.Traffic.stop(s.opts.StopTimeout))
+		}
 	}
 	if s.manager != nil {
 		step(s.opts, "stopping the manager")

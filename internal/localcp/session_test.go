@@ -107,9 +107,11 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 		managerPID = s.manager.Pid()
 	}
 	var trafficPIDs []int
-	if s.Traffic != nil {
-		trafficPIDs = []int{s.Traffic.agent.Pid(), s.Traffic.peer.Pid()}
-		dirs = append(dirs, s.Traffic.dir)
+	for _, d := range s.Demos {
+		if d.Traffic != nil {
+			trafficPIDs = append(trafficPIDs, d.Traffic.agent.Pid(), d.Traffic.peer.Pid())
+			dirs = append(dirs, d.Traffic.dir)
+		}
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil || d == "" {
@@ -152,36 +154,51 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	}
 }
 
-// checkTraffic: the decode pod's agent, run from its container spec, serves
-// every engine rank of the pod, and rooms driven through it against the
-// prefill peer succeed, none failing; the table line says so.
+// checkTraffic: side by side, a v1 pair and a cache-contract pair: each
+// decode pod's agent, run from its container spec, serves every engine rank
+// of the pod, and rooms driven through it against its prefill peer (the
+// contract one with the engine's manifests) succeed, none failing; the
+// table lines say so.
 func checkTraffic(t *testing.T, s *Session) {
 	t.Helper()
-	if s.TrafficErr != nil || s.Traffic == nil {
-		t.Fatalf("no traffic: %v", s.TrafficErr)
-	}
-	if got := s.Traffic.Ranks; len(got) != 4 || got[0] != 0 || got[3] != 3 {
-		t.Errorf("agent serves engine ranks %v, want 0..3 (ranks-per-pod defaults to the decode TP, 4)", got)
-	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		ok, failed := s.Traffic.Counts()
-		if failed > 0 {
-			t.Fatalf("rooms failed: %s", s.Traffic.Line())
+	wires := map[pdv1.Wire]int{}
+	for _, d := range s.Demos {
+		if d.TrafficErr != nil || d.Traffic == nil {
+			t.Fatalf("no traffic for %s: %v", d.File, d.TrafficErr)
 		}
-		if ok >= 20 {
-			break
+		var pair pdv1.PDPair
+		if err := s.Client().Get(context.Background(), d.Traffic.Pair, &pair); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than 20 rooms succeeded within 90s: %s", s.Traffic.Line())
+		wires[pair.Spec.WireOrDefault()]++
+		if got := d.Traffic.Ranks; len(got) != 4 || got[0] != 0 || got[3] != 3 {
+			t.Errorf("%s: agent serves engine ranks %v, want 0..3 (ranks-per-pod defaults to the decode TP, 4)", d.File, got)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	line := s.Traffic.Line()
-	if !regexp.MustCompile(`: 4 engine ranks, [1-9][0-9.]* rooms/s, [0-9]+ succeeded, 0 failed$`).MatchString(line) {
-		t.Errorf("table line %q does not show 4 ranks, a positive rate and no failures", line)
+	if wires[pdv1.WireV1] != 1 || wires[pdv1.WireCacheContract] != 1 {
+		t.Fatalf("demo pairs by wire: %v, want one v1 and one cache-contract pair", wires)
 	}
-	t.Logf("traffic: %s", line)
+	for _, d := range s.Demos {
+		deadline := time.Now().Add(90 * time.Second)
+		for {
+			ok, failed := d.Traffic.Counts()
+			if failed > 0 {
+				t.Fatalf("rooms failed: %s", d.Traffic.Line())
+			}
+			if ok >= 20 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than 20 rooms succeeded within 90s: %s", d.Traffic.Line())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		line := d.Traffic.Line()
+		if !regexp.MustCompile(`: 4 engine ranks, [1-9][0-9.]* rooms/s, [0-9]+ succeeded, 0 failed$`).MatchString(line) {
+			t.Errorf("table line %q does not show 4 ranks, a positive rate and no failures", line)
+		}
+		t.Logf("traffic: %s", line)
+	}
 }
 
 // buildCmd builds the command called name (a directory of cmd) into a temporary directory.
@@ -224,7 +241,9 @@ func testOptions(t *testing.T) Options {
 	o.CRDDir = filepath.Join(repoRoot, o.CRDDir)
 	o.SamplesDir = filepath.Join(repoRoot, o.SamplesDir)
 	o.WebhookDir = filepath.Join(repoRoot, o.WebhookDir)
-	o.DecodePodFile = filepath.Join(repoRoot, o.DecodePodFile)
+	for i, f := range o.DecodePodFiles {
+		o.DecodePodFiles[i] = filepath.Join(repoRoot, f)
+	}
 	o.KubeconfigPath = filepath.Join(t.TempDir(), "local.kubeconfig")
 	o.LogDir = t.TempDir()
 	o.Progress = testLog{t}
@@ -434,11 +453,21 @@ func (l testLog) Write(p []byte) (int, error) {
 // on the local CA and URL client config, and came back with the sidecar.
 func checkDecodeDemo(ctx context.Context, t *testing.T, s *Session, c client.Client) {
 	t.Helper()
-	if s.DecodeErr != nil || s.Decode == nil {
-		t.Fatalf("the sample decode pod was not shown: %v", s.DecodeErr)
+	if len(s.Demos) != 2 {
+		t.Fatalf("%d sample decode pods, want 2 (v1 and cache-contract)", len(s.Demos))
+	}
+	for _, d := range s.Demos {
+		checkDecodePod(ctx, t, s, c, d)
+	}
+}
+
+func checkDecodePod(ctx context.Context, t *testing.T, s *Session, c client.Client, d *Demo) {
+	t.Helper()
+	if d.DecodeErr != nil || d.Decode == nil {
+		t.Fatalf("the sample decode pod %s was not shown: %v", d.File, d.DecodeErr)
 	}
 	var pod corev1.Pod
-	if err := c.Get(ctx, client.ObjectKeyFromObject(s.Decode.Pod), &pod); err != nil {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(d.Decode.Pod), &pod); err != nil {
 		t.Fatal(err)
 	}
 	agent := 0
@@ -451,7 +480,7 @@ func checkDecodeDemo(ctx context.Context, t *testing.T, s *Session, c client.Cli
 		t.Errorf("stored decode pod: init containers %+v, annotations %v; want the agent (image %s) serving ranks 0..3",
 			pod.Spec.InitContainers, pod.Annotations, s.opts.AgentImage)
 	}
-	if !strings.Contains(s.Decode.Summary(), "stays Pending") {
-		t.Errorf("summary %q does not say why the pod stays Pending", s.Decode.Summary())
+	if !strings.Contains(d.Decode.Summary(), "stays Pending") {
+		t.Errorf("summary %q does not say why the pod stays Pending", d.Decode.Summary())
 	}
 }

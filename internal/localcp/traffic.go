@@ -57,11 +57,13 @@ type Traffic struct {
 	Pair      client.ObjectKey
 	Ranks     []int
 	AgentArgv []string // the agent's command line as run (paths on this machine)
-	dir       string   // plans and sockets volumes
-	peer      *controlplane.Process
-	agent     *controlplane.Process
-	stopRooms context.CancelFunc
-	drivers   sync.WaitGroup
+	// AgentLog and PeerLog are the two processes' logs in Options.LogDir.
+	AgentLog, PeerLog string
+	dir               string // plans and sockets volumes
+	peer              *controlplane.Process
+	agent             *controlplane.Process
+	stopRooms         context.CancelFunc
+	drivers           sync.WaitGroup
 
 	mu       sync.Mutex
 	outcomes map[string]int64 // "success", a failure code, or a client error kind
@@ -71,7 +73,7 @@ type Traffic struct {
 
 // startTraffic starts the peer and the agent of demo's pod and the room
 // drivers. On error, whatever it started is stopped again.
-func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeDemo) (t *Traffic, err error) {
+func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeDemo, podIP string) (t *Traffic, err error) {
 	if demo.Agent == nil {
 		return nil, errors.New("the decode pod has no agent container to run")
 	}
@@ -87,8 +89,17 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	if err := c.Get(ctx, t.Pair, &pair); err != nil {
 		return t, fmt.Errorf("reading PDPair %s: %w", t.Pair, err)
 	}
-	layout, err := pairlayout.FromSpec(pair.Spec)
-	if err != nil {
+	contractWire := pair.Spec.WireOrDefault() == pdv1.WireCacheContract
+	var layout transferplan.Layout
+	var prefillContract, decodeContract []byte
+	if contractWire {
+		if prefillContract, err = specContract(ctx, c, pair.Namespace, "prefill", pair.Spec.CacheContracts.Prefill); err != nil {
+			return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
+		}
+		if decodeContract, err = specContract(ctx, c, pair.Namespace, "decode", pair.Spec.CacheContracts.Decode); err != nil {
+			return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
+		}
+	} else if layout, err = pairlayout.FromSpec(pair.Spec); err != nil {
 		return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
 	}
 	// Short and absolute: unix socket paths are limited to 108 bytes.
@@ -118,9 +129,21 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	if err := os.WriteFile(manifest, data, 0o644); err != nil {
 		return t, err
 	}
+	contractFile := ""
+	if contractWire {
+		contractFile = filepath.Join(t.dir, "prefill-contract.json")
+		if err := os.WriteFile(contractFile, prefillContract, 0o644); err != nil {
+			return t, err
+		}
+	}
+	args, err := peerArgs(&pair, manifest, contractFile)
+	if err != nil {
+		return t, err
+	}
 	bootstrap := "127.0.0.1:" + strconv.Itoa(peerPort[0])
+	t.PeerLog, t.AgentLog = "prefill-peer-"+pair.Name+".log", "agent-"+pair.Name+".log"
 	if t.peer, err = controlplane.StartProcess("prefill peer", o.PeerPath,
-		[]string{"-f", manifest, "--bootstrap-port", strconv.Itoa(peerPort[0]), "--quiet"}, nil, o.LogDir, "prefill-peer.log"); err != nil {
+		append(args, "--bootstrap-port", strconv.Itoa(peerPort[0]), "--quiet"), nil, o.LogDir, t.PeerLog); err != nil {
 		return t, err
 	}
 
@@ -132,7 +155,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 			return t, err
 		}
 	}
-	vars, envList, err := kubeletsim.ContainerEnv(pod, demo.Agent, kubeletsim.PodFacts{PodIP: o.PodIP})
+	vars, envList, err := kubeletsim.ContainerEnv(pod, demo.Agent, kubeletsim.PodFacts{PodIP: podIP})
 	if err != nil {
 		return t, fmt.Errorf("agent container env: %w", err)
 	}
@@ -153,7 +176,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	if err != nil {
 		return t, err
 	}
-	probe, err := kubeletsim.ProbeBase(demo.Agent, kubeletsim.PodFacts{PodIP: o.PodIP}, pdv1.AgentProbePortName)
+	probe, err := kubeletsim.ProbeBase(demo.Agent, kubeletsim.PodFacts{PodIP: podIP}, pdv1.AgentProbePortName)
 	if err != nil {
 		return t, err
 	}
@@ -161,7 +184,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 		t.Ranks = append(t.Ranks, r)
 	}
 	t.AgentArgv = append([]string{o.AgentPath}, argv[1:]...)
-	if t.agent, err = controlplane.StartProcess("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, "agent.log"); err != nil {
+	if t.agent, err = controlplane.StartProcess("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, t.AgentLog); err != nil {
 		return t, err
 	}
 	if err := t.agent.WaitReady(ctx, probe+"/readyz", o.StartTimeout); err != nil {
@@ -173,16 +196,25 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	t.mu.Lock()
 	t.started = time.Now()
 	t.mu.Unlock()
+	engines := map[int]rankEngine{}
+	if contractWire {
+		if engines, err = contractEngines(decodeContract, t.Ranks); err != nil {
+			return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
+		}
+	}
 	for _, r := range t.Ranks {
-		snap, err := planSnapshot(layout, r)
-		if err != nil {
-			return t, err
+		if !contractWire {
+			snap, err := planSnapshot(layout, r)
+			if err != nil {
+				return t, err
+			}
+			engines[r] = rankEngine{info: engineInfo(snap, r), req: agentclient.Request{KVIndices: []int64{3, 4, 5}, AuxIndex: 7}}
 		}
 		sock := filepath.Join(volumes[pdv1.AgentSocketsVolume], "rank-"+strconv.Itoa(r)+".sock")
 		t.drivers.Add(1)
 		go func() {
 			defer t.drivers.Done()
-			t.driveRank(roomsCtx, sock, bootstrap, r, snap)
+			t.driveRank(roomsCtx, sock, bootstrap, engines[r])
 		}()
 	}
 	return t, nil
@@ -237,11 +269,11 @@ func engineInfo(snap receiver.PlanSnapshot, rank int) receiver.EngineInfo {
 // driveRank is one engine rank: register, then open, request, wait for and
 // clear room after room, as every rank of a decode instance does for the
 // same request ids.
-func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, rank int, snap receiver.PlanSnapshot) {
+func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, engine rankEngine) {
 	c := agentclient.New(sock, agentclient.Options{})
 	defer c.Close()
 	for ctx.Err() == nil {
-		err := c.RegisterEngine(ctx, engineInfo(snap, rank))
+		err := c.RegisterEngine(ctx, engine.info)
 		if err == nil {
 			break
 		}
@@ -256,7 +288,7 @@ func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, rank in
 	tick := time.NewTicker(roomInterval)
 	defer tick.Stop()
 	for room := int64(1); ctx.Err() == nil; room++ {
-		t.record(ctx, oneRoom(ctx, c, bootstrap, room))
+		t.record(ctx, oneRoom(ctx, c, bootstrap, room, engine.req))
 		select {
 		case <-ctx.Done():
 		case <-tick.C:
@@ -265,12 +297,12 @@ func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, rank in
 }
 
 // oneRoom runs room to the end and names its outcome.
-func oneRoom(ctx context.Context, c *agentclient.Client, bootstrap string, room int64) string {
+func oneRoom(ctx context.Context, c *agentclient.Client, bootstrap string, room int64, req agentclient.Request) string {
 	defer func() { _ = c.Clear(context.WithoutCancel(ctx), room) }()
 	if _, err := c.Open(ctx, bootstrap, room); err != nil {
 		return clientErrorKind(err)
 	}
-	if _, err := c.Request(ctx, room, agentclient.Request{KVIndices: []int64{3, 4, 5}, AuxIndex: 7}); err != nil {
+	if _, err := c.Request(ctx, room, req); err != nil {
 		return clientErrorKind(err)
 	}
 	r, err := c.Wait(ctx, room, roomWait)
