@@ -124,7 +124,10 @@ func startCluster() (*testCluster, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if err := controllers.NewPDPairReconciler(mgr).SetupWithManager(mgr); err != nil {
+	r := controllers.NewPDPairReconciler(mgr)
+	// Contract tests change a contract ConfigMap and what engines answer.
+	r.ContractRefreshInterval, r.LiveContractRefreshInterval, r.LiveContractRetryInterval = time.Second, time.Second, time.Second
+	if err := r.SetupWithManager(mgr); err != nil {
 		return fail(err)
 	}
 	mctx, cancel := context.WithCancel(ctx)

@@ -43,7 +43,7 @@ const (
 	exitOK           = 0
 	exitUsage        = 2 // unreadable, missing or structurally invalid input (file or PDPair), bad flags
 	exitIncompatible = 3 // the layouts cannot exchange KV cache
-	exitCluster      = 4 // the cluster could not be reached or refused the request
+	exitCluster      = 4 // the cluster (or, for contract, a live engine) could not be read
 	exitTooLarge     = 5 // the plans would pass the plan budget (--max-plan-fragments…)
 )
 
@@ -112,8 +112,8 @@ func newRootCommand(streams genericclioptions.IOStreams) *cobra.Command {
 cache, and which bytes every decode rank pulls from which prefill rank.
 
 Exit status: 0 compatible (or done), 2 unreadable, missing or invalid input or
-bad flags, 3 incompatible layout, 4 the cluster could not be read, 5 the plans
-are past the plan budget.`,
+bad flags, 3 incompatible layout, 4 the cluster (or a live engine) could not
+be read, 5 the plans are past the plan budget.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.NoArgs,
@@ -144,6 +144,7 @@ are past the plan budget.`,
 		newGraphCommand(kube, streams),
 		newPairCommand(kube, streams),
 		newAdviseCommand(streams),
+		newContractCommand(kube, streams),
 	)
 	return root
 }

@@ -23,9 +23,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // runCluster is `plan NAME`: the pair's conditions, then its plans.
@@ -85,8 +88,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // runClusterContract is `plan NAME` for a pair on the cache-contract wire:
 // its conditions, then the plans the operator published (the operator
-// reads the contracts, from ConfigMaps too; a pair with both contracts
-// inline is planned here when nothing is published).
+// reads the contracts, from ConfigMaps and the live engines too; a pair
+// with both contracts inline is planned here when nothing is published,
+// any other gets the operator's verdict).
 func (o *planOptions) runClusterContract(cmd *cobra.Command, c *cluster, pair *pdv1.PDPair) error {
 	set, why, err := loadPublished(cmd.Context(), c, pair)
 	if err != nil {
@@ -96,6 +100,9 @@ func (o *planOptions) runClusterContract(cmd *cobra.Command, c *cluster, pair *p
 		if err := writeConditions(o.streams.Out, pair); err != nil {
 			return usageErrorf("writing output: %v", err)
 		}
+	}
+	if set == nil && !contractsInline(pair.Spec) {
+		return o.operatorVerdict(pair, why)
 	}
 	if set == nil {
 		fmt.Fprintf(o.streams.ErrOut, "%s: note: the plans are not published (%s); planning from the spec's inline contracts\n", cmd.CommandPath(), why)
@@ -109,4 +116,38 @@ func (o *planOptions) runClusterContract(cmd *cobra.Command, c *cluster, pair *p
 		return writePicture(o.streams.Out, o.output, pair.Name, set)
 	}
 	return writeStructured(o.streams.Out, o.output, set)
+}
+
+// contractsInline: both contracts are in the spec, inline; only then can
+// the pair be planned here.
+func contractsInline(spec pdv1.PDPairSpec) bool {
+	c := spec.CacheContracts
+	return c != nil && c.Prefill != nil && c.Decode != nil && c.Prefill.Inline != "" && c.Decode.Inline != ""
+}
+
+// operatorVerdict is what `plan NAME` says of a contract pair without
+// published plans whose contracts only the operator reads (ConfigMaps,
+// live engines): the operator's incompatible verdict (exit 3), or why
+// there are no plans to show (exit 2).
+func (o *planOptions) operatorVerdict(pair *pdv1.PDPair, why string) error {
+	c := meta.FindStatusCondition(pair.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
+	if c != nil && c.ObservedGeneration == pair.Generation && c.Status == metav1.ConditionFalse {
+		le := &transferplan.LayoutError{Reason: transferplan.Reason(c.Reason), Message: c.Message}
+		if isPicture(o.output) {
+			return &exitError{code: exitIncompatible, msg: fmt.Sprintf("INCOMPATIBLE %s: %s", le.Reason, le.Message)}
+		}
+		if err := printIncompatible(o.streams.Out, o.output, le); err != nil {
+			return usageErrorf("writing output: %v", err)
+		}
+		return errIncompatible
+	}
+	return usageErrorf("PDPair %s has no published plans to show (%s), and its contracts are read by the operator only (%s)", pair.Name, why, contractSources(pair))
+}
+
+// contractSources says where each role's contract comes from.
+func contractSources(pair *pdv1.PDPair) string {
+	if st := pair.Status.Contracts; st != nil {
+		return fmt.Sprintf("prefill: %s, decode: %s", st.Prefill.Source, st.Decode.Source)
+	}
+	return "from ConfigMaps or the live engines"
 }
