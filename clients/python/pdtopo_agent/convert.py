@@ -47,6 +47,22 @@ def _is_index(v: Any) -> bool:
     return True
 
 
+def wire_bytes(name: str, value: Any) -> bytes:
+    """A cache contract or block manifest as its wire bytes: bytes (or
+    bytearray, memoryview) as they are, or what the object's
+    to_wire_bytes() returns, as tokenspeed's CacheTransferContract and
+    CachePDBlockManifest do. bytes are not copied."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    to_wire = getattr(value, "to_wire_bytes", None)
+    if not callable(to_wire):
+        raise TypeError(f"{name} must be bytes or an object with to_wire_bytes(), got {type(value).__name__}")
+    out = to_wire()
+    if not isinstance(out, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name}.to_wire_bytes() returned {type(out).__name__}, not bytes")
+    return bytes(out)
+
+
 def integer(name: str, value: Any) -> int:
     """An integer argument (a Python or numpy integer)."""
     try:

@@ -92,3 +92,7 @@ FAILURE_AGENT_REFUSED = "AgentRefused"
 FAILURE_STREAM_LOST = "AgentStreamLost"
 FAILURE_OTHER_RANK = "FailedOnAnotherRank"
 FAILURE_UNKNOWN_STATUS = "UnknownStatus"
+FAILURE_MANIFEST_REFUSED = "ManifestRefused"
+"""A block manifest the adapter could not put on the stream (it has a line
+break and is not JSON); the agent refuses the ones it cannot use with the
+same code."""

@@ -15,12 +15,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .convert import index_list
+from .convert import index_list, integer, wire_bytes
 from .errors import AgentRefusedError
 from .roomtable import RoomTable
 from .transport import DEFAULT_TIMEOUT, AgentConnection
@@ -52,6 +53,14 @@ class AgentKVManager:
     the pdtopo agent on socket_path and keeps the rank's rooms for its
     receivers.
 
+    Two wires, as the engine runs: tokenspeed's v1 wire (b5c762da) takes
+    the buffer pointers, kv_data_ptrs and state_data_ptrs; its
+    cache-contract wire (f4d8ec6e) takes, by keyword, the arena's address
+    kv_data_ptr and the decode contract cache_layout, which is bytes or any
+    object with to_wire_bytes() (the engine's CacheTransferContract): its
+    bytes are sent to the agent, and by it to the prefill ranks, as they
+    are. The receivers' prefill() then takes the room's block manifest.
+
     It stands where the reference decode engine's KV manager stands for its
     receivers: session id, the table of room states the receivers' poll()
     reads, and the bootstrap token / spec candidates of finished rooms
@@ -74,9 +83,11 @@ class AgentKVManager:
         self,
         socket_path: str,
         session_id: str,
-        kv_data_ptrs: Iterable[int],
+        kv_data_ptrs: Iterable[int] | None = None,
         state_data_ptrs: Iterable[int] = (),
         *,
+        kv_data_ptr: int | None = None,
+        cache_layout: Any = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ):
@@ -84,6 +95,21 @@ class AgentKVManager:
             raise ValueError(f'session_id must be the transfer engine\'s "host:port", got {session_id!r}')
         self.socket_path = socket_path
         self.session_id = session_id
+        self.kv_data_ptr: int | None = None
+        self.cache_layout: bytes | None = None  # the contract's wire bytes, on the cache-contract wire
+        if kv_data_ptr is not None or cache_layout is not None:
+            if kv_data_ptrs is not None or tuple(state_data_ptrs):
+                raise ValueError("give either the v1 wire's buffer pointers (kv_data_ptrs, state_data_ptrs) "
+                                 "or the cache-contract wire's kv_data_ptr and cache_layout, not both")
+            if kv_data_ptr is None or cache_layout is None:
+                raise ValueError("the cache-contract wire needs both kv_data_ptr (the arena's address) and cache_layout (the decode contract)")
+            self.kv_data_ptr = integer("kv_data_ptr", kv_data_ptr)
+            if not 0 < self.kv_data_ptr < 1 << 64:
+                raise ValueError(f"kv_data_ptr must be an address in (0, 2**64), got {self.kv_data_ptr}")
+            self.cache_layout = wire_bytes("cache_layout", cache_layout)
+            kv_data_ptrs = ()
+        elif kv_data_ptrs is None:
+            raise TypeError("kv_data_ptrs is required on the v1 wire (or kv_data_ptr= and cache_layout= on the cache-contract wire)")
         self.kv_data_ptrs = tuple(index_list("kv_data_ptrs", kv_data_ptrs))
         self.state_data_ptrs = tuple(index_list("state_data_ptrs", state_data_ptrs))
         self.connection = AgentConnection(socket_path, timeout=timeout, max_idle=max_connections)
@@ -94,7 +120,10 @@ class AgentKVManager:
         self.rooms.connect()
         self.rooms.start()
 
-    def _registration(self) -> dict:
+    def _registration(self) -> dict | bytes:
+        if self.cache_layout is not None:  # the contract's bytes, written into the body as they are
+            return b"".join((b'{"kind":"contract","sessionId":', json.dumps(self.session_id).encode(),
+                             b',"kvDataPtr":%d,"cacheLayout":' % self.kv_data_ptr, self.cache_layout, b"}"))
         return {
             "sessionId": self.session_id,
             "kvDataPtrs": list(self.kv_data_ptrs),
@@ -109,19 +138,25 @@ class AgentKVManager:
         if not self.rooms.connect():
             self.connection.call("PUT", "/v1/engine", self._registration())
 
+    @property
+    def contract_wire(self) -> bool:
+        """Whether the rank registered for the cache-contract wire."""
+        return self.cache_layout is not None
+
     @classmethod
     def for_rank(
         cls,
         engine_rank: int,
         session_id: str,
-        kv_data_ptrs: Iterable[int],
+        kv_data_ptrs: Iterable[int] | None = None,
         state_data_ptrs: Iterable[int] = (),
         *,
         socket_dir: str | None = None,
         **kwargs: Any,
     ) -> "AgentKVManager":
         """The manager of engine_rank, on its socket in socket_dir (see
-        socket_path_for_rank)."""
+        socket_path_for_rank); kv_data_ptr= and cache_layout= (keywords)
+        register it for the cache-contract wire."""
         return cls(socket_path_for_rank(engine_rank, socket_dir), session_id, kv_data_ptrs, state_data_ptrs, **kwargs)
 
     def get_session_id(self) -> str:
@@ -184,7 +219,9 @@ class AgentKVManager:
         self.register()
         return self.connection.call("POST", "/v1/rooms", body)
 
-    def request_room(self, bootstrap_room: int, body: dict) -> dict:
+    def request_room(self, bootstrap_room: int, body: dict | bytes) -> dict:
+        """Send a room's request: a v1 body (dict), or encoded bytes, e.g.
+        b'{"kind":"contract","manifest":' + manifest + b'}'."""
         return self.connection.call("POST", f"/v1/rooms/{bootstrap_room}/request", body)
 
     def get_room(self, bootstrap_room: int) -> dict:

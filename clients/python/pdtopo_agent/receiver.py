@@ -19,7 +19,7 @@ import logging
 import time
 from typing import Any
 
-from .convert import index_list, integer
+from .convert import index_list, integer, wire_bytes
 from .errors import FAILURE_AGENT_REFUSED, FAILURE_OTHER_RANK, KVTransferError
 from .manager import AgentKVManager
 from .status import TransferPoll
@@ -86,7 +86,36 @@ class AgentKVReceiver:
         if self.kv_mgr.rooms.rooms.get(self.bootstrap_room) is not self and self.conclude_state is None:
             self.conclude_state = _FAILED
 
-    def prefill(
+    def prefill(self, *args: Any, **kwargs: Any) -> None:
+        """Send the room's request, as the engine's receiver of the rank's
+        wire takes it.
+
+        On the cache-contract wire (tokenspeed f4d8ec6e):
+        prefill(block_manifest), the room's CachePDBlockManifest or its
+        to_wire_bytes(); the bytes go to the agent as they are, and the
+        agent checks them against the decode contract before sending them
+        to the prefill ranks (a manifest that does not fit fails the room,
+        ManifestRefused).
+
+        On the v1 wire (b5c762da): prefill(kv_indices, aux_index,
+        decode_prefix_len=0, mla_l1_5_args=None, mamba_indices=None), the
+        decode pages to fill, the request's aux slot, the decode prefix
+        length and the state slots. Arrays may be numpy arrays or integer
+        sequences."""
+        if self.kv_mgr.contract_wire:
+            self._prefill_manifest(*args, **kwargs)
+        else:
+            self._prefill_pages(*args, **kwargs)
+
+    def _prefill_manifest(self, block_manifest: Any = None) -> None:
+        if block_manifest is None:
+            raise ValueError("the cache-contract wire needs the room's block manifest: prefill(block_manifest)")
+        manifest = wire_bytes("block_manifest", block_manifest)
+        self.init_time = time.time()
+        if self._failure is None and self.conclude_state is None:
+            self.kv_mgr.rooms.request_manifest(self, manifest)
+
+    def _prefill_pages(
         self,
         kv_indices: Any,
         aux_index: int | None = None,
@@ -94,9 +123,6 @@ class AgentKVReceiver:
         mla_l1_5_args: Any = None,
         mamba_indices: Any = None,
     ) -> None:
-        """Send the room's request: the decode pages to fill (kv_indices),
-        the request's aux slot, the decode prefix length and the state slots
-        (mamba_indices). Arrays may be numpy arrays or integer sequences."""
         if mla_l1_5_args is not None:
             raise ValueError(
                 "mla_l1_5_args: the pdtopo agent does not carry MLA L1.5 page masks "

@@ -28,7 +28,15 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from .errors import FAILURE_AGENT_REFUSED, FAILURE_AGENT_UNAVAILABLE, FAILURE_STREAM_LOST, FAILURE_UNKNOWN_STATUS, AgentError, AgentRefusedError
+from .errors import (
+    FAILURE_AGENT_REFUSED,
+    FAILURE_AGENT_UNAVAILABLE,
+    FAILURE_MANIFEST_REFUSED,
+    FAILURE_STREAM_LOST,
+    FAILURE_UNKNOWN_STATUS,
+    AgentError,
+    AgentRefusedError,
+)
 from .status import TransferPoll
 from .stream import StreamConnection, StreamEnded
 
@@ -47,7 +55,7 @@ _RECONNECT_FIRST, _RECONNECT_MOST = 0.02, 1.0
 
 
 class RoomTable:
-    def __init__(self, address: str, endpoint: str, registration: dict, timeout: float):
+    def __init__(self, address: str, endpoint: str, registration: dict | bytes, timeout: float):
         self.address = address
         self.endpoint = endpoint
         self.registration = registration
@@ -175,6 +183,26 @@ class RoomTable:
     def request(self, rc: "AgentKVReceiver", body: dict) -> None:
         line = b'{"op":"request","room":%d,"ref":%d,"request":%s}\n' % (
             rc.bootstrap_room, rc._ref, json.dumps(body, separators=(",", ":")).encode())
+        with self._lock:
+            if self._owns(rc) and rc._conn is self._conn and self.status[rc.bootstrap_room] != _FAILED:
+                self._send(rc._conn, line)
+
+    def request_manifest(self, rc: "AgentKVReceiver", manifest: bytes) -> None:
+        """The room's request on the cache-contract wire: the manifest's
+        bytes written into the line as they are (one copy, no decoding; the
+        agent reads them). A manifest with a line break would end the line:
+        it is compacted first, or, if it is not JSON, fails the room."""
+        if b"\n" in manifest or b"\r" in manifest:
+            try:
+                manifest = json.dumps(json.loads(manifest), separators=(",", ":")).encode()
+            except ValueError as exc:
+                with self._lock:
+                    if self._owns(rc) and self.status[rc.bootstrap_room] not in (_SUCCESS, _FAILED):
+                        rc._fail(FAILURE_MANIFEST_REFUSED, f"room {rc.bootstrap_room}'s block manifest ({len(manifest)} bytes) is not JSON: {exc}; nothing was sent")
+                        self.status[rc.bootstrap_room] = _FAILED
+                return
+        line = b"".join((b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":' % (rc.bootstrap_room, rc._ref),
+                         manifest, b"}}\n"))
         with self._lock:
             if self._owns(rc) and rc._conn is self._conn and self.status[rc.bootstrap_room] != _FAILED:
                 self._send(rc._conn, line)

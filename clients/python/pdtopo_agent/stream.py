@@ -77,14 +77,15 @@ class StreamConnection:
         self.closed_by_agent: tuple[str, str] | None = None  # the closed line's code and message
 
     @classmethod
-    def open(cls, address: str, endpoint: str, registration: dict, timeout: float) -> "StreamConnection":
-        """Connect, register, and return the stream after its hello.
+    def open(cls, address: str, endpoint: str, registration: dict | bytes, timeout: float) -> "StreamConnection":
+        """Connect, register (a body, or its encoded bytes), and return the
+        stream after its hello.
 
         Raises AgentUnavailableError (AgentTimeoutError) when the agent
         cannot be reached or does not answer, AgentRefusedError when it
         refuses the registration (the answer PUT /v1/engine would give).
         """
-        body = json.dumps(registration, separators=(",", ":")).encode()
+        body = registration if isinstance(registration, bytes) else json.dumps(registration, separators=(",", ":")).encode()
         request = (
             f"POST {PATH} HTTP/1.1\r\nHost: agent\r\nConnection: Upgrade\r\nUpgrade: {PROTOCOL}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"

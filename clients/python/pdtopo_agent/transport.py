@@ -120,7 +120,10 @@ class AgentConnection:
         name = f"{method} {path.split('?', 1)[0]}"
         payload = None
         headers = {}
-        if body is not None:
+        if isinstance(body, (bytes, bytearray)):  # encoded by the caller
+            payload = bytes(body)
+            headers["Content-Type"] = "application/json"
+        elif body is not None:
             payload = json.dumps(body, separators=(",", ":")).encode()
             headers["Content-Type"] = "application/json"
         limit = self.timeout if timeout is None else float(timeout)

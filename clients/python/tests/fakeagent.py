@@ -29,10 +29,12 @@ class FakeStream:
     """One accepted stream: what the client registered and sent, and a way
     to send it lines."""
 
-    def __init__(self, conn: socket.socket, registration: dict):
+    def __init__(self, conn: socket.socket, registration: dict, raw_registration: bytes = b""):
         self.conn = conn
         self.registration = registration
+        self.raw_registration = raw_registration  # the body as it came
         self.ops: queue.Queue = queue.Queue()
+        self.raw_ops: queue.Queue = queue.Queue()  # the same lines, as they came
         self.read = True
 
     def send(self, *lines: bytes | dict) -> None:
@@ -81,9 +83,10 @@ class FakeAgent:
         length = next(int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:"))
         while len(rest) < length:
             rest += conn.recv(65536)
-        registration, rest = json.loads(rest[:length]), rest[length:]
+        raw, rest = rest[:length], rest[length:]
+        registration = json.loads(raw)
         conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: pdtopo-stream.v1\r\n\r\n")
-        fs = FakeStream(conn, registration)
+        fs = FakeStream(conn, registration, raw)
         fs.send({"ev": "hello", "protocol": 1, "engineRank": 0, "sessionId": registration["sessionId"], "registration": 1, "replaced": False})
         self.streams.put(fs)
         if not self.read_ops:
@@ -91,6 +94,7 @@ class FakeAgent:
         while True:
             while b"\n" in rest:
                 line, _, rest = rest.partition(b"\n")
+                fs.raw_ops.put(line)
                 fs.ops.put(json.loads(line))
             try:
                 chunk = conn.recv(65536)

@@ -20,6 +20,7 @@ tests builds them there), or are built with `go build` on first use.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import select
@@ -104,9 +105,10 @@ class PrefillPeer(Process):
     """cmd/prefill-peer playing a PDPair manifest's prefill side, every room
     answered with one behaviour (succeed, fail, silent, die)."""
 
-    def __init__(self, manifest: Path, workdir: Path, *extra: str):
+    def __init__(self, manifest: Path | None, workdir: Path, *extra: str):
+        layout = ["-f", str(manifest)] if manifest is not None else []  # else in extra (--contract)
         super().__init__(
-            [str(bin_dir() / "prefill-peer"), "-f", str(manifest), "--bootstrap-port", "0", "--quiet", *extra],
+            [str(bin_dir() / "prefill-peer"), *layout, "--bootstrap-port", "0", "--quiet", *extra],
             workdir / f"peer-{time.monotonic_ns()}.log",
         )
         line = self._read_line(deadline=time.monotonic() + 15)
@@ -136,6 +138,43 @@ class PrefillPeer(Process):
         for m in _COUNTS.finditer(out):
             counts[int(m["rank"])] = {k: int(v) for k, v in m.groupdict().items() if k != "rank"}
         return counts
+
+
+CONTRACT_VECTORS = REPO / "pkg" / "kvwire" / "testdata" / "contract"
+
+
+def contract_pair(name: str) -> dict:
+    """A pair of the cache-contract wire as tokenspeed's own code built it
+    (pkg/kvwire/testdata/contract/NAME.json): both contracts, TP sizes, the
+    manifests its decode builds and the ones its prefill refuses."""
+    return json.loads((CONTRACT_VECTORS / f"{name}.json").read_text())
+
+
+def contract_files(pair: dict, into: Path) -> tuple[Path, Path]:
+    """(the plans `pdtopo plan -o json` makes of a PDPair carrying the
+    pair's contracts inline, the prefill contract's file for prefill-peer)."""
+    pre, dec = pair["prefill"], pair["decode"]
+    dp = pre.get("dp_size") or 1
+    pdpair = {
+        "apiVersion": "pd.pdtopo.dev/v1alpha1", "kind": "PDPair", "metadata": {"name": pair["pair"]},
+        "spec": {
+            "wire": "CacheContract",
+            "prefill": {"tensorParallelSize": pre["tp_size"] * dp, "dataParallelSize": dp},
+            "decode": {"tensorParallelSize": dec["tp_size"]},
+            "cacheContracts": {"prefill": {"inline": pre["contract"]}, "decode": {"inline": dec["contract"]}},
+        },
+    }
+    manifest = into / f"{pair['pair']}.pdpair.json"  # JSON is YAML
+    manifest.write_text(json.dumps(pdpair))
+    contract = into / f"{pair['pair']}.prefill-contract.json"
+    contract.write_text(pre["contract"])
+    return plan_file(manifest, into), contract
+
+
+def contract_peer(pair: dict, contract: Path, workdir: Path, *extra: str) -> PrefillPeer:
+    """cmd/prefill-peer playing the pair's prefill side on the contract wire."""
+    dp = pair["prefill"].get("dp_size") or 1
+    return PrefillPeer(None, workdir, "--tp", str(pair["prefill"]["tp_size"] * dp), "--dp", str(dp), "--contract", str(contract), *extra)
 
 
 class Agent(Process):
