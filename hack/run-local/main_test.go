@@ -93,7 +93,8 @@ func TestCtrlCStopsEverything(t *testing.T) {
 	waitForLine(t, lines, &output, "Ctrl-C stops", 3*time.Minute, &stderr)
 	children := childrenOf(cmd.Process.Pid)
 	if len(children) < 5 {
-		t.Fatalf("want etcd, kube-apiserver, the manager, the decode agent and the prefill peer as children of run-local, found pids %v", children)
+		t.Fatalf("want etcd, kube-apiserver, the manager, the decode agent and the prefill peer as children of run-local, found pids %v\nstdout:\n%s\nstderr:\n%s",
+			children, output.String(), stderr.String())
 	}
 	// The live table shows rooms completing through the pod's agent.
 	succeeded := waitForMatch(t, lines, &output, regexp.MustCompile(`(\d+) engine ranks, [0-9.]+ rooms/s, (\d+) succeeded, (\d+) failed`), func(m []string) bool {
