@@ -153,7 +153,7 @@ func apply(tree string, m mutant, env []string, timeout time.Duration) result {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1", "-failfast"}, m.Pkgs...)...)
+	cmd := exec.CommandContext(ctx, "go", m.testArgs("-failfast")...)
 	cmd.Dir, cmd.Env = tree, env
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
@@ -161,7 +161,7 @@ func apply(tree string, m mutant, env []string, timeout time.Duration) result {
 	case ctx.Err() != nil:
 		return result{m: m, verdict: "killed", detail: "the tests hung past " + timeout.String(), took: took}
 	case err == nil:
-		return result{m: m, verdict: "SURVIVED", detail: "every test of " + strings.Join(m.Pkgs, " ") + " passed", took: took}
+		return result{m: m, verdict: "SURVIVED", detail: "every test of " + m.tests() + " passed", took: took}
 	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
 		return result{m: m, verdict: "BROKEN", detail: "the mutant does not build: " + firstLines(out, 3), took: took}
 	}
@@ -235,14 +235,14 @@ func copyHEAD(root, dir string) error {
 func runBaseline(tree string, selected []mutant, env []string, timeout time.Duration) error {
 	seen := map[string]bool{}
 	for _, m := range selected {
-		key := strings.Join(m.Pkgs, " ")
+		key := m.tests()
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		cmd := exec.CommandContext(ctx, "go", append([]string{"test", "-count=1"}, m.Pkgs...)...)
+		cmd := exec.CommandContext(ctx, "go", m.testArgs()...)
 		cmd.Dir, cmd.Env = tree, env
 		out, err := cmd.CombinedOutput()
 		cancel()

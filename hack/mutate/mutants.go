@@ -16,25 +16,53 @@ limitations under the License.
 
 package main
 
+import "strings"
+
 // mutant is one deliberate bug: Old (which must occur exactly once in File)
-// replaced by New, and the packages whose tests must catch it.
+// replaced by New, and the packages whose tests must catch it; Run, when
+// set, narrows those tests to the ones matching it (go test -run), which
+// keeps a mutant of a big package to the tests of its own feature.
 type mutant struct {
 	Name, File string
 	Old, New   string
 	Pkgs       []string
+	Run        string
 	Bug        string
 }
 
+// testArgs is the go test command line of m's tests.
+func (m mutant) testArgs(flags ...string) []string {
+	args := append([]string{"test", "-count=1"}, flags...)
+	if m.Run != "" {
+		args = append(args, "-run", m.Run)
+	}
+	return append(args, m.Pkgs...)
+}
+
+// tests names m's tests: its packages, and its -run pattern if any.
+func (m mutant) tests() string {
+	s := strings.Join(m.Pkgs, " ")
+	if m.Run != "" {
+		s += " -run " + m.Run
+	}
+	return s
+}
+
 var (
-	planner    = []string{"./pkg/transferplan/..."}
-	wire       = []string{"./pkg/kvwire/..."}
-	store      = []string{"./pkg/planstore/..."}
-	agent      = []string{"./pkg/receiver/..."}
-	operator   = []string{"./controllers/..."}
-	publishing = []string{"./pkg/planstore/...", "./controllers/..."}
-	chart      = []string{"./test/integration/chart/..."}
-	chartRun   = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
-	model      = []string{"./pkg/modelgeom/...", "./pkg/modelplan/..."}
+	planner     = []string{"./pkg/transferplan/..."}
+	wire        = []string{"./pkg/kvwire/..."}
+	store       = []string{"./pkg/planstore/..."}
+	agent       = []string{"./pkg/receiver/..."}
+	operator    = []string{"./controllers/..."}
+	publishing  = []string{"./pkg/planstore/...", "./controllers/..."}
+	chart       = []string{"./test/integration/chart/..."}
+	chartRun    = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
+	model       = []string{"./pkg/modelgeom/...", "./pkg/modelplan/..."}
+	agentOnly   = []string{"./pkg/receiver/"}
+	wireOnly    = []string{"./pkg/kvwire/"}
+	plannerOnly = []string{"./pkg/transferplan/"}
+	localAPI    = []string{"./pkg/receiver/localapi/"}
+	client      = []string{"./pkg/receiver/agentclient/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -163,7 +191,7 @@ var mutants = []mutant{
 		Pkgs: agent, Bug: "decode TP rank 0 does not release idle prefill ranks"},
 
 	{Name: "agent-spec-candidates-always", File: "pkg/receiver/routeview.go",
-		Old: "specOK: plan.SupportsRemoteSpecCandidates}", New: "specOK: true}",
+		Old: "specOK: plan.SupportsRemoteSpecCandidates,", New: "specOK: true,",
 		Pkgs: agent, Bug: "spec candidates handed to the engine for plans that do not support them"},
 	{Name: "agent-last-token-wins", File: "pkg/receiver/roomstate.go",
 		Old: "if token != -1 && !s.hasToken {", New: "if token != -1 {",
@@ -257,4 +285,58 @@ var mutants = []mutant{
 	{Name: "chart-no-metrics-auth", File: "charts/pdtopo/templates/rbac-manager.yaml",
 		Old: "- apiGroups: [authentication.k8s.io]\n  resources: [tokenreviews]\n  verbs: [create]\n- apiGroups: [authorization.k8s.io]", New: "- apiGroups: [authorization.k8s.io]",
 		Pkgs: chartRun, Bug: "namespaced mode cannot authenticate metrics scrapes"},
+
+	// the cache-contract wire: the agent's contract path, the contract
+	// planner, the registration frames, the engine stream's fast decoders
+	// and the Go client's stream line
+	{Name: "contract-agent-dummy-gets-manifest", File: "pkg/receiver/contractroute.go",
+		Old: "out = dummy[:]", New: "out = append(dummy[:2:2], full[2])",
+		Pkgs: agentOnly, Run: "^TestContractIdleRanksGetEmptyManifests$",
+		Bug: "an idle prefill rank met as a dummy sent the room's manifest instead of an empty one"},
+	{Name: "contract-agent-manifest-unchecked", File: "pkg/receiver/contractroute.go",
+		Old:  "if _, err := kvwire.ValidateManifest(manifest, &e.reg.contract.manifest); err != nil {",
+		New:  "if _, err := kvwire.ValidateManifest(manifest, &e.reg.contract.manifest); err != nil && false {",
+		Pkgs: agentOnly, Run: "^TestContractOutOfArenaManifestNamesTheNumbers$",
+		Bug: "a block manifest sent without checking it against the decode contract (a block outside the arena among them)"},
+	{Name: "contract-agent-prefill-sha-unchecked", File: "pkg/receiver/contractcheck.go",
+		Old: "if sha == rec.PrefillContractSHA256 {", New: "if true {",
+		Pkgs: agentOnly, Run: "^TestContractPrefillNotThePlansNamesTheHashes$",
+		Bug: "a live prefill contract that is not the plan's (its SHA-256) taken"},
+	{Name: "contract-agent-idle-success-counted", File: "pkg/receiver/routeview.go",
+		Old: "v.expectIdx[r], v.sendAt[r] = int(roleIdle), len(v.sends)", New: "v.expectIdx[r], v.sendAt[r] = 0, len(v.sends)",
+		Pkgs: agentOnly, Run: "^TestContractSuccessFromAnUnplannedRankDoesNotComplete$",
+		Bug: "Success from an idle prefill rank (met as a dummy) counted as the first source's: a room completes before its data came"},
+	{Name: "contract-agent-change-ignored", File: "pkg/receiver/contractcheck.go",
+		Old: "if live.SHA256() == was.sha {", New: "if true {",
+		Pkgs: agentOnly, Run: "^TestContractPrefillChangesWhileRoomsAreOpen$",
+		Bug: "a prefill that changed its contract while rooms are open goes unnoticed by the heartbeat"},
+	{Name: "contract-wire-registration-ip-session-swapped", File: "pkg/kvwire/contractregistration.go",
+		Old:  "buf = append(buf, c.DecodeIP...)\n\tends[1] = len(buf)\n\tbuf = appendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.SessionID...)\n",
+		New:  "buf = append(buf, c.SessionID...)\n\tends[1] = len(buf)\n\tbuf = appendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.DecodeIP...)\n",
+		Pkgs: wireOnly, Run: "^TestContractVectorsRegistration$",
+		Bug: "the 8-frame registration sends decode_ip and session_id in each other's frames"},
+	{Name: "contract-planner-prefix-granularity-unchecked", File: "pkg/transferplan/contract_compat.go",
+		Old: "if !pyEqual(prefill.prefixGranularity, decode.prefixGranularity) {", New: "if false {",
+		Pkgs: plannerOnly, Run: "^TestContract",
+		Bug: "contracts of unequal prefix_granularity planned together, which the engine refuses"},
+	{Name: "contract-planner-idle-on-every-rank", File: "pkg/transferplan/contract_planner.go",
+		Old: "\tif d == 0 {\n", New: "\tif d >= 0 {\n",
+		Pkgs: plannerOnly, Run: "^TestContract",
+		Bug: "every decode rank, not only rank 0, meets the idle prefill ranks as dummies"},
+	{Name: "contract-scanop-leading-zero", File: "pkg/receiver/localapi/opscan.go",
+		Old: "case digits == 0, digits > 1 && s.b[start] == '0', digits > 19:", New: "case digits == 0, digits > 19:",
+		Pkgs: localAPI, Run: "^(TestOtherLinesAreLeftToEncodingJSON|FuzzScanOpAgreesWithDecodeOp)$",
+		Bug: "the stream's fast path takes an integer with a leading zero, which encoding/json refuses"},
+	{Name: "contract-scanop-int64-overflow", File: "pkg/receiver/localapi/opscan.go",
+		Old: "case neg && u > 1<<63, !neg && u > 1<<63-1:", New: "case neg && u > 1<<63:",
+		Pkgs: localAPI, Run: "^(TestOtherLinesAreLeftToEncodingJSON|TestRoomEventsTakeTheFastPath)$",
+		Bug: "the stream's fast paths take 2^63 as an int64: a ref, a page index or a token wraps to -2^63"},
+	{Name: "contract-eventscan-token-default", File: "pkg/receiver/localapi/eventscan.go",
+		Old: "ev.BootstrapToken = -1", New: "ev.BootstrapToken = 0",
+		Pkgs: localAPI, Run: "^(TestRoomEventsTakeTheFastPath|FuzzScanRoomEventAgreesWithDecodeEvent)$",
+		Bug: "a room event without bootstrapToken read as token 0 instead of -1 (none)"},
+	{Name: "contract-client-manifest-not-compacted", File: "pkg/receiver/agentclient/contract.go",
+		Old: "if err := json.Compact(buf, manifest); err != nil {", New: "if _, err := buf.Write(manifest); err != nil {",
+		Pkgs: client, Run: "^TestContractRoomsThroughTheStream$",
+		Bug: "the Go client writes a manifest into its stream line as given: a pretty-printed one's newlines end the line"},
 }

@@ -66,6 +66,11 @@ func TestOtherLinesAreLeftToEncodingJSON(t *testing.T) {
 		{`{"op":"clear","room":null}`, `"op" must be one of open, request, clear`},
 		{`{"op":"clear","room":-1}`, `"room" is -1; rooms are non-negative`},
 		{`{"op":"clear","room":9223372036854775808}`, `field "room" must be int64`},
+		// past int64 where no room check follows: 2^63 must not wrap to -2^63
+		{`{"op":"clear","room":1,"ref":9223372036854775808}`, `field "ref" must be int64`},
+		{`{"op":"clear","room":1,"ref":-9223372036854775809}`, `field "ref" must be int64`},
+		{`{"op":"request","room":1,"request":{"kvIndices":[9223372036854775808],"auxIndex":0}}`, ""},
+		{`{"op":"request","room":1,"request":{"kvIndices":[1],"auxIndex":9223372036854775808}}`, ""},
 		{`{"op":"open","room":1}`, `open needs "bootstrapAddr"`},
 		{`{"op":"request","room":1}`, `request needs "request"`},
 		{`{"op":"request","room":1,"request":{"kind":"contract","kvIndices":[1],"auxIndex":0}}`, ""},
@@ -196,6 +201,8 @@ func TestRoomEventsTakeTheFastPath(t *testing.T) {
 		`{"ev":"room","ref":1,"room":7,"status":"Failed","bootstrapToken":-1,"specCandidateIds":null,"failureCode":"X","failureMessage":"a \"quoted\" address"}`,
 		`{"ev":"room","ref":1,"room":7,"status":"Nope","bootstrapToken":-1}`,
 		`{"ev":"room","ref":1,"room":7,"status":"Success","specCandidateIds":[2147483648]}`,
+		`{"ev":"room","ref":1,"room":7,"status":"Success","bootstrapToken":9223372036854775808}`,
+		`{"ev":"room","ref":9223372036854775808,"room":7,"status":"Success"}`,
 		`{"ev":"room","room":7,"status":"Success","newField":1}`,
 		`{"ev":"refused","op":"open","room":7,"ref":1,"httpStatus":429,"code":"TooManyRooms","message":"m"}`,
 	} {
