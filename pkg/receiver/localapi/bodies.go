@@ -245,7 +245,7 @@ func parseRequest(r io.Reader) (receiver.TransferRequest, error) {
 // parseRequestBytes checks a room's request by its kind. A contract
 // request's manifest aliases raw.
 func parseRequestBytes(raw []byte) (receiver.TransferRequest, error) {
-	if req, ok := scanContractRequest(raw); ok {
+	if req, ok := scanContractBody(raw); ok {
 		return req, nil
 	}
 	switch k := kindOf(raw); k {

@@ -155,17 +155,24 @@ func TestContractBodiesRefused(t *testing.T) {
 		})
 	}
 	r.do("PUT", "/v1/engine", good, http.StatusOK, nil)
-	r.do("POST", "/v1/rooms", r.openBody(1), http.StatusCreated, nil)
 	huge := `{"groups":[],"pad":"` + strings.Repeat("a", kvwire.MaxManifestBytes) + `"}`
-	for name, c := range map[string]struct{ body, part string }{
-		"no manifest":        {`{"kind":"contract"}`, "manifest"},
-		"a list manifest":    {`{"kind":"contract","manifest":[1]}`, "manifest"},
-		"a string manifest":  {`{"kind":"contract","manifest":"{}"}`, "manifest"},
-		"unknown key":        {`{"kind":"contract","manifest":{},"kvIndices":[1]}`, "kvIndices"},
-		"oversized manifest": {contractRequestBody([]byte(huge)), fmt.Sprint(kvwire.MaxManifestBytes)},
+	room := 0
+	for name, c := range map[string]struct {
+		body, code, part string
+	}{
+		"no manifest":                     {`{"kind":"contract"}`, CodeBadRequestBody, "manifest"},
+		"oversized manifest":              {contractRequestBody([]byte(huge)), CodeBadRequestBody, fmt.Sprint(kvwire.MaxManifestBytes)},
+		"keys reordered, a list manifest": {`{"manifest":[1],"kind":"contract"}`, CodeBadRequestBody, "manifest"},
+		// the clients' form: the manifest is the Manager's to read
+		"a list manifest":   {`{"kind":"contract","manifest":[1]}`, string(receiver.CodeManifestRefused), "MalformedJSON"},
+		"a string manifest": {`{"kind":"contract","manifest":"{}"}`, string(receiver.CodeManifestRefused), "MalformedJSON"},
+		"not JSON":          {`{"kind":"contract","manifest":{"groups":[}`, string(receiver.CodeManifestRefused), "MalformedJSON"},
+		"a key after it":    {`{"kind":"contract","manifest":{},"kvIndices":[1]}`, string(receiver.CodeManifestRefused), "16 bytes follow the manifest's object"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			msg := r.expectError("POST", "/v1/rooms/1/request", c.body, 400, CodeBadRequestBody)
+			room++
+			r.do("POST", "/v1/rooms", r.openBody(room), http.StatusCreated, nil)
+			msg := r.expectError("POST", fmt.Sprintf("/v1/rooms/%d/request", room), c.body, 400, c.code)
 			if !strings.Contains(msg, c.part) {
 				t.Fatalf("%q does not name %q", msg, c.part)
 			}
@@ -181,16 +188,22 @@ func TestContractRoomsOnTheStream(t *testing.T) {
 	s := openRawStreamBody(t, r.socket, []byte(contractEngineBody(r.pair.DecodeContract)))
 	addr := r.peer.BootstrapAddr()
 	s.send(openOp(1, 1, addr), requestOp(1, 1, contractRequestBody(r.pair.Manifests[0])),
-		openOp(2, 2, addr), requestOp(2, 2, contractRequestBody(r.pair.Refusal(t, "null block id 0").Wire)))
+		openOp(2, 2, addr), requestOp(2, 2, contractRequestBody(r.pair.Refusal(t, "null block id 0").Wire)),
+		// a manifest that is not JSON fails its room, not the stream
+		openOp(3, 3, addr), requestOp(3, 3, contractRequestBody(r.pair.Refusal(t, "not JSON").Wire)),
+		openOp(4, 4, addr), requestOp(4, 4, contractRequestBody(r.pair.Manifests[0])))
 	tab := roomTable{}
 	var refused StreamEvent
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		ev := s.next()
 		tab.apply(ev)
-		if ev.Ev == EvRefused {
+		if ev.Ev == EvRefused && refused.Ev == "" {
 			refused = ev
 		}
-		if done(tab, 1) && done(tab, 2) && refused.Ev != "" {
+		if ev.Ev == EvClosed {
+			t.Fatalf("the stream ended: %+v", ev)
+		}
+		if done(tab, 1) && done(tab, 2) && done(tab, 3) && done(tab, 4) && refused.Ev != "" {
 			break
 		}
 	}
@@ -199,6 +212,12 @@ func TestContractRoomsOnTheStream(t *testing.T) {
 	}
 	if st := tab[2]; *st.Status != receiver.Failed || *st.FailureCode != string(receiver.ReasonManifestRefused) || !strings.Contains(*st.FailureMessage, "ManifestBlockOutsideArena") {
 		t.Fatalf("room 2: %+v", st)
+	}
+	if st := tab[3]; *st.Status != receiver.Failed || *st.FailureCode != string(receiver.ReasonManifestRefused) || !strings.Contains(*st.FailureMessage, "MalformedJSON") {
+		t.Fatalf("room 3: %+v", st)
+	}
+	if st := tab[4]; *st.Status != receiver.Success {
+		t.Fatalf("room 4, after a manifest that is not JSON: %+v", st)
 	}
 	if refused.Op != OpRequest || *refused.Room != 2 || refused.Code != string(receiver.CodeManifestRefused) || refused.HTTPStatus != http.StatusBadRequest {
 		t.Fatalf("refusal: %+v", refused)

@@ -25,119 +25,66 @@ import (
 
 // A request of kind contract carries the engine's block manifest, up to
 // 2 MiB, as a JSON value. Decoding it with encoding/json would validate,
-// buffer and copy it several times over; the agent only needs where it
-// lies, since the Manager reads it once, strictly, against the engine's
-// contract (kvwire.ValidateManifest) before it sends those same bytes. So
-// the clients' contract requests are read by contractRequest: the body's
-// two keys parsed, the manifest skipped over (strings, escapes, nesting)
-// and returned as a slice of the body. A manifest that is not JSON is
-// refused there, as ManifestRefused; anything else unusual about the body
-// is left to encoding/json, which describes it.
+// buffer and copy it several times over, and a client would have to
+// validate it too (a manifest that is not JSON would make the whole line
+// unreadable and end the stream). The agent needs neither: the Manager
+// reads the manifest once, strictly, against the engine's contract
+// (kvwire.ValidateManifest) before it sends those same bytes. So the
+// clients (pkg/receiver/agentclient, clients/python) write a contract
+// request in one form,
+//
+//	{"op":"request","room":R,"ref":K,"request":{"kind":"contract","manifest":M}}
+//	{"kind":"contract","manifest":M}                          (an HTTP body)
+//
+// and the agent takes M as the bytes between that head and the closing
+// braces, unread. A manifest that is not JSON fails its room there
+// (ManifestRefused) and nothing else; anything not in this form is left to
+// encoding/json. Where M is JSON, the line reads the same either way: M is
+// then the whole value of "manifest".
+var (
+	contractLineHead = []byte(`{"op":"request","room":`)
+	contractLineRef  = []byte(`,"ref":`)
+	contractBodyHead = []byte(`{"kind":"contract","manifest":`)
+)
 
-// scanContractRequest reads a whole request body of kind contract; ok is
-// false when the body is not one (in the subset), and it is then left to
-// encoding/json. The manifest aliases raw.
-func scanContractRequest(raw []byte) (req receiver.TransferRequest, ok bool) {
-	s := scanner{b: raw}
-	r, ok := s.contractRequest()
-	if !ok || s.skipSpace() != len(raw) {
+// scanContractLine reads a stream line of that form; op.Request and the
+// manifest alias line.
+func scanContractLine(line []byte) (op StreamOp, req *receiver.TransferRequest, ok bool) {
+	if !bytes.HasPrefix(line, contractLineHead) {
+		return op, nil, false
+	}
+	s := scanner{b: line, i: len(contractLineHead)}
+	room, ok := s.int()
+	if !ok || room < 0 || !bytes.HasPrefix(line[s.i:], contractLineRef) {
+		return op, nil, false
+	}
+	s.i += len(contractLineRef)
+	ref, ok := s.int()
+	if !ok || !bytes.HasPrefix(line[s.i:], []byte(`,"request":`)) {
+		return op, nil, false
+	}
+	body := line[s.i+len(`,"request":`):]
+	if len(body) < 1 || body[len(body)-1] != '}' {
+		return op, nil, false
+	}
+	body = body[:len(body)-1]
+	r, ok := scanContractBody(body)
+	if !ok {
+		return op, nil, false
+	}
+	return StreamOp{Op: OpRequest, Room: &room, Ref: ref, Request: body}, &r, true
+}
+
+// scanContractBody reads a request body of that form; the manifest aliases
+// raw. Whitespace may follow the body.
+func scanContractBody(raw []byte) (receiver.TransferRequest, bool) {
+	raw = bytes.TrimRight(raw, " \t\r\n")
+	if !bytes.HasPrefix(raw, contractBodyHead) || raw[len(raw)-1] != '}' {
 		return receiver.TransferRequest{}, false
 	}
-	return *r, true
-}
-
-// contractRequest reads {"kind":"contract","manifest":{…}}: both keys, each
-// once, in either order, a manifest that is a JSON object of at most
-// kvwire.MaxManifestBytes. On false the scanner is where it started.
-func (s *scanner) contractRequest() (*receiver.TransferRequest, bool) {
-	start := s.i
-	fail := func() (*receiver.TransferRequest, bool) {
-		s.i = start
-		return nil, false
+	m := raw[len(contractBodyHead) : len(raw)-1]
+	if len(m) == 0 || len(m) > kvwire.MaxManifestBytes {
+		return receiver.TransferRequest{}, false // encoding/json describes it
 	}
-	if !s.char('{') {
-		return fail()
-	}
-	var manifest []byte
-	var sawKind bool
-	for first := true; ; first = false {
-		if s.char('}') {
-			break
-		}
-		if !first && !s.char(',') {
-			return fail()
-		}
-		key, ok := s.str()
-		if !ok || !s.char(':') {
-			return fail()
-		}
-		switch {
-		case key == "kind" && !sawKind:
-			kind, ok := s.str()
-			if !ok || kind != WireContract {
-				return fail()
-			}
-			sawKind = true
-		case key == "manifest" && manifest == nil:
-			if manifest = s.object(); manifest == nil || len(manifest) > kvwire.MaxManifestBytes {
-				return fail()
-			}
-		default:
-			return fail()
-		}
-	}
-	if !sawKind || manifest == nil {
-		return fail()
-	}
-	return &receiver.TransferRequest{Manifest: manifest}, true
-}
-
-// object skips over a value that starts with '{' up to its matching '}',
-// stepping over strings (and their escapes), and returns it; nil when
-// there is no '{' or it is not closed. Whether what lies between is JSON
-// is not checked here.
-func (s *scanner) object() []byte {
-	start := s.skipSpace()
-	if start >= len(s.b) || s.b[start] != '{' {
-		return nil
-	}
-	depth := 0
-	for i := start; i < len(s.b); i++ {
-		switch s.b[i] {
-		case '"':
-			end := stringEnd(s.b, i+1)
-			if end < 0 {
-				return nil
-			}
-			i = end
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				s.i = i + 1
-				return s.b[start:s.i]
-			}
-		}
-	}
-	return nil
-}
-
-// stringEnd is the index of the quote closing a string whose contents
-// start at i, or -1.
-func stringEnd(b []byte, i int) int {
-	for {
-		j := bytes.IndexAny(b[i:], `"\`)
-		if j < 0 {
-			return -1
-		}
-		i += j
-		if b[i] == '"' {
-			return i
-		}
-		i += 2 // a backslash and the character it escapes
-		if i > len(b) {
-			return -1
-		}
-	}
+	return receiver.TransferRequest{Manifest: m}, true
 }

@@ -97,7 +97,11 @@ func FuzzParseRequest(f *testing.F) {
 			return
 		}
 		if req.Manifest != nil {
-			if req.KVIndices != nil || req.Manifest[0] != '{' || len(req.Manifest) > kvwire.MaxManifestBytes || !bytes.Contains(body, req.Manifest) {
+			// the clients' form is read by position (contractscan.go); any
+			// other has a JSON object (encoding/json checked it)
+			trimmed := bytes.TrimRight(body, " \t\r\n")
+			positional := bytes.HasPrefix(trimmed, contractBodyHead) && bytes.Equal(req.Manifest, trimmed[len(contractBodyHead):len(trimmed)-1])
+			if req.KVIndices != nil || len(req.Manifest) == 0 || len(req.Manifest) > kvwire.MaxManifestBytes || !positional && req.Manifest[0] != '{' {
 				t.Fatalf("accepted %q as the manifest %q", body, req.Manifest)
 			}
 			return

@@ -24,8 +24,8 @@ import (
 // would, without reflection, for the lines the clients write: one object
 // whose keys are exactly the protocol's, each once; integers written
 // plainly; strings of printable ASCII without escapes; a request body of
-// the v1 kind, or of the contract kind (contractscan.go: its manifest is
-// found, not decoded, and aliases line). Whatever falls outside that subset (an escape, a float, a
+// the v1 kind; or a contract request as the clients write it
+// (contractscan.go: its manifest is not decoded, and aliases line). Whatever falls outside that subset (an escape, a float, a
 // null, a duplicate or unknown key, another request kind, a malformed
 // line) returns ok false and is left to encoding/json, which decides and
 // describes it. Where scanOp accepts a line, its result is the one the
@@ -34,6 +34,9 @@ import (
 //
 // The request is returned parsed; op.Request aliases line.
 func scanOp(line []byte) (op StreamOp, req *receiver.TransferRequest, ok bool) {
+	if op, req, ok := scanContractLine(line); ok {
+		return op, req, true
+	}
 	s := scanner{b: line}
 	var seen uint8
 	const (
@@ -93,10 +96,7 @@ func scanOp(line []byte) (op StreamOp, req *receiver.TransferRequest, ok bool) {
 		case "request":
 			bit = sawRequest
 			start := s.skipSpace()
-			r, rok := s.contractRequest()
-			if !rok {
-				r, rok = s.request()
-			}
+			r, rok := s.request()
 			if !rok {
 				return op, nil, false
 			}

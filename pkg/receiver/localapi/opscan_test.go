@@ -38,7 +38,7 @@ func TestClientLinesTakeTheFastPath(t *testing.T) {
 		`{"op":"request","room":7,"ref":1,"request":{"kvIndices":[],"auxIndex":0,"decodePrefixLen":16,"mambaIndices":[5]}}`,
 		`{"op":"request","room":7,"ref":1,"request":{"kind":"v1","kvIndices":[-1],"auxIndex":4}}`,
 		`{"op":"request","room":7,"ref":1,"request":{"kind":"contract","manifest":{"groups":[{"group_id":"g","block_ids":[1,2]}],"prefix_len":0,"prompt_len":32}}}`,
-		`{"op":"request","room":7,"ref":1,"request":{"manifest":{"groups":[{"group_id":"a\"}{[","block_ids":[]}],"prefix_len":0,"prompt_len":1} , "kind":"contract"}}`,
+		`{"op":"request","room":7,"ref":1,"request":{"kind":"contract","manifest":{"groups":[{"group_id":"a\"}{[","block_ids":[]}],"prefix_len":0,"prompt_len":1}}}`,
 		`{"op":"clear","room":7,"ref":1}`,
 		`{"op":"clear","room":0}`,
 		` { "op" : "clear" , "room" : 0 } `,
@@ -74,11 +74,12 @@ func TestOtherLinesAreLeftToEncodingJSON(t *testing.T) {
 		{`{"op":"open","room":1}`, `open needs "bootstrapAddr"`},
 		{`{"op":"request","room":1}`, `request needs "request"`},
 		{`{"op":"request","room":1,"request":{"kind":"contract","kvIndices":[1],"auxIndex":0}}`, ""},
-		{`{"op":"request","room":1,"request":{"kind":"contract","manifest":{},"manifest":{}}}`, ""},
-		{`{"op":"request","room":1,"request":{"kind":"contract","manifest":[]}}`, ""},
-		{`{"op":"request","room":1,"request":{"manifest":{}}}`, ""},
+		{`{"op":"request","room":1,"request":{"kind":"contract","manifest":{}}}`, ""}, // no ref: not the clients' form
+		{`{"op":"request","room":1,"ref":1,"request":{"manifest":{},"kind":"contract"}}`, ""},
+		{`{"op":"request","room":1,"ref":1,"request":{"kind":"contract","manifest":{}},"x":1}`, `unknown field "x"`},
+		{`{"op":"request","room":1,"ref":1,"request":{"kind":"contract","manifest":}}`, "invalid character"},
+		{`{"op":"request","room":-1,"ref":1,"request":{"kind":"contract","manifest":{}}}`, `"room" is -1`},
 		{`{"op":"request","room":1,"request":{"kind":"v1","manifest":{}}}`, ""},
-		{`{"op":"request","room":1,"request":{"kind":"contract","manifest":{"a":"}`, "unexpected EOF"},
 		{`{"op":"request","room":1,"request":{"kvIndices":[1],"auxIndex":0,"mambaIndices":null}}`, ""},
 		{`{"op":"request","room":1,"request":{"kvIndices":[1]}}`, ""},
 		{`{"op":"clear","room":1,"extra":true}`, `unknown field "extra"`},
@@ -119,7 +120,7 @@ func agree(t *testing.T, line []byte, fast StreamOp, req *receiver.TransferReque
 		t.Fatalf("%q: parsed request %v for op %q", line, req, slow.Op)
 	}
 	if req != nil && req.Manifest != nil {
-		want, ok := scanContractRequest(slow.Request)
+		want, ok := scanContractBody(slow.Request)
 		if !ok || !bytes.Equal(req.Manifest, want.Manifest) {
 			t.Fatalf("%q: the fast path's manifest %q is not the body's", line, req.Manifest)
 		}
