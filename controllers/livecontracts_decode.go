@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
@@ -38,6 +39,9 @@ const maxPodsInMessage = 3
 // one contract, whose bytes are then read from the first pod and rank
 // reporting it and checked against the SHA-256 it reported.
 func (r *PDPairReconciler) readDecode(pair *pdv1.PDPair) liveReader {
+	// The read runs after the reconcile returned: it keeps the pair's name
+	// only, never the object the reconcile goes on writing.
+	pair = &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: pair.Namespace, Name: pair.Name}}
 	return func(ctx context.Context) (*liveRead, error) {
 		pods, reachable, err := r.decodePods(ctx, pair)
 		if err != nil {
