@@ -26,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // Reason says why a contract could not be read.
@@ -168,16 +170,4 @@ func Excerpt(b []byte) string {
 
 // CheckAddress accepts HOST:PORT with a DNS name or IP and a port in
 // 1..65535, as the engine passes a bootstrap address.
-func CheckAddress(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("%q is not HOST:PORT", addr)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("%q: port %q is not a number in 1..65535", addr, port)
-	}
-	if host == "" || strings.ContainsAny(host, "/?#@ \t\r\n%") {
-		return fmt.Errorf("%q: host %q is not a DNS name or IP address", addr, host)
-	}
-	return nil
-}
+func CheckAddress(addr string) error { return kvwire.CheckBootstrapAddress(addr) }

@@ -20,9 +20,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -291,6 +293,23 @@ func (l *BufferLens) validate(kind MessageKind) error {
 		if len(items.vs) > 0 && len(units.vs) > 0 && len(items.vs) != len(units.vs) {
 			return fieldError(kind, units.name, ReasonInvalidValue, "%d entries for %d %s", len(units.vs), len(items.vs), items.name)
 		}
+	}
+	return nil
+}
+
+// CheckBootstrapAddress accepts HOST:PORT with a DNS name or IP and a port
+// in 1..65535, as the engine passes a bootstrap address; anything else
+// would not form a URL. The error quotes the address.
+func CheckBootstrapAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%q: port %q is not a number in 1..65535", addr, port)
+	}
+	if host == "" || strings.ContainsAny(host, "/?#@ \t\r\n%") {
+		return fmt.Errorf("%q: host %q is not a DNS name or IP address", addr, host)
 	}
 	return nil
 }

@@ -117,18 +117,10 @@ func excerpt(b []byte) string {
 	return strconv.Quote(s)
 }
 
-// checkBootstrapAddr accepts HOST:PORT with a DNS name or IP and a numeric
-// port, as the engine passes it; anything else would not form a URL.
+// checkBootstrapAddr refuses an address that would not form a URL.
 func checkBootstrapAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("bootstrap address %q is not HOST:PORT", addr)
-	}
-	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("bootstrap address %q: port %q is not a number in 1..65535", addr, port)
-	}
-	if host == "" || strings.ContainsAny(host, "/?#@ \t\r\n%") {
-		return fmt.Errorf("bootstrap address %q: host %q is not a DNS name or IP address", addr, host)
+	if err := kvwire.CheckBootstrapAddress(addr); err != nil {
+		return fmt.Errorf("bootstrap address %w", err)
 	}
 	return nil
 }
