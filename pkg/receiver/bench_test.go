@@ -106,7 +106,11 @@ func (d *roomDriver) report(b *testing.B, elapsed time.Duration) {
 
 // directRoom is one whole room through the Manager's Go API.
 func directRoom(m *receiver.Manager, addr string) func(int64) (time.Duration, error) {
-	req := receiver.TransferRequest{KVIndices: []int64{1, 2, 3, 4, 5, 6, 7, 8}, AuxIndex: 1}
+	return roomWith(m, addr, receiver.TransferRequest{KVIndices: []int64{1, 2, 3, 4, 5, 6, 7, 8}, AuxIndex: 1})
+}
+
+// roomWith is one whole room through the Manager's Go API, with req.
+func roomWith(m *receiver.Manager, addr string, req receiver.TransferRequest) func(int64) (time.Duration, error) {
 	return func(id int64) (time.Duration, error) {
 		start := time.Now()
 		if err := m.Open(addr, id); err != nil {

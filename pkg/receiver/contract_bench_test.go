@@ -17,7 +17,6 @@ limitations under the License.
 package receiver_test
 
 import (
-	"context"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -49,28 +48,7 @@ func contractBenchScenario(b *testing.B) (*receiver.Manager, string, []byte) {
 
 // contractRoom is one whole room of the contract wire through the Go API.
 func contractRoom(m *receiver.Manager, addr string, manifest []byte) func(int64) (time.Duration, error) {
-	req := receiver.TransferRequest{Manifest: manifest}
-	return func(id int64) (time.Duration, error) {
-		start := time.Now()
-		if err := m.Open(addr, id); err != nil {
-			return 0, err
-		}
-		if err := waitBootstrapped(m, id); err != nil {
-			return 0, err
-		}
-		if err := m.Request(id, req); err != nil {
-			return 0, err
-		}
-		st, err := m.Wait(context.Background(), id)
-		lat := time.Since(start)
-		if err == nil && st.Status != receiver.Success {
-			err = st.Failure
-		}
-		if cerr := m.Clear(id); err == nil {
-			err = cerr
-		}
-		return lat, err
-	}
+	return roomWith(m, addr, receiver.TransferRequest{Manifest: manifest})
 }
 
 // BenchmarkRoomsDirectContract is BenchmarkRoomsDirect on the
