@@ -62,6 +62,7 @@ var (
 	wireOnly    = []string{"./pkg/kvwire/"}
 	plannerOnly = []string{"./pkg/transferplan/"}
 	localAPI    = []string{"./pkg/receiver/localapi/"}
+	zmqSock     = []string{"./pkg/zmqsock/"}
 	client      = []string{"./pkg/receiver/agentclient/"}
 )
 
@@ -339,4 +340,20 @@ var mutants = []mutant{
 		Old: "if err := json.Compact(buf, manifest); err != nil {", New: "if _, err := buf.Write(manifest); err != nil {",
 		Pkgs: client, Run: "^TestContractRoomsThroughTheStream$",
 		Bug: "the Go client writes a manifest into its stream line as given: a pretty-printed one's newlines end the line"},
+	{Name: "multipart-stop-at-oversize", File: "pkg/zmqsock/multipart.go",
+		Old: "\t\tif (!more) return 0;", New: "\t\tif (!more || rx->kept != rx->nframes) return 0;",
+		Pkgs: zmqSock, Run: "^TestReceiverDropsOversizeMessagesWhole$",
+		Bug: "an oversize message is left half read: its remaining frames open the next message"},
+	{Name: "multipart-keep-past-max-frames", File: "pkg/zmqsock/multipart.go",
+		Old: "rx->kept < rx->maxframes && ", New: "",
+		Pkgs: zmqSock, Run: "^TestReceiverDropsOversizeMessagesWhole$",
+		Bug: "frames past the receiver's frame limit written past its lengths array"},
+	{Name: "multipart-send-no-sndmore", File: "pkg/zmqsock/multipart.go",
+		Old: "int f = flags | (i < n - 1 ? ZMQ_SNDMORE : 0);", New: "int f = flags;",
+		Pkgs: zmqSock, Run: "^(TestSenderSendsWhatPebbeReads|FuzzReceiverAndSenderAgreeWithPebbe)$",
+		Bug: "a multipart message sent as separate one-frame messages"},
+	{Name: "multipart-frames-share-capacity", File: "pkg/zmqsock/multipart.go",
+		Old: "frames[i] = data[off:end:end]", New: "frames[i] = data[off:end]",
+		Pkgs: zmqSock, Run: "^TestReceiverReadsWhatPebbeSent$",
+		Bug: "appending to a received frame overwrites the next one"},
 }

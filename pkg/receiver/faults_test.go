@@ -17,6 +17,7 @@ limitations under the License.
 package receiver_test
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -179,11 +180,15 @@ func TestForgedAndMalformedStatusesAreIgnoredAndCounted(t *testing.T) {
 	forge([][]byte{[]byte("40")})         // too few frames
 	forge([][]byte{[]byte("40"), []byte("5"), []byte("x")})
 	forge([][]byte{[]byte("40"), []byte("9"), []byte("0")}) // not a TransferPoll
-	forge(status(40, kvwire.Success, 0))                    // the expected rank: counted
-	forge(status(40, kvwire.Success, 0))                    // the same rank again: a duplicate
+	forge(append(status(40, kvwire.Success, 0), nil))       // one frame more than any status: dropped unread
+	big := bytes.Repeat([]byte("7"), 40<<10)                // each frame under libzmq's cap, together over it
+	forge([][]byte{[]byte("40"), []byte("2"), []byte("0"), big, big})
+	forge(status(40, kvwire.Success, 0)) // the expected rank: counted
+	forge(status(40, kvwire.Success, 0)) // the same rank again: a duplicate
 	for reason, want := range map[string]float64{
 		receiver.RejectUnexpectedRank: 2, receiver.RejectUnknownRoom: 1, receiver.RejectDuplicateSuccess: 1,
-		string(kvwire.ReasonFrameCount): 1, string(kvwire.ReasonNotAnInteger): 1, string(kvwire.ReasonUnknownStatus): 1,
+		string(kvwire.ReasonFrameCount): 2, string(kvwire.ReasonNotAnInteger): 1, string(kvwire.ReasonUnknownStatus): 1,
+		string(kvwire.ReasonPayloadSize): 1,
 	} {
 		s.WaitCounter(0, want, receivertest.MetricStatusMessagesRejected, "reason", reason)
 	}

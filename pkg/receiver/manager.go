@@ -136,7 +136,7 @@ func New(cfg Config, plan *PlanSnapshot) (*Manager, error) {
 	m.push = newPushPool(m.zctx, cfg.SendTimeout, cfg.PushHWM, pushOpts...)
 	m.metrics.countOpenRooms(m.rooms.len)
 	m.wg.Add(3)
-	go func() { defer m.wg.Done(); m.status.serve(m.stop, m.handleStatus) }()
+	go func() { defer m.wg.Done(); m.status.serve(m.stop, m.handleStatus, m.dropOversizeStatus) }()
 	go func() { defer m.wg.Done(); m.sweep() }()
 	go func() { defer m.wg.Done(); m.heartbeat() }()
 	m.log.Info("receiver agent started", "engineRank", cfg.EngineRank, "statusEndpoint", m.status.endpoint, "advertised", m.StatusAddr())

@@ -47,6 +47,7 @@ type pushPool struct {
 type pushSocket struct {
 	mu   sync.Mutex
 	sock *zmq.Socket // nil once closed
+	tx   *zmqsock.Sender
 }
 
 func newPushPool(ctx *zmq.Context, sendTimeout time.Duration, hwm int, opts ...zmqsock.Option) *pushPool {
@@ -68,7 +69,7 @@ func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &pushSocket{sock: sock}
+	s := &pushSocket{sock: sock, tx: zmqsock.NewSender(sock)}
 	p.socks[endpoint] = s
 	return s, nil
 }
@@ -85,17 +86,11 @@ func (p *pushPool) send(endpoint string, frames [][]byte) error {
 	if s.sock == nil {
 		return fmt.Errorf("the socket to %s was closed (its prefill was dropped)", endpoint)
 	}
-	for i, f := range frames {
-		flag := zmq.SNDMORE
-		if i == len(frames)-1 {
-			flag = 0
+	if err := s.tx.Send(frames, 0); err != nil {
+		if zmqsock.WouldBlock(err) {
+			return fmt.Errorf("prefill rank at %s did not take the message within %v (queue full: is it alive?)", endpoint, p.sendTimeout)
 		}
-		if _, err := s.sock.SendBytes(f, flag); err != nil {
-			if zmqsock.WouldBlock(err) {
-				return fmt.Errorf("prefill rank at %s did not take the message within %v (queue full: is it alive?)", endpoint, p.sendTimeout)
-			}
-			return fmt.Errorf("sending to %s: %v", endpoint, err)
-		}
+		return fmt.Errorf("sending to %s: %v", endpoint, err)
 	}
 	return nil
 }
@@ -120,6 +115,7 @@ func (s *pushSocket) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sock != nil {
+		s.tx.Close()
 		s.sock.Close()
 		s.sock = nil
 	}

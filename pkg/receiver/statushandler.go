@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // handleStatus applies one status message from sender (the connection's
@@ -85,6 +86,16 @@ var observationReject = map[Observation]string{
 
 // reject counts an ignored status message and logs it, at most once per
 // second per reason so that a flood cannot flood the log too.
+// dropOversizeStatus counts a message of more frames or bytes than any
+// status has, which the status socket dropped unread.
+func (m *Manager) dropOversizeStatus(err *zmqsock.OversizeError, sender string) {
+	reason := kvwire.ReasonFrameCount
+	if err.Frames <= err.MaxFrames {
+		reason = kvwire.ReasonPayloadSize
+	}
+	m.reject(string(reason), -1, -1, "from "+sender+": "+err.Error())
+}
+
 func (m *Manager) reject(reason string, room int64, rank int, detail string) {
 	m.metrics.statusRejected(reason)
 	if m.rejectLog.allow(reason, m.now()) {

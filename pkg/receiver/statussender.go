@@ -28,10 +28,6 @@ import (
 // address, message property "Peer-Address"). A status counts only if both
 // are the same host.
 
-// peerAddressProperty is libzmq's message property holding the sending
-// connection's peer IP (ZMQ 4.1 and later, TCP transports).
-const peerAddressProperty = "Peer-Address"
-
 // sentFrom reports whether a status naming prefill TP rank (a real target
 // of e's plan) came from the host e sent that rank its request. A room
 // that has no endpoints yet sent nothing; Observe refuses its statuses.

@@ -17,6 +17,7 @@ limitations under the License.
 package receiver
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,26 +60,30 @@ func bindStatusSocket(ctx *zmq.Context, addr string, hwm int, extra ...zmqsock.O
 
 // serve receives messages and hands each, with the IP of the connection it
 // came by, to handle until stop is closed, then closes the socket (from the
-// goroutine that used it).
-func (s *statusSocket) serve(stop <-chan struct{}, handle func(frames [][]byte, sender string)) {
+// goroutine that used it). A message of more frames or bytes than a status
+// has goes to dropped instead, unread.
+func (s *statusSocket) serve(stop <-chan struct{}, handle func(frames [][]byte, sender string), dropped func(*zmqsock.OversizeError, string)) {
 	defer s.sock.Close()
+	r := zmqsock.NewReceiver(s.sock, kvwire.StatusFrames, MaxStatusMessage)
+	defer r.Close()
 	for {
 		select {
 		case <-stop:
 			return
 		default:
 		}
-		frames, meta, err := s.sock.RecvMessageBytesWithMetadata(0, peerAddressProperty)
-		if err != nil {
-			if zmqsock.Retry(err) {
-				continue
-			}
-			if zmqsock.Terminated(err) {
-				return
-			}
+		frames, sender, err := r.Recv(0, true)
+		var big *zmqsock.OversizeError
+		switch {
+		case err == nil:
+			handle(frames, sender)
+		case errors.As(err, &big):
+			dropped(big, sender)
+		case zmqsock.Retry(err):
+		case zmqsock.Terminated(err):
+			return
+		default:
 			time.Sleep(statusPollInterval / 10) // an unexpected error must not spin
-			continue
 		}
-		handle(frames, meta[peerAddressProperty])
 	}
 }

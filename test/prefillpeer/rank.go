@@ -17,6 +17,7 @@ limitations under the License.
 package prefillpeer
 
 import (
+	"errors"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -102,11 +103,18 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 	onError := func(room int64, detail string, err error) {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: room, Reason: ReasonStatusNotSent, Detail: detail, Err: err})
 	}
-	r.push = pushCache{zctx: zctx, opts: cfg.pushOptions(), sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError}
-	r.delayed = newDelayedSender(pushCache{zctx: zctx, opts: cfg.pushOptions(), sockets: map[string]*zmq.Socket{}, onSent: r.rec.sentStatus, onError: onError})
+	r.push = pushCache{zctx: zctx, opts: cfg.pushOptions(), onSent: r.rec.sentStatus, onError: onError}
+	r.delayed = newDelayedSender(pushCache{zctx: zctx, opts: cfg.pushOptions(), onSent: r.rec.sentStatus, onError: onError})
 	go r.serve()
 	return r, nil
 }
+
+// maxRequestFrames and maxRequestBytes bound what a rank reads of one
+// message: far more than any request, registration or manifest.
+const (
+	maxRequestFrames = 1 << 10
+	maxRequestBytes  = 256 << 20
+)
 
 // serve is the reference's bootstrap thread: receive, parse, file.
 func (r *Rank) serve() {
@@ -115,15 +123,20 @@ func (r *Rank) serve() {
 	defer close(r.done)
 	defer r.pull.Close()
 	defer r.push.close()
+	rx := zmqsock.NewReceiver(r.pull, maxRequestFrames, maxRequestBytes)
+	defer rx.Close()
 	for !r.stopping.Load() {
-		msg, err := r.pull.RecvMessageBytes(0)
-		if err != nil {
-			if zmqsock.Retry(err) {
-				continue
-			}
+		msg, _, err := rx.Recv(0, false)
+		var big *zmqsock.OversizeError
+		switch {
+		case err == nil:
+			r.handle(msg)
+		case errors.As(err, &big):
+			r.rec.error(&RankError{EngineRank: r.EngineRank, Room: -1, Reason: ReasonMalformedMessage, Detail: big.Error(), Err: err})
+		case zmqsock.Retry(err):
+		default:
 			return // the context is going away
 		}
-		r.handle(msg)
 	}
 }
 

@@ -45,7 +45,7 @@ func statusEndpoint(decodeIP string, port int) string {
 type pushCache struct {
 	zctx    *zmq.Context
 	opts    []zmqsock.Option
-	sockets map[string]*zmq.Socket
+	sockets map[string]*pushSocket
 	onSent  func(SentStatus)
 	onError func(room int64, detail string, err error)
 }
@@ -54,7 +54,7 @@ func (c *pushCache) send(o outgoing) {
 	sock, err := c.socket(o.endpoint)
 	if err == nil {
 		// Never block the rank on a decode side that stopped reading.
-		_, err = sock.SendMessageDontwait(o.status.Frames())
+		err = sock.tx.Send(o.status.Frames(), zmq.DONTWAIT)
 	}
 	if err != nil {
 		detail := "to " + o.endpoint
@@ -67,21 +67,33 @@ func (c *pushCache) send(o outgoing) {
 	c.onSent(SentStatus{Endpoint: o.endpoint, Status: o.status})
 }
 
-func (c *pushCache) socket(endpoint string) (*zmq.Socket, error) {
-	if sock, ok := c.sockets[endpoint]; ok {
-		return sock, nil
+// pushSocket is one cached socket and the sender that writes whole
+// messages to it.
+type pushSocket struct {
+	sock *zmq.Socket
+	tx   *zmqsock.Sender
+}
+
+func (c *pushCache) socket(endpoint string) (*pushSocket, error) {
+	if s, ok := c.sockets[endpoint]; ok {
+		return s, nil
 	}
 	sock, err := zmqsock.ConnectPush(c.zctx, endpoint, c.opts...)
 	if err != nil {
 		return nil, err
 	}
-	c.sockets[endpoint] = sock
-	return sock, nil
+	if c.sockets == nil {
+		c.sockets = map[string]*pushSocket{}
+	}
+	s := &pushSocket{sock: sock, tx: zmqsock.NewSender(sock)}
+	c.sockets[endpoint] = s
+	return s, nil
 }
 
 func (c *pushCache) close() {
-	for _, sock := range c.sockets {
-		_ = sock.Close()
+	for _, s := range c.sockets {
+		s.tx.Close()
+		_ = s.sock.Close()
 	}
 	clear(c.sockets)
 }
