@@ -131,10 +131,10 @@ import (
 )
 
 // Multipart messages cross into libzmq once per message here, where
-// pebbe/zmq4 crosses five times per received frame (init, receive, size,
-// copy, close, then a getsockopt for "more") and once per sent frame: at
-// thousands of rooms a second those crossings were a fifth of the agent's
-// CPU. The helpers work on the libzmq socket inside a *zmq.Socket; they
+// pebbe/zmq4 crosses six times per received frame (init, receive, data,
+// copy, close, and a getsockopt for "more") and once per sent frame: at
+// tens of thousands of rooms a second, cgo's entries and exits were 42% of
+// the CPU of the scheduler-loop benchmark (docs/benchmarks.md). The helpers work on the libzmq socket inside a *zmq.Socket; they
 // are used by the goroutine (or under the lock) that owns the socket, and
 // fall back to pebbe/zmq4's own calls if its Socket type ever changes
 // shape.

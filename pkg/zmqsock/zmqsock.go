@@ -16,12 +16,12 @@ limitations under the License.
 
 // Package zmqsock is the ZMQ socket plumbing both sides of the KV handshake
 // share: binding a PULL socket on a free port and reading the port back,
-// connecting a PUSH socket, and telling a receive or send that merely timed
-// out (try again) from one that failed, and receiving or sending a whole
-// multipart message in one call into libzmq (Receiver, Sender: cgo crossings
-// per frame were half of the agent's CPU; multipart.go). The agent
-// (pkg/receiver) and the prefill-side peer (test/prefillpeer) use it;
-// endpoints are written by kvwire.Endpoint. The protocol is in docs/wire.md.
+// connecting a PUSH socket, telling a receive or send that merely timed out
+// (try again) from one that failed, and receiving or sending a whole
+// multipart message in one call into libzmq (Receiver and Sender, in
+// multipart.go, which says why). The agent (pkg/receiver) and the
+// prefill-side peer (test/prefillpeer) use it; endpoints are written by
+// kvwire.Endpoint. The protocol is in docs/wire.md.
 //
 // A ZMQ socket is not safe for concurrent use: whoever creates one keeps it
 // on one goroutine (or guards it) and closes it there.
