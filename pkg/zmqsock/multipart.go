@@ -132,12 +132,11 @@ import (
 
 // Multipart messages cross into libzmq once per message here, where
 // pebbe/zmq4 crosses six times per received frame (init, receive, data,
-// copy, close, and a getsockopt for "more") and once per sent frame: at
-// tens of thousands of rooms a second, cgo's entries and exits were 42% of
-// the CPU of the scheduler-loop benchmark (docs/benchmarks.md). The helpers work on the libzmq socket inside a *zmq.Socket; they
-// are used by the goroutine (or under the lock) that owns the socket, and
-// fall back to pebbe/zmq4's own calls if its Socket type ever changes
-// shape.
+// copy, close, and a getsockopt for "more") and once per sent frame;
+// docs/benchmarks.md measures what that cost the agent. The helpers work
+// on the libzmq socket inside a *zmq.Socket; they are used by the
+// goroutine (or under the lock) that owns the socket, and fall back to
+// pebbe/zmq4's own calls if its Socket type ever changes shape.
 
 // rawSocketOK says whether a *zmq.Socket starts with its libzmq socket
 // pointer, as pebbe/zmq4 v1.4.0 lays it out.
