@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package app_test
 
 import (
 	"go/ast"
@@ -29,13 +29,15 @@ import (
 	"testing"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app"
 )
 
-// exitCodes are the values of the package's exit… constants, read from its
+// exitCodes are the values of package cli's Exit… constants, read from its
 // source: every code the command can exit with.
 func exitCodes(t *testing.T) []int {
 	t.Helper()
-	names, err := filepath.Glob("*.go")
+	names, err := filepath.Glob("cli/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func exitCodes(t *testing.T) []int {
 			for _, spec := range gen.Specs {
 				vs := spec.(*ast.ValueSpec)
 				for i, name := range vs.Names {
-					if !strings.HasPrefix(name.Name, "exit") || i >= len(vs.Values) {
+					if !strings.HasPrefix(name.Name, "Exit") || i >= len(vs.Values) {
 						continue
 					}
 					lit, ok := vs.Values[i].(*ast.BasicLit)
@@ -71,7 +73,7 @@ func exitCodes(t *testing.T) []int {
 		}
 	}
 	if len(codes) == 0 {
-		t.Fatal("no exit… constants in the package")
+		t.Fatal("no Exit… constants in package cli")
 	}
 	slices.Sort(codes)
 	return codes
@@ -84,7 +86,7 @@ var exitRow = regexp.MustCompile(`(?m)^\| (\d+) \| \S`)
 // help list every code the command exits with, and no other.
 func TestExitCodesAreDocumented(t *testing.T) {
 	want := exitCodes(t)
-	raw, err := os.ReadFile("../../docs/kubectl-plugin.md")
+	raw, err := os.ReadFile("../../../docs/kubectl-plugin.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestExitCodesAreDocumented(t *testing.T) {
 		t.Errorf("docs/kubectl-plugin.md's exit status table lists %v; the command exits with %v", documented, want)
 	}
 
-	root := newRootCommand(genericclioptions.IOStreams{})
+	root := app.NewRootCommand(genericclioptions.IOStreams{})
 	_, help, ok := strings.Cut(root.Long, "Exit status:")
 	if !ok {
 		t.Fatal("the root command's help has no Exit status")

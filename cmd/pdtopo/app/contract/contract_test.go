@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package contract_test
 
 import (
 	"encoding/json"
@@ -31,52 +31,41 @@ import (
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/contract"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/clitest"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
-
-func startContractPeer(t *testing.T, v fixtures.ContractPair, wire kvwire.Wire) *prefillpeer.Peer {
-	t.Helper()
-	cfg := prefillpeer.Config{Wire: wire, WorldSize: v.Prefill.TPSize, DPSize: v.Prefill.DPSize, Contract: v.PrefillContract}
-	if wire == kvwire.WireV1 {
-		cfg.Contract, cfg.Buffers = nil, kvwire.BufferLens{KVItemLens: []int64{64, 64}}
-	}
-	p, err := prefillpeer.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
-}
 
 // `contract --prefill` saves what a contract-era bootstrap server serves:
 // raw (the bytes spec.cacheContracts takes inline), into a file whole, as
 // JSON with where it came from, and as a ConfigMap to refer to.
 func TestContractFromAPrefill(t *testing.T) {
 	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
-	peer := startContractPeer(t, v, kvwire.WireCacheContract)
+	peer := clitest.StartContractPeer(t, v, kvwire.WireCacheContract)
 	want, err := transferplan.ParseContract(v.PrefillContract)
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := pdtopo(t, "", "contract", "--prefill", peer.BootstrapAddr())
-	if code != exitOK || out != string(want.Canonical()) {
+	code, out, errOut := clitest.Run(t, "", "contract", "--prefill", peer.BootstrapAddr())
+	if code != cli.ExitOK || out != string(want.Canonical()) {
 		t.Fatalf("exit %d, %d bytes (%s), want the %d canonical bytes", code, len(out), errOut, len(want.Canonical()))
 	}
 
 	file := filepath.Join(t.TempDir(), "prefill.json")
-	code, _, errOut = pdtopo(t, "", "contract", "--prefill", peer.BootstrapAddr(), "--file", file)
+	code, _, errOut = clitest.Run(t, "", "contract", "--prefill", peer.BootstrapAddr(), "--file", file)
 	got, _ := os.ReadFile(file)
-	if code != exitOK || string(got) != string(want.Canonical()) || !strings.Contains(errOut, "wrote "+file+": the prefill contract from http://"+peer.BootstrapAddr()) {
+	if code != cli.ExitOK || string(got) != string(want.Canonical()) || !strings.Contains(errOut, "wrote "+file+": the prefill contract from http://"+peer.BootstrapAddr()) {
 		t.Fatalf("exit %d: %s; file holds %d bytes", code, errOut, len(got))
 	}
 
-	code, out, errOut = pdtopo(t, "", "contract", "--prefill", peer.BootstrapAddr(), "-o", "json")
-	var js liveContract
-	if err := json.Unmarshal([]byte(out), &js); code != exitOK || err != nil {
+	code, out, errOut = clitest.Run(t, "", "contract", "--prefill", peer.BootstrapAddr(), "-o", "json")
+	var js contract.LiveContract
+	if err := json.Unmarshal([]byte(out), &js); code != cli.ExitOK || err != nil {
 		t.Fatalf("exit %d: %s %v", code, errOut, err)
 	}
 	if js.Source != pdv1.ContractSourcePrefillBootstrap || js.TPSize != 4 || js.DPSize != 1 || js.SHA256 != want.SHA256() || js.Bytes != len(want.Canonical()) ||
@@ -84,9 +73,9 @@ func TestContractFromAPrefill(t *testing.T) {
 		t.Errorf("-o json: %s %s TP %d DP %d %s, %d bytes", js.Source, js.From, js.TPSize, js.DPSize, js.SHA256, js.Bytes)
 	}
 
-	code, out, errOut = pdtopo(t, "", "contract", "--prefill", peer.BootstrapAddr(), "-o", "configmap", "-n", "llm", "--name", "llama-prefill", "--key", "p.json")
+	code, out, errOut = clitest.Run(t, "", "contract", "--prefill", peer.BootstrapAddr(), "-o", "configmap", "-n", "llm", "--name", "llama-prefill", "--key", "p.json")
 	var cm corev1.ConfigMap
-	if err := yaml.Unmarshal([]byte(out), &cm); code != exitOK || err != nil {
+	if err := yaml.Unmarshal([]byte(out), &cm); code != cli.ExitOK || err != nil {
 		t.Fatalf("exit %d: %s %v", code, errOut, err)
 	}
 	if cm.Kind != "ConfigMap" || cm.Name != "llama-prefill" || cm.Namespace != "llm" || cm.Data["p.json"] != string(want.Canonical()) ||
@@ -105,18 +94,18 @@ func TestContractFromAnAgent(t *testing.T) {
 	agent.SetContract(3, other.DecodeContract)
 	agent.SetContract(2, v.DecodeContract)
 
-	code, out, errOut := pdtopo(t, "", "contract", "--agent", agent.Addr())
-	if code != exitOK || out != string(v.DecodeContract) {
+	code, out, errOut := clitest.Run(t, "", "contract", "--agent", agent.Addr())
+	if code != cli.ExitOK || out != string(v.DecodeContract) {
 		t.Fatalf("exit %d (%s): %.80s", code, errOut, out)
 	}
-	code, out, errOut = pdtopo(t, "", "contract", "--agent", agent.Addr(), "--rank", "3", "-o", "json")
-	var js liveContract
-	if err := json.Unmarshal([]byte(out), &js); code != exitOK || err != nil || js.Rank == nil || *js.Rank != 3 || js.Source != pdv1.ContractSourceAgentRegistration ||
+	code, out, errOut = clitest.Run(t, "", "contract", "--agent", agent.Addr(), "--rank", "3", "-o", "json")
+	var js contract.LiveContract
+	if err := json.Unmarshal([]byte(out), &js); code != cli.ExitOK || err != nil || js.Rank == nil || *js.Rank != 3 || js.Source != pdv1.ContractSourceAgentRegistration ||
 		js.From != livecontract.AgentContractURL(agent.Addr(), 3) || js.Contract != string(other.DecodeContract) {
 		t.Fatalf("exit %d (%s): from %s rank %v, %d bytes, %v", code, errOut, js.From, js.Rank, len(js.Contract), err)
 	}
-	code, out, errOut = pdtopo(t, "", "contract", "--agent", agent.Addr(), "-o", "configmap")
-	if code != exitOK || !strings.Contains(out, "name: decode-contract") || !strings.Contains(out, "contract.json:") {
+	code, out, errOut = clitest.Run(t, "", "contract", "--agent", agent.Addr(), "-o", "configmap")
+	if code != cli.ExitOK || !strings.Contains(out, "name: decode-contract") || !strings.Contains(out, "contract.json:") {
 		t.Fatalf("exit %d (%s):\n%s", code, errOut, out)
 	}
 }
@@ -126,7 +115,7 @@ func TestContractFromAnAgent(t *testing.T) {
 func TestContractRefusals(t *testing.T) {
 	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
 	faulty := func(f prefillpeer.Fault) string {
-		p := startContractPeer(t, v, kvwire.WireCacheContract)
+		p := clitest.StartContractPeer(t, v, kvwire.WireCacheContract)
 		p.SetBootstrapFault(prefillpeer.BootstrapFault{ParallelInfo: f})
 		return p.BootstrapAddr()
 	}
@@ -162,28 +151,28 @@ func TestContractRefusals(t *testing.T) {
 		code int
 		says []string
 	}{
-		{"no source", nil, exitUsage, []string{"give exactly one of --prefill HOST:PORT and --agent HOST:PORT"}},
-		{"two sources", []string{"--prefill", "a:1", "--agent", "b:2"}, exitUsage, []string{"exactly one"}},
-		{"not HOST:PORT", []string{"--prefill", "prefill.llm.svc"}, exitUsage, []string{`--prefill: "prefill.llm.svc" is not HOST:PORT`}},
-		{"an unknown format", []string{"--prefill", "a:1", "-o", "xml"}, exitUsage, []string{"-o must be one of raw, json, configmap"}},
-		{"--rank of a prefill", []string{"--prefill", "a:1", "--rank", "1"}, exitUsage, []string{"--rank is a non-negative engine rank, with --agent only"}},
-		{"a bad ConfigMap key", []string{"--prefill", "a:1", "-o", "configmap", "--key", "a/b"}, exitUsage, []string{`--key "a/b" is not a ConfigMap key`}},
-		{"hangs", []string{"--prefill", faulty(prefillpeer.FaultHang), "--timeout", "300ms"}, exitCluster, []string{"Timeout: no whole answer within 300ms", "/route?engine_rank=-1"}},
-		{"answers 2 GiB", []string{"--prefill", huge.Listener.Addr().String()}, exitCluster,
+		{"no source", nil, cli.ExitUsage, []string{"give exactly one of --prefill HOST:PORT and --agent HOST:PORT"}},
+		{"two sources", []string{"--prefill", "a:1", "--agent", "b:2"}, cli.ExitUsage, []string{"exactly one"}},
+		{"not HOST:PORT", []string{"--prefill", "prefill.llm.svc"}, cli.ExitUsage, []string{`--prefill: "prefill.llm.svc" is not HOST:PORT`}},
+		{"an unknown format", []string{"--prefill", "a:1", "-o", "xml"}, cli.ExitUsage, []string{"-o must be one of raw, json, yaml, configmap"}},
+		{"--rank of a prefill", []string{"--prefill", "a:1", "--rank", "1"}, cli.ExitUsage, []string{"--rank is a non-negative engine rank, with --agent only"}},
+		{"a bad ConfigMap key", []string{"--prefill", "a:1", "-o", "configmap", "--key", "a/b"}, cli.ExitUsage, []string{`--key "a/b" is not a ConfigMap key`}},
+		{"hangs", []string{"--prefill", faulty(prefillpeer.FaultHang), "--timeout", "300ms"}, cli.ExitCluster, []string{"Timeout: no whole answer within 300ms", "/route?engine_rank=-1"}},
+		{"answers 2 GiB", []string{"--prefill", huge.Listener.Addr().String()}, cli.ExitCluster,
 			[]string{"TooLarge: the answer is longer than " + strconv.Itoa(livecontract.MaxPrefillAnswerBytes) + " bytes"}},
-		{"answers garbage", []string{"--prefill", faulty(prefillpeer.FaultGarbage)}, exitCluster, []string{"Malformed", "upstream proxy error"}},
-		{"answers the v1 wire", []string{"--prefill", startContractPeer(t, v, kvwire.WireV1).BootstrapAddr()}, exitCluster,
+		{"answers garbage", []string{"--prefill", faulty(prefillpeer.FaultGarbage)}, cli.ExitCluster, []string{"Malformed", "upstream proxy error"}},
+		{"answers the v1 wire", []string{"--prefill", clitest.StartContractPeer(t, v, kvwire.WireV1).BootstrapAddr()}, cli.ExitCluster,
 			[]string{"WrongWire: the server answers the v1 wire (prefill TP 4, DP 1, 2 KV item lengths"}},
-		{"does not listen", []string{"--prefill", refused}, exitCluster, []string{"Unreachable", "connection refused"}},
-		{"a rank without a contract", []string{"--agent", agent.Addr(), "--rank", "5"}, exitCluster,
+		{"does not listen", []string{"--prefill", refused}, cli.ExitCluster, []string{"Unreachable", "connection refused"}},
+		{"a rank without a contract", []string{"--agent", agent.Addr(), "--rank", "5"}, cli.ExitCluster,
 			[]string{"NoContract: the agent serves ranks [0]; engine rank 5 registered no contract"}},
-		{"an agent whose bytes are not what it reported", []string{"--agent", lying.Addr()}, exitCluster, []string{"Changed", "abababababab"}},
-		{"a contract the engine cannot decode", []string{"--agent", broken.Addr()}, exitUsage,
+		{"an agent whose bytes are not what it reported", []string{"--agent", lying.Addr()}, cli.ExitCluster, []string{"Changed", "abababababab"}},
+		{"a contract the engine cannot decode", []string{"--agent", broken.Addr()}, cli.ExitUsage,
 			[]string{"AgentRegistration (" + livecontract.AgentContractURL(broken.Addr(), 0) + ") gave a contract the engine cannot decode, not written"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "contract.json")
-			code, out, errOut := pdtopo(t, "", append(append([]string{"contract"}, c.args...), "--file", file)...)
+			code, out, errOut := clitest.Run(t, "", append(append([]string{"contract"}, c.args...), "--file", file)...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d: %s", code, c.code, errOut)
 			}

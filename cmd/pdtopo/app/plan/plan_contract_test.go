@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package plan_test
 
 import (
 	"encoding/json"
@@ -23,21 +23,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
 // The contracts in testdata/contract-*.yaml are the engine's own (GQA with
 // 2 KV heads on prefill TP 4 and decode TP 1, from pkg/transferplan's
 // vectors): two sources, prefill ranks 1 and 3 idle.
-const contractManifest = "testdata/contract-gqa2-p4-d1.yaml"
+const contractManifest = "../../testdata/contract-gqa2-p4-d1.yaml"
 
 func TestPlanContractPairJSON(t *testing.T) {
-	code, out, errOut := pdtopo(t, "", "plan", "-f", contractManifest, "-o", "json")
-	if code != exitOK {
+	code, out, errOut := clitest.Run(t, "", "plan", "-f", contractManifest, "-o", "json")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	pair, err := manifest.ReadPDPairFile(contractManifest, "")
@@ -100,16 +102,16 @@ func TestPlanContractPairVerdicts(t *testing.T) {
 		code               int
 		says               []string
 	}{
-		{"table", contractManifest, "table", exitOK, []string{"wire CacheContract", "COMPATIBLE  plan fragmented", "idle prefill ranks: 1,3", "dummy"}},
-		{"the engine refuses: windows 128 and 64", "testdata/contract-window-mismatch.yaml", "json", exitIncompatible,
+		{"table", contractManifest, "table", cli.ExitOK, []string{"wire CacheContract", "COMPATIBLE  plan fragmented", "idle prefill ranks: 1,3", "dummy"}},
+		{"the engine refuses: windows 128 and 64", "../../testdata/contract-window-mismatch.yaml", "json", cli.ExitIncompatible,
 			[]string{`"compatible": false`, `"reason": "ContractMismatchGroupSemantics"`, "sliding_window_tokens differs: prefill 128, decode 64", "Fix: "}},
-		{"a contract the engine cannot decode", "testdata/contract-unknown-dtype.yaml", "json", exitUsage,
+		{"a contract the engine cannot decode", "../../testdata/contract-unknown-dtype.yaml", "json", cli.ExitUsage,
 			[]string{"cacheContracts.decode (spec.cacheContracts.decode.inline): plan.fields[0].dtype", `unsupported cache dtype "fp4"`}},
-		{"a ConfigMap offline", "testdata/contract-configmap.yaml", "json", exitUsage,
+		{"a ConfigMap offline", "../../testdata/contract-configmap.yaml", "json", cli.ExitUsage,
 			[]string{`cacheContracts.decode.configMapKeyRef: ConfigMap "decode-contract" key "contract.json" can only be read in the cluster`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := pdtopo(t, "", "plan", "-f", tc.file, "-o", tc.output)
+			code, out, errOut := clitest.Run(t, "", "plan", "-f", tc.file, "-o", tc.output)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d: %s%s", code, tc.code, out, errOut)
 			}

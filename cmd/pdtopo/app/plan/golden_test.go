@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package plan_test
 
 import (
 	"bytes"
@@ -22,33 +22,36 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden from what `pdtopo plan -o json` prints")
+var update = flag.Bool("update", false, "rewrite cmd/pdtopo/testdata/golden from what `pdtopo plan -o json` prints")
 
 // `pdtopo plan -o json` is a published format (the agent's --plan-file reads
 // it, scripts parse it): its output for these manifests is kept byte for
-// byte in testdata/golden, so that a change is a deliberate edit of a golden
-// file (`go test ./cmd/pdtopo -run TestPlanJSONGolden -update`).
+// byte in cmd/pdtopo/testdata/golden, so that a change is a deliberate edit of a golden
+// file (`go test ./cmd/pdtopo/app/plan -run TestPlanJSONGolden -update`).
 func TestPlanJSONGolden(t *testing.T) {
 	cases := []struct {
 		manifest, golden string
 		exit             int
 	}{
 		// fragments at two destination offsets, idle prefill ranks
-		{"testdata/gqa-replicated-p4-d1.yaml", "gqa-replicated-p4-d1.json", exitOK},
+		{"../../testdata/gqa-replicated-p4-d1.yaml", "gqa-replicated-p4-d1.json", cli.ExitOK},
 		// MLA: a real target and a dummy per decode rank, no fragments
-		{"../../config/samples/pd_v1alpha1_pdpair_mla_p16_d8.yaml", "mla-p16-d8.json", exitOK},
+		{"../../../../config/samples/pd_v1alpha1_pdpair_mla_p16_d8.yaml", "mla-p16-d8.json", cli.ExitOK},
 		// an incompatible pair: the reason and message
-		{"../../config/samples/pd_v1alpha1_pdpair_incompatible_fp8_prefill.yaml", "incompatible-fp8-prefill.json", exitIncompatible},
+		{"../../../../config/samples/pd_v1alpha1_pdpair_incompatible_fp8_prefill.yaml", "incompatible-fp8-prefill.json", cli.ExitIncompatible},
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
-			code, out, errOut := pdtopo(t, "", "plan", "-f", c.manifest, "-o", "json")
+			code, out, errOut := clitest.Run(t, "", "plan", "-f", c.manifest, "-o", "json")
 			if code != c.exit {
 				t.Fatalf("exit %d, want %d: %s", code, c.exit, errOut)
 			}
-			path := filepath.Join("testdata", "golden", c.golden)
+			path := filepath.Join("..", "..", "testdata", "golden", c.golden)
 			if *update {
 				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 					t.Fatal(err)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package app_test
 
 import (
 	"context"
@@ -32,7 +32,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/test/clitest"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
@@ -42,7 +44,7 @@ const contractSample = "pd_v1alpha1_pdpair_contract_gqa_p8_d4.yaml"
 func planJSON(t *testing.T, run func(...string) (int, string, string), args ...string) map[string]any {
 	t.Helper()
 	code, out, errOut := run(append(args, "-o", "json")...)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("plan %v: exit %d: %s", args, code, errOut)
 	}
 	var v map[string]any
@@ -65,7 +67,7 @@ func offlineContractPlans(t *testing.T, pair *pdv1.PDPair) map[string]any {
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return planJSON(t, func(a ...string) (int, string, string) { return pdtopo(t, "", a...) }, "plan", "-f", file)
+	return planJSON(t, func(a ...string) (int, string, string) { return clitest.Run(t, "", a...) }, "plan", "-f", file)
 }
 
 // `plan NAME` of contract pairs against a real API server and operator:
@@ -77,7 +79,7 @@ func offlineContractPlans(t *testing.T, pair *pdv1.PDPair) map[string]any {
 // its engines.
 func TestClusterPlanOfContractPairs(t *testing.T) {
 	tc := liveCluster(t)
-	cli := func(a ...string) (int, string, string) { return tc.cli(t, append(a, "--context", "live")...) }
+	inCluster := func(a ...string) (int, string, string) { return tc.cli(t, append(a, "--context", "live")...) }
 	ctx := context.Background()
 
 	tc.applySample(t, nsA, contractSample, "contract-inline")
@@ -85,19 +87,19 @@ func TestClusterPlanOfContractPairs(t *testing.T) {
 	if pair.Status.Plan == nil {
 		t.Fatalf("no plans published: %+v", pair.Status.Conditions)
 	}
-	code, out, errOut := cli("plan", "contract-inline")
-	if code != exitOK || !strings.Contains(out, "Plans: published, plan hash "+pair.Status.Plan.Hash[:12]) || strings.Contains(errOut, "planning from the spec") {
+	code, out, errOut := inCluster("plan", "contract-inline")
+	if code != cli.ExitOK || !strings.Contains(out, "Plans: published, plan hash "+pair.Status.Plan.Hash[:12]) || strings.Contains(errOut, "planning from the spec") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 	}
-	published := planJSON(t, cli, "plan", "contract-inline")
-	offline := planJSON(t, func(a ...string) (int, string, string) { return pdtopo(t, "", a...) }, "plan", "-f", "../../config/samples/"+contractSample)
+	published := planJSON(t, inCluster, "plan", "contract-inline")
+	offline := planJSON(t, func(a ...string) (int, string, string) { return clitest.Run(t, "", a...) }, "plan", "-f", "../../../config/samples/"+contractSample)
 	if !reflect.DeepEqual(published, offline) {
 		t.Errorf("the published plans differ from the plans of the same contracts offline")
 	}
 
 	// The prefill's contract from its bootstrap server, the decode's from a ConfigMap.
 	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
-	peer := startContractPeer(t, v, kvwire.WireCacheContract)
+	peer := clitest.StartContractPeer(t, v, kvwire.WireCacheContract)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "live-decode-contract"}, Data: map[string]string{"contract.json": string(v.DecodeContract)}}
 	if err := tc.k8s.Create(ctx, cm); err != nil {
 		t.Fatal(err)
@@ -120,7 +122,7 @@ func TestClusterPlanOfContractPairs(t *testing.T) {
 	inline := live.DeepCopy()
 	inline.Spec.Prefill.BootstrapAddress = ""
 	inline.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: &pdv1.CacheContractSource{Inline: string(v.PrefillContract)}, Decode: &pdv1.CacheContractSource{Inline: string(v.DecodeContract)}}
-	if got, want := planJSON(t, cli, "plan", live.Name), offlineContractPlans(t, inline); !reflect.DeepEqual(got["plans"], want["plans"]) || got["compatible"] != true {
+	if got, want := planJSON(t, inCluster, "plan", live.Name), offlineContractPlans(t, inline); !reflect.DeepEqual(got["plans"], want["plans"]) || got["compatible"] != true {
 		t.Errorf("the plans published from the live prefill differ from the plans of the same contracts offline")
 	}
 
@@ -133,8 +135,8 @@ func TestClusterPlanOfContractPairs(t *testing.T) {
 		c := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
 		return c != nil && c.Reason == string(pdv1.ReasonContractMismatchPrefixGranularity)
 	})
-	code, out, errOut = cli("plan", live.Name, "-o", "json")
-	if code != exitIncompatible || !strings.Contains(out, `"compatible": false`) || !strings.Contains(out, "ContractMismatchPrefixGranularity") || !strings.Contains(out, "prefill 16, decode 32") {
+	code, out, errOut = inCluster("plan", live.Name, "-o", "json")
+	if code != cli.ExitIncompatible || !strings.Contains(out, `"compatible": false`) || !strings.Contains(out, "ContractMismatchPrefixGranularity") || !strings.Contains(out, "prefill 16, decode 32") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 	}
 
@@ -154,8 +156,8 @@ func TestClusterPlanOfContractPairs(t *testing.T) {
 	tc.waitFor(t, nsA, waiting.Name, func(p *pdv1.PDPair) bool {
 		return meta.IsStatusConditionPresentAndEqual(p.Status.Conditions, string(pdv1.PDPairLayoutCompatible), metav1.ConditionUnknown)
 	})
-	code, out, errOut = cli("plan", waiting.Name)
-	if code != exitUsage || !strings.Contains(errOut, "PDPair contract-waiting has no published plans to show") ||
+	code, out, errOut = inCluster("plan", waiting.Name)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "PDPair contract-waiting has no published plans to show") ||
 		!strings.Contains(errOut, "ContractPending") || !strings.Contains(errOut, "prefill: PrefillBootstrap, decode: Spec") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 	}

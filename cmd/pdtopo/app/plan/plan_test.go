@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package plan_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -26,24 +25,18 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
-const gqaManifest = "testdata/gqa-p8-d4.yaml"
-
-// pdtopo runs the command in-process and returns exit code, stdout, stderr.
-func pdtopo(t *testing.T, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(args, strings.NewReader(stdin), &out, &errOut)
-	return code, out.String(), errOut.String()
-}
+const gqaManifest = "../../testdata/gqa-p8-d4.yaml"
 
 func TestPlanJSONMatchesPlanner(t *testing.T) {
-	code, out, errOut := pdtopo(t, "", "plan", "-f", gqaManifest, "-o", "json")
-	if code != exitOK {
+	code, out, errOut := clitest.Run(t, "", "plan", "-f", gqaManifest, "-o", "json")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	pair, err := manifest.ReadPDPairFile(gqaManifest, "")
@@ -83,8 +76,8 @@ func TestPlanJSONMatchesPlanner(t *testing.T) {
 
 func TestPlanYAMLAndStdin(t *testing.T) {
 	in, _ := os.ReadFile(gqaManifest)
-	code, out, errOut := pdtopo(t, string(in), "plan", "-f", "-", "-o", "yaml")
-	if code != exitOK {
+	code, out, errOut := clitest.Run(t, string(in), "plan", "-f", "-", "-o", "yaml")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var set transferplan.PlanSet
@@ -94,8 +87,8 @@ func TestPlanYAMLAndStdin(t *testing.T) {
 }
 
 func TestPlanTableReadable(t *testing.T) {
-	code, out, _ := pdtopo(t, "", "plan", "-f", gqaManifest)
-	if code != exitOK {
+	code, out, _ := clitest.Run(t, "", "plan", "-f", gqaManifest)
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{
@@ -115,8 +108,8 @@ func TestPlanTableReadable(t *testing.T) {
 // With 16-token pages each decode rank takes one head of each token row:
 // the table states the page cost and folds the rows of a buffer into one line.
 func TestPlanTableShowsPageCost(t *testing.T) {
-	code, out, _ := pdtopo(t, "", "plan", "-f", "testdata/gqa-p8-d4-16-tokens.yaml")
-	if code != exitOK {
+	code, out, _ := clitest.Run(t, "", "plan", "-f", "../../testdata/gqa-p8-d4-16-tokens.yaml")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{
@@ -136,9 +129,9 @@ func TestPlanIncompatibleExits3(t *testing.T) {
 	in, _ := os.ReadFile(gqaManifest)
 	broken := strings.Replace(string(in), "decodeItemBytes: 512\n    decodeUnitBytes: 256\n    prefillUnitBytes: 256\n  - kind: TargetV",
 		"decodeItemBytes: 768\n    prefillItemBytes: 512\n    decodeUnitBytes: 256\n    prefillUnitBytes: 256\n  - kind: TargetV", 1)
-	code, out, _ := pdtopo(t, broken, "plan", "-f", "-", "-o", "json")
-	if code != exitIncompatible {
-		t.Fatalf("exit %d, want %d", code, exitIncompatible)
+	code, out, _ := clitest.Run(t, broken, "plan", "-f", "-", "-o", "json")
+	if code != cli.ExitIncompatible {
+		t.Fatalf("exit %d, want %d", code, cli.ExitIncompatible)
 	}
 	var res map[string]any
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -154,7 +147,7 @@ func TestPlanIncompatibleExits3(t *testing.T) {
 	if fix := "prefill TP 1, 2 or 4 (keeping decode TP 4) would work"; res["fix"] != fix || !strings.HasSuffix(msg, ". Fix: "+fix) {
 		t.Fatalf("fix %q, want %q at the end of the message", res["fix"], fix)
 	}
-	if code, out, _ := pdtopo(t, broken, "plan", "-f", "-"); code != exitIncompatible || !strings.HasPrefix(out, "INCOMPATIBLE  UnsupportedHeterogeneousTP") {
+	if code, out, _ := clitest.Run(t, broken, "plan", "-f", "-"); code != cli.ExitIncompatible || !strings.HasPrefix(out, "INCOMPATIBLE  UnsupportedHeterogeneousTP") {
 		t.Fatalf("table: exit %d %q", code, out)
 	}
 }
@@ -175,16 +168,16 @@ func TestPlanBadInputExits2(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, errOut := pdtopo(t, tc.stdin, "plan", "-f", "-", "-o", "json")
-			if code != exitUsage || !strings.Contains(errOut, tc.mention) {
-				t.Fatalf("exit %d, stderr %q; want %d mentioning %q", code, errOut, exitUsage, tc.mention)
+			code, _, errOut := clitest.Run(t, tc.stdin, "plan", "-f", "-", "-o", "json")
+			if code != cli.ExitUsage || !strings.Contains(errOut, tc.mention) {
+				t.Fatalf("exit %d, stderr %q; want %d mentioning %q", code, errOut, cli.ExitUsage, tc.mention)
 			}
 		})
 	}
-	if code, _, errOut := pdtopo(t, "", "plan", "-f", "testdata/missing.yaml"); code != exitUsage || !strings.Contains(errOut, "no such file") {
+	if code, _, errOut := clitest.Run(t, "", "plan", "-f", "../../testdata/missing.yaml"); code != cli.ExitUsage || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing file: exit %d %q", code, errOut)
 	}
-	if code, _, _ := pdtopo(t, "", "plan", "-f", gqaManifest, "-o", "xml"); code != exitUsage {
+	if code, _, _ := clitest.Run(t, "", "plan", "-f", gqaManifest, "-o", "xml"); code != cli.ExitUsage {
 		t.Errorf("bad -o: exit %d", code)
 	}
 }
@@ -192,10 +185,10 @@ func TestPlanBadInputExits2(t *testing.T) {
 func TestPlanPicksByNameFromSeveral(t *testing.T) {
 	in, _ := os.ReadFile(gqaManifest)
 	two := string(in) + "---\n" + strings.Replace(string(in), "name: llama-70b", "name: other", 1)
-	if code, _, errOut := pdtopo(t, two, "plan", "-f", "-"); code != exitUsage || !strings.Contains(errOut, "llama-70b, other") {
+	if code, _, errOut := clitest.Run(t, two, "plan", "-f", "-"); code != cli.ExitUsage || !strings.Contains(errOut, "llama-70b, other") {
 		t.Fatalf("ambiguous manifest: exit %d %q", code, errOut)
 	}
-	if code, out, _ := pdtopo(t, two, "plan", "-f", "-", "--name", "other"); code != exitOK || !strings.Contains(out, "PDPair other:") {
+	if code, out, _ := clitest.Run(t, two, "plan", "-f", "-", "--name", "other"); code != cli.ExitOK || !strings.Contains(out, "PDPair other:") {
 		t.Fatalf("--name other: exit %d %q", code, out)
 	}
 }

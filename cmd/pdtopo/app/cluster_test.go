@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package app_test
 
 import (
 	"context"
@@ -30,6 +30,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
+	"github.com/pdtopo/pdtopo/test/clitest"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
@@ -45,7 +47,7 @@ const (
 // samplePlans plans a sample offline with the planner, as the expectation.
 func samplePlans(t *testing.T, file string) *transferplan.PlanSet {
 	t.Helper()
-	pair, err := manifest.ReadPDPairFile("../../config/samples/"+file, "")
+	pair, err := manifest.ReadPDPairFile("../../../config/samples/"+file, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestClusterPlanShowsConditionsThenPublishedPlans(t *testing.T) {
 	}
 
 	code, out, errOut := tc.cli(t, "plan", gqaName, "--context", "live")
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
@@ -89,16 +91,16 @@ func TestClusterPlanShowsConditionsThenPublishedPlans(t *testing.T) {
 		}
 	}
 	// Then exactly the table `plan -f` prints offline for the same spec.
-	code, offline, _ := pdtopo(t, "", "plan", "-f", "../../config/samples/"+gqaSample)
+	code, offline, _ := clitest.Run(t, "", "plan", "-f", "../../../config/samples/"+gqaSample)
 	offline = strings.Replace(offline, "PDPair llama3-70b-gqa-p8-d4:", "PDPair "+gqaName+":", 1) // renamed in the cluster
-	if code != exitOK || !strings.HasSuffix(out, "\n\n"+offline) {
+	if code != cli.ExitOK || !strings.HasSuffix(out, "\n\n"+offline) {
 		t.Errorf("cluster output does not end with the offline table (exit %d):\n%s\n--- offline:\n%s", code, out, offline)
 	}
 
 	// -o json: the plan set read back from the ConfigMaps, equal to the planner's.
 	code, out, errOut = tc.cli(t, "plan", gqaName, "--context", "live", "-o", "json")
 	var got transferplan.PlanSet
-	if code != exitOK || json.Unmarshal([]byte(out), &got) != nil {
+	if code != cli.ExitOK || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("-o json: exit %d, %q %s", code, out, errOut)
 	}
 	if !reflect.DeepEqual(&got, samplePlans(t, gqaSample)) {
@@ -119,8 +121,8 @@ func TestClusterNamespaceAndContextFlags(t *testing.T) {
 
 	// The kubeconfig's current context points where nothing listens.
 	code, _, errOut := tc.cli(t, "status")
-	if code != exitCluster || !strings.Contains(errOut, "127.0.0.1:1") {
-		t.Errorf("current context (dead): exit %d %q, want %d naming the address", code, errOut, exitCluster)
+	if code != cli.ExitCluster || !strings.Contains(errOut, "127.0.0.1:1") {
+		t.Errorf("current context (dead): exit %d %q, want %d naming the address", code, errOut, cli.ExitCluster)
 	}
 	cases := []struct {
 		args        []string
@@ -133,22 +135,22 @@ func TestClusterNamespaceAndContextFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, out, errOut := tc.cli(t, append([]string{"status"}, c.args...)...)
-		if code != exitOK || !strings.Contains(out, c.has) || strings.Contains(out, c.hasNot) {
+		if code != cli.ExitOK || !strings.Contains(out, c.has) || strings.Contains(out, c.hasNot) {
 			t.Errorf("status %v: exit %d, want %s and not %s:\n%s%s", c.args, code, c.has, c.hasNot, out, errOut)
 		}
 	}
 	code, out, _ := tc.cli(t, "status", "--context", "live", "-A")
-	if code != exitOK || !regexp.MustCompile(`(?m)^`+nsA+`\s+`+gqaName+`\s`).MatchString(out) ||
+	if code != cli.ExitOK || !regexp.MustCompile(`(?m)^`+nsA+`\s+`+gqaName+`\s`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^`+nsB+`\s+`+mlaName+`\s`).MatchString(out) {
 		t.Errorf("status -A: exit %d\n%s", code, out)
 	}
 
 	// A pair of another namespace is not found until -n names it.
 	code, _, errOut = tc.cli(t, "plan", mlaName, "--context", "live")
-	if want := fmt.Sprintf(`PDPair %q not found in namespace %q of context "live"`, mlaName, nsA); code != exitUsage || !strings.Contains(errOut, want) {
-		t.Errorf("plan in the wrong namespace: exit %d %q, want %d %q", code, errOut, exitUsage, want)
+	if want := fmt.Sprintf(`PDPair %q not found in namespace %q of context "live"`, mlaName, nsA); code != cli.ExitUsage || !strings.Contains(errOut, want) {
+		t.Errorf("plan in the wrong namespace: exit %d %q, want %d %q", code, errOut, cli.ExitUsage, want)
 	}
-	if code, out, errOut := tc.cli(t, "plan", mlaName, "--context", "live", "-n", nsB); code != exitOK || !strings.Contains(out, "plan mla") {
+	if code, out, errOut := tc.cli(t, "plan", mlaName, "--context", "live", "-n", nsB); code != cli.ExitOK || !strings.Contains(out, "plan mla") {
 		t.Errorf("plan -n %s: exit %d %s%s", nsB, code, out, errOut)
 	}
 }
@@ -161,11 +163,11 @@ func TestClusterMissingPair(t *testing.T) {
 	} {
 		code, out, errOut := tc.cli(t, args...)
 		want := fmt.Sprintf(`pdtopo %s: PDPair "no-such-pair" not found in namespace %q of context "live"`, args[0], nsA)
-		if code != exitUsage || !strings.Contains(errOut, want) || out != "" {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and %q", args, code, out, errOut, exitUsage, want)
+		if code != cli.ExitUsage || !strings.Contains(errOut, want) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and %q", args, code, out, errOut, cli.ExitUsage, want)
 		}
 	}
-	if code, _, errOut := tc.cli(t, "status", "--context", "no-such-context"); code != exitUsage || !strings.Contains(errOut, "no-such-context") {
+	if code, _, errOut := tc.cli(t, "status", "--context", "no-such-context"); code != cli.ExitUsage || !strings.Contains(errOut, "no-such-context") {
 		t.Errorf("unknown context: exit %d %q", code, errOut)
 	}
 }
@@ -181,7 +183,7 @@ func TestClusterRoutesPublishedAndFromSpec(t *testing.T) {
 	for _, ns := range []string{nsA, nsNoOperator} {
 		code, out, errOut := tc.cli(t, "routes", gqaName, "--rank", "3", "--context", "live", "-n", ns, "-o", "json")
 		var got transferplan.RoutePlan
-		if code != exitOK || json.Unmarshal([]byte(out), &got) != nil || !reflect.DeepEqual(got, want) {
+		if code != cli.ExitOK || json.Unmarshal([]byte(out), &got) != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("routes -n %s -o json: exit %d, plan differs from the planner's rank 3\n%s%s", ns, code, out, errOut)
 		}
 		published := ns == nsA
@@ -197,7 +199,7 @@ func TestClusterRoutesPublishedAndFromSpec(t *testing.T) {
 		"A room completes when 2 prefill rank(s) report success",
 		"Total: 81920 byte(s) per page from 2 source(s)",
 	} {
-		if code != exitOK || !strings.Contains(out, line) {
+		if code != cli.ExitOK || !strings.Contains(out, line) {
 			t.Errorf("routes (published) lacks %q (exit %d):\n%s", line, code, out)
 		}
 	}
@@ -213,11 +215,11 @@ func TestClusterRoutesPublishedAndFromSpec(t *testing.T) {
 	}
 
 	code, out, _ = tc.cli(t, "routes", gqaName, "--rank", "3", "--context", "live", "-n", nsNoOperator)
-	if code != exitOK || !strings.Contains(out, "Plans: planned here from the spec: the PDPair has no status (is the operator running?)") {
+	if code != cli.ExitOK || !strings.Contains(out, "Plans: planned here from the spec: the PDPair has no status (is the operator running?)") {
 		t.Errorf("routes without operator: exit %d\n%s", code, out)
 	}
 	code, _, errOut := tc.cli(t, "routes", gqaName, "--rank", "4", "--context", "live")
-	if code != exitUsage || !strings.Contains(errOut, "--rank 4 is out of range") || !strings.Contains(errOut, "decode TP ranks 0..3") {
+	if code != cli.ExitUsage || !strings.Contains(errOut, "--rank 4 is out of range") || !strings.Contains(errOut, "decode TP ranks 0..3") {
 		t.Errorf("rank out of range: exit %d %q", code, errOut)
 	}
 }
@@ -229,7 +231,7 @@ func TestClusterMLADummiesInRoutes(t *testing.T) {
 	tc.waitSettled(t, nsB, mlaName)
 	code, out, errOut := tc.cli(t, "routes", mlaName, "--rank", "2", "--context", "live-b")
 	want := samplePlans(t, mlaSample).Plans[2]
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d %s", code, errOut)
 	}
 	for _, tgt := range want.Targets {
@@ -259,13 +261,13 @@ func TestClusterIncompatiblePair(t *testing.T) {
 		}
 	}
 	code, out, _ := tc.cli(t, "plan", incompatibleName, "--context", "live")
-	if code != exitIncompatible || reason == "" ||
+	if code != cli.ExitIncompatible || reason == "" ||
 		!regexp.MustCompile(`(?m)^LayoutCompatible\s+False\s+`+reason+`\s`).MatchString(out) ||
 		!strings.Contains(out, "INCOMPATIBLE  "+reason) {
 		t.Errorf("plan of an incompatible pair: exit %d, reason %q\n%s", code, reason, out)
 	}
 	code, out, _ = tc.cli(t, "status", "--context", "live")
-	if code != exitOK || !regexp.MustCompile(incompatibleName+`\s+TP8 DP1\s+TP4 DP1\s+-\s+False \(`+reason+`\)\s+-\s+False`).MatchString(out) {
+	if code != cli.ExitOK || !regexp.MustCompile(incompatibleName+`\s+TP8 DP1\s+TP4 DP1\s+-\s+False \(`+reason+`\)\s+-\s+False`).MatchString(out) {
 		t.Errorf("status row of the incompatible pair:\n%s", out)
 	}
 }
@@ -290,7 +292,7 @@ func TestClusterStatusColumns(t *testing.T) {
 	sum := samplePlans(t, gqaSample).Summarize()
 	code, out, _ := tc.cli(t, "status", "--context", "live-b")
 	row := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s+TP8 DP1\s+TP4 DP1\s+%s\s+True\s+%d\s+True\s+True\s+1\s+0/1\s+0/1\s*$`, gqaName, sum.Kind, sum.Fragments))
-	if code != exitOK || !row.MatchString(out) || pair.Status.Plan.FragmentCount != int64(sum.Fragments) {
+	if code != cli.ExitOK || !row.MatchString(out) || pair.Status.Plan.FragmentCount != int64(sum.Fragments) {
 		t.Errorf("status: exit %d, want row %s\n%s", code, row, out)
 	}
 	if !strings.Contains(out, "DECODE PODS  AGENTS READY  AGENTS CURRENT") {
@@ -302,13 +304,13 @@ func TestClusterStatusColumns(t *testing.T) {
 	code, out, _ = tc.cli(t, "status", "--context", "live-b", "-o", "wide")
 	wide := regexp.MustCompile(fmt.Sprintf(`(?m)^%s\s.*\s0/1\s+%d–%d\s+%d\s+%d\s+2\s+%s\s*$`, gqaName,
 		sum.MinTargets, sum.MaxTargets, sum.FragmentsPerPage, len(sum.IdlePrefillRanks), set.Hash()[:12]))
-	if code != exitOK || !wide.MatchString(out) {
+	if code != cli.ExitOK || !wide.MatchString(out) {
 		t.Errorf("status -o wide: exit %d, want row %s\n%s", code, wide, out)
 	}
 	// -o json and -o name, as kubectl get prints them.
 	code, out, errOut := tc.cli(t, "status", "--context", "live-b", "-o", "json")
 	var list pdv1.PDPairList
-	if code != exitOK || json.Unmarshal([]byte(out), &list) != nil || list.Kind != "PDPairList" {
+	if code != cli.ExitOK || json.Unmarshal([]byte(out), &list) != nil || list.Kind != "PDPairList" {
 		t.Fatalf("status -o json: exit %d %s\n%s", code, errOut, out)
 	}
 	var found *pdv1.PDPair
@@ -321,7 +323,7 @@ func TestClusterStatusColumns(t *testing.T) {
 		t.Errorf("status -o json lacks %s with the planner's hash %s:\n%s", gqaName, set.Hash(), out)
 	}
 	code, out, _ = tc.cli(t, "status", "--context", "live-b", "-o", "name")
-	if code != exitOK || !strings.Contains(out, "pdpair.pd.pdtopo.dev/"+gqaName+"\n") {
+	if code != cli.ExitOK || !strings.Contains(out, "pdpair.pd.pdtopo.dev/"+gqaName+"\n") {
 		t.Errorf("status -o name: exit %d\n%s", code, out)
 	}
 }
@@ -332,16 +334,16 @@ func TestClusterGraph(t *testing.T) {
 	tc.applySample(t, nsA, "pd_v1alpha1_pdpair_replicated_heads_p16_d2.yaml", name)
 	tc.waitSettled(t, nsA, name)
 	code, out, errOut := tc.cli(t, "graph", name, "--context", "live")
-	ranks, edges, dummies := svgCounts(t, out)
+	ranks, edges, dummies := clitest.SVGCounts(t, out)
 	// P16→D2 replicated heads: every decode rank pulls from 4 even prefill ranks.
-	if code != exitOK || ranks != 18 || edges != 8 || dummies != 0 || errOut != "" {
+	if code != cli.ExitOK || ranks != 18 || edges != 8 || dummies != 0 || errOut != "" {
 		t.Errorf("graph NAME: exit %d, %d ranks %d edges %d dummies, stderr %q", code, ranks, edges, dummies, errOut)
 	}
 	if !strings.Contains(out, "PDPair "+name+":") || strings.Count(out, "idle: dummies from decode 0") < 8 {
 		t.Errorf("graph NAME lacks the title or the idle marks")
 	}
 	code, out, errOut = tc.cli(t, "graph", name, "--context", "live", "-n", nsNoOperator)
-	if code != exitUsage || out != "" || !strings.Contains(errOut, `PDPair "`+name+`" not found in namespace "no-operator"`) {
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, `PDPair "`+name+`" not found in namespace "no-operator"`) {
 		t.Errorf("graph of a missing pair: exit %d %q", code, errOut)
 	}
 }
@@ -366,7 +368,7 @@ func TestClusterStalePublicationIsNotUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ := tc.cli(t, "routes", name, "--rank", "0", "--context", "live", "-n", nsNoOperator)
-	if code != exitOK || !strings.Contains(out, "Plans: planned here from the spec: published ConfigMap "+name+"-plans is missing") {
+	if code != cli.ExitOK || !strings.Contains(out, "Plans: planned here from the spec: published ConfigMap "+name+"-plans is missing") {
 		t.Errorf("status naming missing ConfigMaps: exit %d\n%s", code, out)
 	}
 
@@ -375,7 +377,7 @@ func TestClusterStalePublicationIsNotUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ = tc.cli(t, "routes", name, "--rank", "0", "--context", "live", "-n", nsNoOperator)
-	if want := "Plans: planned here from the spec: the operator has observed generation 1, the spec is at generation 2"; code != exitOK || !strings.Contains(out, want) {
+	if want := "Plans: planned here from the spec: the operator has observed generation 1, the spec is at generation 2"; code != cli.ExitOK || !strings.Contains(out, want) {
 		t.Errorf("status of an older generation: exit %d, want %q\n%s", code, want, out)
 	}
 }
@@ -385,7 +387,7 @@ func TestClusterStalePublicationIsNotUsed(t *testing.T) {
 func TestClusterModelAwarePairFromAConfigMap(t *testing.T) {
 	tc := liveCluster(t)
 	ctx := context.Background()
-	config, err := os.ReadFile(llamaConfig)
+	config, err := os.ReadFile("../testdata/models/llama-3.1-70b.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +406,7 @@ func TestClusterModelAwarePairFromAConfigMap(t *testing.T) {
 	t.Cleanup(func() { _ = tc.k8s.Delete(ctx, pair) })
 	got := tc.waitFor(t, nsA, pair.Name, func(p *pdv1.PDPair) bool { return p.Status.Plan != nil && p.Status.Derived != nil })
 	code, out, errOut := tc.cli(t, "plan", pair.Name, "--context", "live")
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// 8 KV heads of 128 × 2 B: decode items of 2 heads, prefill of 1.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package advise_test
 
 import (
 	"encoding/json"
@@ -23,7 +23,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
 type adviseJSON struct {
@@ -42,6 +44,13 @@ type adviseJSON struct {
 	} `json:"layouts"`
 }
 
+// The models' config.json files the tests of pair use too.
+const (
+	llamaConfig    = "../../testdata/models/llama-3.1-70b.json"
+	deepseekConfig = "../../testdata/models/deepseek-v3.json"
+	qwen35Config   = "../../testdata/models/qwen3.5-27b.json"
+)
+
 // `pdtopo advise -o json` prints every layout in ranking order, and each
 // row says what `pdtopo plan` says of the PDPair `pdtopo pair` writes for
 // the same layout: its verdict, its sources, idle ranks and bytes.
@@ -55,9 +64,9 @@ func TestAdviseRowsAgreeWithPlans(t *testing.T) {
 		{deepseekConfig, "1", "fp8", "8,16", "4,8,16", 6},
 		{qwen35Config, "1", "bfloat16", "2,4,8", "1,2,4", 9},
 	} {
-		code, out, errOut := pdtopo(t, "", "advise", "--hf-config", c.config, "--prefill-tp", c.prefill, "--decode-tp", c.decode,
+		code, out, errOut := clitest.Run(t, "", "advise", "--hf-config", c.config, "--prefill-tp", c.prefill, "--decode-tp", c.decode,
 			"--tokens-per-page", c.tokens, "--kv-cache-dtype", c.dtype, "-o", "json")
-		if code != exitOK {
+		if code != cli.ExitOK {
 			t.Fatalf("%s: exit %d: %s", c.config, code, errOut)
 		}
 		var res adviseJSON
@@ -72,16 +81,16 @@ func TestAdviseRowsAgreeWithPlans(t *testing.T) {
 			if i > 0 && r.Compatible && (!res.Layouts[i-1].Compatible || res.Layouts[i-1].TransfersPerPage > r.TransfersPerPage) {
 				t.Errorf("%s is ranked after a costlier or incompatible row", name)
 			}
-			code, pair, _ := pdtopo(t, "", "pair", "--explicit", "--name", "p", "--hf-config", c.config, "--tokens-per-page", c.tokens, "--kv-cache-dtype", c.dtype,
+			code, pair, _ := clitest.Run(t, "", "pair", "--explicit", "--name", "p", "--hf-config", c.config, "--tokens-per-page", c.tokens, "--kv-cache-dtype", c.dtype,
 				"--prefill-tp", fmt.Sprint(r.Prefill.TPSize), "--decode-tp", fmt.Sprint(r.Decode.TPSize))
 			if !r.Compatible {
-				if r.Reason == "" || r.Fix == "" || (code != exitIncompatible && code != exitUsage) {
+				if r.Reason == "" || r.Fix == "" || (code != cli.ExitIncompatible && code != cli.ExitUsage) {
 					t.Errorf("%s: incompatible row %+v; pair exit %d", name, r, code)
 				}
 				continue
 			}
-			code, plan, errOut := pdtopo(t, pair, "plan", "-f", "-", "-o", "json")
-			if code != exitOK {
+			code, plan, errOut := clitest.Run(t, pair, "plan", "-f", "-", "-o", "json")
+			if code != cli.ExitOK {
 				t.Fatalf("%s: advise says compatible, plan exits %d: %s", name, code, errOut)
 			}
 			var set transferplan.PlanSet
@@ -108,8 +117,8 @@ func TestAdviseRowsAgreeWithPlans(t *testing.T) {
 }
 
 func TestAdviseTableAndBadInput(t *testing.T) {
-	code, out, errOut := pdtopo(t, "", "advise", "--hf-config", llamaConfig, "--prefill-tp", "2,8", "--decode-tp", "4,16", "--kv-cache-dtype", "bfloat16")
-	if code != exitOK {
+	code, out, errOut := clitest.Run(t, "", "advise", "--hf-config", llamaConfig, "--prefill-tp", "2,8", "--decode-tp", "4,16", "--kv-cache-dtype", "bfloat16")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"MODEL LlamaForCausalLM", "PREFILL TP/DP", "TRANSFERS/PAGE", "Why the others do not plan, and what would:",
@@ -127,12 +136,12 @@ func TestAdviseTableAndBadInput(t *testing.T) {
 		{[]string{"--hf-config", llamaConfig, "--prefill-tp", "8", "--decode-tp", "4", "--decode-dp", "3", "--kv-cache-dtype", "bfloat16"}, "no --decode-dp value divides"},
 		{[]string{"--hf-config", llamaConfig, "--prefill-tp", "8", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16", "-o", "svg"}, "-o must be one of table, json, yaml"},
 	} {
-		if code, _, errOut := pdtopo(t, "", append([]string{"advise"}, c.args...)...); code != exitUsage || !strings.Contains(errOut, c.says) {
+		if code, _, errOut := clitest.Run(t, "", append([]string{"advise"}, c.args...)...); code != cli.ExitUsage || !strings.Contains(errOut, c.says) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.says)
 		}
 	}
 	// No layout plans: exit 3, the table still printed.
-	if code, out, _ := pdtopo(t, "", "advise", "--hf-config", llamaConfig, "--prefill-tp", "2", "--decode-tp", "16", "--kv-cache-dtype", "bfloat16"); code != exitIncompatible || !strings.Contains(out, "UnsupportedHeterogeneousTP") {
+	if code, out, _ := clitest.Run(t, "", "advise", "--hf-config", llamaConfig, "--prefill-tp", "2", "--decode-tp", "16", "--kv-cache-dtype", "bfloat16"); code != cli.ExitIncompatible || !strings.Contains(out, "UnsupportedHeterogeneousTP") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

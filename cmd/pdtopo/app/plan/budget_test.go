@@ -14,11 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package plan_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
 // hostileManifest is within every field's limits, yet its plans would hold
@@ -36,9 +39,9 @@ spec:
 `
 
 func TestPlanRefusesOverBudget(t *testing.T) {
-	code, out, errOut := pdtopo(t, hostileManifest, "plan", "-f", "-", "-o", "json")
-	if code != exitTooLarge || out != "" {
-		t.Fatalf("exit %d, %d bytes of output; want %d and none", code, len(out), exitTooLarge)
+	code, out, errOut := clitest.Run(t, hostileManifest, "plan", "-f", "-", "-o", "json")
+	if code != cli.ExitTooLarge || out != "" {
+		t.Fatalf("exit %d, %d bytes of output; want %d and none", code, len(out), cli.ExitTooLarge)
 	}
 	for _, want := range []string{"PlanTooLarge", "33554432 fragments", "--max-plan-fragments", "--max-plan-bytes"} {
 		if !strings.Contains(errOut, want) {
@@ -51,13 +54,13 @@ func TestPlanRefusesOverBudget(t *testing.T) {
 // fragments, 4 decode ranks × 160 buffers × 2 (each decode rank takes its
 // two heads from two prefill ranks).
 func TestPlanBudgetFlag(t *testing.T) {
-	if code, _, errOut := pdtopo(t, "", "plan", "-f", gqaManifest, "--max-plan-fragments=1279"); code != exitTooLarge || !strings.Contains(errOut, "1280 fragments > 1279") {
+	if code, _, errOut := clitest.Run(t, "", "plan", "-f", gqaManifest, "--max-plan-fragments=1279"); code != cli.ExitTooLarge || !strings.Contains(errOut, "1280 fragments > 1279") {
 		t.Fatalf("1279 allowed: exit %d, %s", code, errOut)
 	}
-	if code, _, errOut := pdtopo(t, "", "plan", "-f", gqaManifest, "--max-plan-fragments=1280"); code != exitOK {
+	if code, _, errOut := clitest.Run(t, "", "plan", "-f", gqaManifest, "--max-plan-fragments=1280"); code != cli.ExitOK {
 		t.Fatalf("1280 allowed: exit %d, %s", code, errOut)
 	}
-	if code, _, errOut := pdtopo(t, "", "plan", "-f", gqaManifest, "--max-plan-bytes=-1"); code != exitUsage || !strings.Contains(errOut, "--max-plan-bytes") {
+	if code, _, errOut := clitest.Run(t, "", "plan", "-f", gqaManifest, "--max-plan-bytes=-1"); code != cli.ExitUsage || !strings.Contains(errOut, "--max-plan-bytes") {
 		t.Fatalf("negative limit: exit %d, %s", code, errOut)
 	}
 }

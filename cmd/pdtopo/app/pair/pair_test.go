@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package pair_test
 
 import (
 	"encoding/json"
@@ -24,14 +24,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
 const (
-	llamaConfig    = "testdata/models/llama-3.1-70b.json"
-	deepseekConfig = "testdata/models/deepseek-v3.json"
-	llama7BConfig  = "testdata/models/llama-7b.json"
-	qwen35Config   = "testdata/models/qwen3.5-27b.json"
+	llamaConfig    = "../../testdata/models/llama-3.1-70b.json"
+	deepseekConfig = "../../testdata/models/deepseek-v3.json"
+	llama7BConfig  = "../../testdata/models/llama-7b.json"
+	qwen35Config   = "../../testdata/models/qwen3.5-27b.json"
 )
 
 // explicitSpec is what `pair --explicit -o json` prints of the spec.
@@ -52,8 +54,8 @@ type explicitSpec struct {
 
 func pairExplicit(t *testing.T, args ...string) explicitSpec {
 	t.Helper()
-	code, out, errOut := pdtopo(t, "", append([]string{"pair", "--explicit", "-o", "json", "--name", "p"}, args...)...)
-	if code != exitOK {
+	code, out, errOut := clitest.Run(t, "", append([]string{"pair", "--explicit", "-o", "json", "--name", "p"}, args...)...)
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var doc struct {
@@ -136,8 +138,8 @@ func TestPairModelFormPlansAsTheExplicitForm(t *testing.T) {
 		{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16"},
 	} {
 		base := append([]string{"pair", "--name", "p"}, args...)
-		code, model, errOut := pdtopo(t, "", base...)
-		if code != exitOK {
+		code, model, errOut := clitest.Run(t, "", base...)
+		if code != cli.ExitOK {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)
 		}
 		if strings.Contains(model, "vocab_size") || !strings.Contains(model, "hfConfig:") || !strings.Contains(model, "# The operator derives these buffers") {
@@ -147,17 +149,17 @@ func TestPairModelFormPlansAsTheExplicitForm(t *testing.T) {
 		if err != nil || pair.Spec.Model == nil || pair.Spec.KVBuffers != nil {
 			t.Fatalf("the model form does not read as a model-aware PDPair (%v):\n%s", err, model)
 		}
-		code, explicit, _ := pdtopo(t, "", append(base, "--explicit")...)
-		if code != exitOK {
+		code, explicit, _ := clitest.Run(t, "", append(base, "--explicit")...)
+		if code != cli.ExitOK {
 			t.Fatalf("--explicit: exit %d", code)
 		}
-		_, fromModel, errM := pdtopo(t, model, "plan", "-f", "-", "-o", "json")
-		_, fromExplicit, errE := pdtopo(t, explicit, "plan", "-f", "-", "-o", "json")
+		_, fromModel, errM := clitest.Run(t, model, "plan", "-f", "-", "-o", "json")
+		_, fromExplicit, errE := clitest.Run(t, explicit, "plan", "-f", "-", "-o", "json")
 		if fromModel == "" || fromModel != fromExplicit {
 			t.Errorf("%v: the model form plans to\n%.600s (%s)\nthe explicit form to\n%.600s (%s)", args, fromModel, errM, fromExplicit, errE)
 		}
 		// The table of a model-aware pair shows what was derived.
-		if _, table, _ := pdtopo(t, model, "plan", "-f", "-"); !strings.Contains(table, "MODEL ") || !strings.Contains(table, "DERIVED") {
+		if _, table, _ := clitest.Run(t, model, "plan", "-f", "-"); !strings.Contains(table, "MODEL ") || !strings.Contains(table, "DERIVED") {
 			t.Errorf("the plan table does not show the derived buffers:\n%.800s", table)
 		}
 	}
@@ -185,30 +187,30 @@ func TestPairRefusals(t *testing.T) {
 		exit int
 		says []string
 	}{
-		{"not JSON", append([]string{"--hf-config", write("bad.json", "{heads: 8")}, good...), exitUsage, []string{"config.json", "not a JSON object"}},
-		{"50 MB", append([]string{"--hf-config", huge}, good...), exitUsage, []string{"52428", "at most 1048576"}},
+		{"not JSON", append([]string{"--hf-config", write("bad.json", "{heads: 8")}, good...), cli.ExitUsage, []string{"config.json", "not a JSON object"}},
+		{"50 MB", append([]string{"--hf-config", huge}, good...), cli.ExitUsage, []string{"52428", "at most 1048576"}},
 		{"zero heads", append([]string{"--hf-config", write("zero.json", `{"num_attention_heads": 0, "num_hidden_layers": 2, "head_dim": 64}`)}, good...),
-			exitUsage, []string{"num_attention_heads", "0 is out of range"}},
+			cli.ExitUsage, []string{"num_attention_heads", "0 is out of range"}},
 		{"KV heads not dividing", append([]string{"--hf-config", write("kv.json", `{"num_attention_heads": 64, "num_key_value_heads": 12, "num_hidden_layers": 2, "head_dim": 64}`)}, good...),
-			exitUsage, []string{"num_key_value_heads", "12 KV heads do not divide num_attention_heads 64"}},
+			cli.ExitUsage, []string{"num_key_value_heads", "12 KV heads do not divide num_attention_heads 64"}},
 		{"unknown dtype", []string{"--hf-config", llamaConfig, "--prefill-tp", "8", "--decode-tp", "4", "--kv-cache-dtype", "int4", "--name", "p"},
-			exitUsage, []string{"--kv-cache-dtype", `"int4"`}},
-		{"no config", good, exitUsage, []string{"--hf-config is required"}},
+			cli.ExitUsage, []string{"--kv-cache-dtype", `"int4"`}},
+		{"no config", good, cli.ExitUsage, []string{"--hf-config is required"}},
 		{"bad name", []string{"--hf-config", llamaConfig, "--prefill-tp", "8", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16", "--name", "Not_A_Name"},
-			exitUsage, []string{"--name"}},
+			cli.ExitUsage, []string{"--name"}},
 		{"dp not dividing tp", []string{"--hf-config", llamaConfig, "--prefill-tp", "8", "--prefill-dp", "3", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16", "--name", "p"},
-			exitUsage, []string{"--prefill-dp 3 must divide --prefill-tp 8"}},
+			cli.ExitUsage, []string{"--prefill-dp 3 must divide --prefill-tp 8"}},
 		// A hybrid model's convolution state interleaves its q, k and v
 		// channels per rank: TP 4 and TP 2 ranks cannot exchange it.
 		{"hybrid with unequal TP", []string{"--hf-config", qwen35Config, "--prefill-tp", "4", "--decode-tp", "2", "--kv-cache-dtype", "bfloat16", "--name", "p"},
-			exitIncompatible, []string{"UnsupportedHeterogeneousTP", "convolution state of 48 linear-attention layers", "10240 channels",
+			cli.ExitIncompatible, []string{"UnsupportedHeterogeneousTP", "convolution state of 48 linear-attention layers", "10240 channels",
 				"Fix: give both roles the same TP per DP group: decode TP 4 per DP group (keeping prefill TP 4), or prefill TP 2 per DP group (keeping decode TP 2)"}},
 		// 64 attention heads do not split over 3 ranks.
 		{"TP the engine refuses", []string{"--hf-config", llamaConfig, "--prefill-tp", "3", "--decode-tp", "4", "--kv-cache-dtype", "bfloat16", "--name", "p"},
-			exitIncompatible, []string{"TPDoesNotSplitHeads", "prefill TP 3 per DP group does not divide the 64 attention heads", "Fix: prefill TP 1, 2, 4, 8, 16, 32 or 64"}},
+			cli.ExitIncompatible, []string{"TPDoesNotSplitHeads", "prefill TP 3 per DP group does not divide the 64 attention heads", "Fix: prefill TP 1, 2, 4, 8, 16, 32 or 64"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, errOut := pdtopo(t, "", append([]string{"pair"}, c.args...)...)
+			code, out, errOut := clitest.Run(t, "", append([]string{"pair"}, c.args...)...)
 			if code != c.exit {
 				t.Fatalf("exit %d, want %d: %s%s", code, c.exit, out, errOut)
 			}
@@ -227,9 +229,9 @@ func TestPairRefusals(t *testing.T) {
 // A layout the planner refuses is printed all the same, with its verdict
 // and the model's fix on standard error and in the YAML's comment.
 func TestPairIncompatibleIsPrintedWithTheFix(t *testing.T) {
-	code, out, errOut := pdtopo(t, "", "pair", "--hf-config", llamaConfig, "--prefill-tp", "2", "--decode-tp", "16", "--kv-cache-dtype", "bfloat16", "--name", "p")
+	code, out, errOut := clitest.Run(t, "", "pair", "--hf-config", llamaConfig, "--prefill-tp", "2", "--decode-tp", "16", "--kv-cache-dtype", "bfloat16", "--name", "p")
 	fix := "decode TP 1, 2, 4 or 8 (keeping prefill TP 2), or prefill TP 8, 16, 32 or 64 (keeping decode TP 16) would work with these 8 KV heads"
-	if code != exitIncompatible || !strings.Contains(errOut, "UnsupportedHeterogeneousTP") || !strings.Contains(errOut, fix) {
+	if code != cli.ExitIncompatible || !strings.Contains(errOut, "UnsupportedHeterogeneousTP") || !strings.Contains(errOut, fix) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	if !strings.Contains(out, "# INCOMPATIBLE UnsupportedHeterogeneousTP") || !strings.Contains(out, "kind: PDPair") {

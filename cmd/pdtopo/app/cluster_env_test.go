@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package app_test
 
 import (
 	"context"
@@ -40,6 +40,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/test/clitest"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -228,5 +229,5 @@ func hasCondition(p *pdv1.PDPair, t pdv1.PDPairConditionType) bool {
 // cli runs pdtopo against the test cluster's kubeconfig.
 func (tc *testCluster) cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	return pdtopo(t, "", append(args, "--kubeconfig", tc.kubeconfig)...)
+	return clitest.Run(t, "", append(args, "--kubeconfig", tc.kubeconfig)...)
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package status_test
 
 import (
 	"bytes"
@@ -24,11 +24,13 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
+	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/status"
+	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
 // statusPairs are two pairs as the API server would list them: one planned
@@ -65,14 +67,20 @@ func statusPairs() []pdv1.PDPair {
 // printWith prints the pairs as `status -o format` would.
 func printWith(t *testing.T, format string) string {
 	t.Helper()
-	flags := genericclioptions.NewPrintFlags("")
-	flags.OutputFormat = &format
-	printer, err := flags.ToPrinter()
+	return printPairs(t, format, statusPairs(), false)
+}
+
+// printPairs prints pairs with status's print flags set to -o format.
+func printPairs(t *testing.T, format string, pairs []pdv1.PDPair, withNamespace bool) string {
+	t.Helper()
+	flags := status.NewPrintFlags()
+	flags.OutputFormat = format
+	f, err := flags.Format()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := printPairs(&b, printer, format, statusPairs()); err != nil {
+	if err := flags.Print(&b, f, status.Output(pairs, withNamespace)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -111,13 +119,8 @@ func TestStatusOutputJSONAndYAML(t *testing.T) {
 		}
 	}
 	// An empty namespace is still a document.
-	flags := genericclioptions.NewPrintFlags("")
-	format := "json"
-	flags.OutputFormat = &format
-	printer, _ := flags.ToPrinter()
-	var b bytes.Buffer
-	if err := printPairs(&b, printer, "json", nil); err != nil || !strings.Contains(b.String(), `"kind": "PDPairList"`) || !strings.Contains(b.String(), `"items": []`) {
-		t.Errorf("-o json of no pairs: %v %s", err, b.String())
+	if out := printPairs(t, "json", nil, false); !strings.Contains(out, `"kind": "PDPairList"`) || !strings.Contains(out, `"items": []`) {
+		t.Errorf("-o json of no pairs: %s", out)
 	}
 }
 
@@ -128,11 +131,7 @@ func TestStatusOutputJSONPath(t *testing.T) {
 }
 
 func TestStatusWide(t *testing.T) {
-	var b bytes.Buffer
-	if err := writeStatus(&b, statusPairs(), true, true); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
+	out := printPairs(t, "wide", statusPairs(), true)
 	for _, re := range []string{
 		`(?m)^NAMESPACE\s+NAME\s+PREFILL\s+DECODE\s+PLAN\s+COMPATIBLE\s+FRAGMENTS\s+PUBLISHED\s+READY\s+DECODE PODS\s+AGENTS READY\s+AGENTS CURRENT\s+TARGETS/RANK\s+FRAGMENTS/PAGE\s+IDLE PREFILL\s+CONFIGMAPS\s+PLAN HASH$`,
 		`(?m)^llm\s+llama\s+TP8 DP1\s+TP4 DP1\s+fragmented\s+True\s+1280\s+True\s+True\s+2\s+2/2\s+1/2\s+2–3\s+16\s+2\s+3\s+0123456789ab$`,
@@ -142,20 +141,16 @@ func TestStatusWide(t *testing.T) {
 			t.Errorf("-o wide lacks %s:\n%s", re, out)
 		}
 	}
-	b.Reset()
-	if err := writeStatus(&b, statusPairs(), false, false); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(b.String(), "PLAN HASH") || !strings.HasPrefix(b.String(), "NAME ") {
-		t.Errorf("the default table has wide's columns or a namespace:\n%s", b.String())
+	if table := printPairs(t, "", statusPairs(), false); strings.Contains(table, "PLAN HASH") || !strings.HasPrefix(table, "NAME ") {
+		t.Errorf("the default table has wide's columns or a namespace:\n%s", table)
 	}
 }
 
 // A format neither the table nor cli-runtime knows is refused before the
 // cluster is asked (the kubeconfig here points nowhere), naming them all.
 func TestStatusRefusesUnknownOutput(t *testing.T) {
-	code, _, errOut := pdtopo(t, "", "status", "-o", "table", "--server", "https://127.0.0.1:1")
-	if code != exitUsage || !strings.Contains(errOut, `-o must be wide or one of json, yaml`) || !strings.Contains(errOut, `got "table"`) {
+	code, _, errOut := clitest.Run(t, "", "status", "-o", "table", "--server", "https://127.0.0.1:1")
+	if code != cli.ExitUsage || !strings.Contains(errOut, `-o must be one of wide, json, yaml`) || !strings.Contains(errOut, `got "table"`) {
 		t.Errorf("status -o table: exit %d %q", code, errOut)
 	}
 }
