@@ -37,10 +37,15 @@ manifests: ## Generate the CRD, RBAC and webhook configurations from markers.
 	cp config/webhook/manifests.yaml charts/pdtopo/files/generated/webhook-manifests.yaml
 	cp config/namespaced/role.yaml charts/pdtopo/files/generated/namespaced-role.yaml
 	$(GO) run ./hack/api-docs > docs/api-reference.md
+	$(GO) run ./hack/cli-docs > docs/cli-reference.md
 
 .PHONY: api-docs
 api-docs: ## Write docs/api-reference.md from the generated CRD (make manifests does it too).
 	$(GO) run ./hack/api-docs > docs/api-reference.md
+
+.PHONY: cli-docs
+cli-docs: ## Write docs/cli-reference.md from pdtopo's commands (make manifests does it too).
+	$(GO) run ./hack/cli-docs > docs/cli-reference.md
 
 .PHONY: generate
 generate: ## Generate deepcopy code from markers.

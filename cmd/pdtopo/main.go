@@ -19,7 +19,7 @@ limitations under the License.
 // every decode rank's route plan, offline; `plan NAME`, `routes`, `status`
 // and `graph` read PDPairs and their published plans from a cluster with the
 // usual kubectl flags. Installed as kubectl-pdtopo it works as `kubectl
-// pdtopo`. Every verb is a package of app/.
+// pdtopo`. Every verb is a package of app/ (docs/cli-reference.md).
 package main
 
 import (

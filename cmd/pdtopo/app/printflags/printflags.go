@@ -129,7 +129,18 @@ func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
 		f.objects.OutputFlagSpecified = func() bool { return cmd.Flag("output").Changed }
 	}
 	cmd.Flags().StringVarP(&f.OutputFormat, "output", "o", f.OutputFormat, f.Usage())
+	// The reference page (docs/cli-reference.md) lists each verb's formats.
+	_ = cmd.Flags().SetAnnotation("output", FormatsAnnotation, f.Allowed())
+	_ = cmd.Flags().SetAnnotation("output", DefaultAnnotation, []string{string(f.defaultFormat)})
 }
+
+// FormatsAnnotation and DefaultAnnotation are the annotations of a verb's
+// -o flag listing its formats and naming the one an empty -o prints, for
+// the generated reference page.
+const (
+	FormatsAnnotation = "pdtopo.dev/output-formats"
+	DefaultAnnotation = "pdtopo.dev/output-default"
+)
 
 // UnknownFormatError is an -o no format of the verb has.
 type UnknownFormatError struct {
