@@ -35,7 +35,7 @@ const referenceIntro = "`pdtopo` offline, `kubectl pdtopo` when installed as `ku
 // (hack/cli-docs, `make cli-docs`), from the command tree itself.
 func WriteReference(w io.Writer) error {
 	root := NewRootCommand(genericclioptions.IOStreams{})
-	root.Use = "pdtopo" // however the generator was started
+	root.Annotations = nil // pdtopo, however the generator was started
 	return clidocs.Write(w, root, clidocs.Options{
 		FormatsAnnotation: printflags.FormatsAnnotation, DefaultAnnotation: printflags.DefaultAnnotation, Intro: referenceIntro,
 	})

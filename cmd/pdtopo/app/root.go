@@ -93,8 +93,9 @@ be read, 5 the plans are past the plan budget.`,
 		},
 	}
 	if strings.HasPrefix(os.Args[0], "kubectl-") || strings.Contains(os.Args[0], "/kubectl-") {
-		// As a kubectl plugin the user types `kubectl pdtopo`.
-		root.Use = "kubectl pdtopo"
+		// As a kubectl plugin the user types `kubectl pdtopo`: cobra's
+		// display name makes help and messages say `kubectl pdtopo plan`.
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl pdtopo"}
 	}
 	root.Version = version.Version
 	root.SetVersionTemplate(version.String("pdtopo") + "\n")

@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ import (
 
 // `contract --prefill` saves what a contract-era bootstrap server serves:
 // raw (the bytes spec.cacheContracts takes inline), into a file whole, as
-// JSON with where it came from, and as a ConfigMap to refer to.
+// JSON (or YAML) with where it came from, and as a ConfigMap to refer to.
 func TestContractFromAPrefill(t *testing.T) {
 	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
 	peer := clitest.StartContractPeer(t, v, kvwire.WireCacheContract)
@@ -71,6 +72,12 @@ func TestContractFromAPrefill(t *testing.T) {
 	if js.Source != pdv1.ContractSourcePrefillBootstrap || js.TPSize != 4 || js.DPSize != 1 || js.SHA256 != want.SHA256() || js.Bytes != len(want.Canonical()) ||
 		js.From != livecontract.PrefillURL(peer.BootstrapAddr()) || js.Rank != nil || js.Contract != string(want.Canonical()) {
 		t.Errorf("-o json: %s %s TP %d DP %d %s, %d bytes", js.Source, js.From, js.TPSize, js.DPSize, js.SHA256, js.Bytes)
+	}
+	// -o yaml is the same document.
+	code, out, errOut = clitest.Run(t, "", "contract", "--prefill", peer.BootstrapAddr(), "-o", "yaml")
+	var ys contract.LiveContract
+	if err := yaml.UnmarshalStrict([]byte(out), &ys); code != cli.ExitOK || err != nil || !reflect.DeepEqual(ys, js) {
+		t.Errorf("-o yaml: exit %d: %s %v\n%+v\nwant %+v", code, errOut, err, ys, js)
 	}
 
 	code, out, errOut = clitest.Run(t, "", "contract", "--prefill", peer.BootstrapAddr(), "-o", "configmap", "-n", "llm", "--name", "llama-prefill", "--key", "p.json")
