@@ -203,6 +203,14 @@ plugin-dist: ## Build kubectl-pdtopo archives for PLUGIN_PLATFORMS into dist/ an
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9\/.$$()-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
+##@ Conformance: local checks against the reference engine's own code (conformance/README.md; not CI)
+
+.PHONY: conformance-tokenspeed
+conformance-tokenspeed: ## Hold both wires to tokenspeed's own code at the reference commits (TOKENSPEED_GIT_DIR=a clone).
+	@test -n "$(TOKENSPEED_GIT_DIR)" || { echo "set TOKENSPEED_GIT_DIR to a git directory of lightseekorg/tokenspeed" >&2; exit 2; }
+	conformance/tokenspeed/v1wire/run.sh $(TOKENSPEED_GIT_DIR)
+	conformance/tokenspeed/contractwire/interop.sh $(TOKENSPEED_GIT_DIR)
+
 ##@ Operator: controller, plan store, scale (owned by the operator work; see docs/benchmarks.md)
 
 .PHONY: test-operator

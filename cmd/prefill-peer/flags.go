@@ -63,7 +63,7 @@ Layout:
   --state-item-lens LIST, --state-unit-lens LIST   the same for state buffers
                         A LIST is comma-separated; NxV repeats V N times:
                         "80x256,80x256" is 160 buffers of 256 bytes.
-  --contract FILE       speak the cache-contract wire of tokenspeed f4d8ec6e
+  --contract FILE       speak tokenspeed's cache-contract wire
                         (docs/contract-wire.md): every rank's cache contract,
                         its wire JSON; with --tp and --dp, instead of the
                         buffer lengths. Registrations are planned and

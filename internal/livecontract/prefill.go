@@ -60,7 +60,7 @@ func (c *Client) Prefill(ctx context.Context, addr string) (Prefill, error) {
 	switch {
 	case err == nil && answer.Wire == kvwire.WireV1:
 		return Prefill{}, &Error{Reason: ReasonWrongWire, URL: url, Detail: fmt.Sprintf(
-			"the server answers the v1 wire (prefill TP %d, DP %d, %d KV item lengths, no cache_layout): a prefill of tokenspeed b5c762da or earlier; pair it with wire V1, or point at a contract-era prefill",
+			"the server answers the v1 wire (prefill TP %d, DP %d, %d KV item lengths, no cache_layout): a prefill of tokenspeed from before its cache-contract wire; pair it with wire V1, or point at a contract-era prefill",
 			answer.V1.PrefillTPSize, answer.V1.PrefillDPSize, len(answer.V1.KVItemLens))}
 	case err != nil && answer.Wire == kvwire.WireCacheContract && kvwire.ReasonOf(err) == kvwire.ReasonMissingField:
 		return Prefill{}, &Error{Reason: ReasonNoContract, URL: url, Detail: fmt.Sprintf("no prefill rank has registered with the server yet (%v)", err)}

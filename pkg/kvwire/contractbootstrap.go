@@ -30,9 +30,9 @@ import (
 type Wire = transferplan.Wire
 
 const (
-	// WireV1 is the fragment wire of tokenspeed b5c762da (docs/wire.md).
+	// WireV1 is tokenspeed's fragment wire (docs/wire.md).
 	WireV1 = transferplan.WireV1
-	// WireCacheContract is the cache-contract wire of tokenspeed f4d8ec6e.
+	// WireCacheContract is tokenspeed's cache-contract wire.
 	WireCacheContract = transferplan.WireCacheContract
 )
 

@@ -29,7 +29,7 @@ import (
 )
 
 // The agent on the cache-contract wire, against the contract-era prefill
-// peer (held to tokenspeed f4d8ec6e's own verdicts), for every pair of the
+// peer (held to the reference engine's own verdicts), for every pair of the
 // engine's vectors: contracts and manifests its own code built.
 
 // Every decode rank of every pair completes rooms carrying the engine's

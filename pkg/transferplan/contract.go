@@ -22,7 +22,7 @@ import (
 )
 
 // A cache transfer contract is what a role of the engine's cache-contract
-// wire (tokenspeed after b5c762da) says about its paged KV cache: the
+// wire (tokenspeed's second wire) says about its paged KV cache: the
 // memory plan of its cache arena (groups of pages, planes, fields with a
 // rank-local shape and dtype), the scheduler-facing spec of each cache
 // group, and, for fields sharded over TP ranks, how a field's global extent

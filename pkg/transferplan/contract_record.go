@@ -26,10 +26,10 @@ import (
 type Wire string
 
 const (
-	// WireV1 is the fragment wire of the engine at b5c762da (item lengths
+	// WireV1 is the engine's first, fragment wire (item lengths
 	// in the bootstrap answer, 8-frame registration of buffer pointers).
 	WireV1 Wire = "V1"
-	// WireCacheContract is the engine's wire after b5c762da: cache
+	// WireCacheContract is the engine's later wire: cache
 	// contracts in the bootstrap answer and the registration, 3-frame
 	// pre-allocations carrying a block manifest.
 	WireCacheContract Wire = "CacheContract"

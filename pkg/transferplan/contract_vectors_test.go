@@ -30,8 +30,8 @@ import (
 )
 
 // The vectors under testdata/contract were computed by the engine itself
-// (hack/contract-vectors, see testdata/contract/README.md); these tests
-// hold pdtopo's decoder and planner to them.
+// (conformance/tokenspeed/contractplan, see testdata/contract/README.md);
+// these tests hold pdtopo's decoder and planner to them.
 
 // pairVector is one contract pair and what the engine made of it.
 type pairVector struct {

@@ -65,7 +65,7 @@ const (
 	// ReasonRankOutOfRange: a plan was asked for a decode TP rank that does not exist.
 	ReasonRankOutOfRange Reason = "RankOutOfRange"
 
-	// Reasons of cache-contract pairs (the engine's wire after b5c762da).
+	// Reasons of cache-contract pairs (the engine's later wire).
 
 	// ReasonContractInvalid: the engine's contract decoder refuses the
 	// bytes (not JSON, a missing or unknown key, an unknown dtype, a group

@@ -40,6 +40,7 @@ var layers = map[string]int{
 	"webhooks":    3,
 	"cmd":         4,
 	"hack":        4,
+	"conformance": 4, // local checks against the engines' own code
 	"clients":     4, // tests that drive the Python client against the agent
 	"test":        5,
 }
@@ -184,6 +185,8 @@ func TestImportRules(t *testing.T) {
 		{"cmd/manager", "test/prefillpeer", false},
 		{"internal/localcp", "test/testutil", false},
 		{"hack/run-local", "test/fixtures", false},
+		{"conformance/tokenspeed/contractwire/interop", "pkg/kvwire", true},
+		{"pkg/kvwire", "conformance/tokenspeed", false},
 		{"pkg/kvwire", "pkg/transferplan", true},
 		{"webhooks", "api/v1alpha1", true},
 		{"pkg/receiver", "api/v1alpha1", true},

@@ -15,7 +15,7 @@
 """What one poll() of an open room costs the scheduler: the adapter's,
 against the reference engine's in-process poll(), in the same run.
 
-The reference (tokenspeed b5c762da, MooncakeKVReceiver.poll) reads the
+The reference (tokenspeed's v1 wire, MooncakeKVReceiver.poll) reads the
 room's status from a dict its transfer threads keep up to date
 (kv_mgr.check_status is request_status[room]) and compares it with
 Success, Failed, WaitingForInput and Transferring; InProcessReceiver below

@@ -53,9 +53,9 @@ class AgentKVManager:
     the pdtopo agent on socket_path and keeps the rank's rooms for its
     receivers.
 
-    Two wires, as the engine runs: tokenspeed's v1 wire (b5c762da) takes
+    Two wires, as the engine runs: tokenspeed's v1 wire takes
     the buffer pointers, kv_data_ptrs and state_data_ptrs; its
-    cache-contract wire (f4d8ec6e) takes, by keyword, the arena's address
+    cache-contract wire takes, by keyword, the arena's address
     kv_data_ptr and the decode contract cache_layout, which is bytes or any
     object with to_wire_bytes() (the engine's CacheTransferContract): its
     bytes are sent to the agent, and by it to the prefill ranks, as they

@@ -90,14 +90,14 @@ class AgentKVReceiver:
         """Send the room's request, as the engine's receiver of the rank's
         wire takes it.
 
-        On the cache-contract wire (tokenspeed f4d8ec6e):
+        On the cache-contract wire:
         prefill(block_manifest), the room's CachePDBlockManifest or its
         to_wire_bytes(); the bytes go to the agent as they are, and the
         agent checks them against the decode contract before sending them
         to the prefill ranks (a manifest that does not fit fails the room,
         ManifestRefused).
 
-        On the v1 wire (b5c762da): prefill(kv_indices, aux_index,
+        On the v1 wire: prefill(kv_indices, aux_index,
         decode_prefix_len=0, mla_l1_5_args=None, mamba_indices=None), the
         decode pages to fill, the request's aux slot, the decode prefix
         length and the state slots. Arrays may be numpy arrays or integer

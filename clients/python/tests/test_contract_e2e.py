@@ -14,7 +14,8 @@
 """The adapter on the cache-contract wire against the real agent and the
 contract-era prefill peer, with contracts and manifests tokenspeed's own
 code built (pkg/kvwire/testdata/contract), in the calling order of
-tokenspeed f4d8ec6e's decode executor."""
+the decode executor of tokenspeed's cache-contract reference commit
+(conformance/tokenspeed/reference.env)."""
 
 from __future__ import annotations
 

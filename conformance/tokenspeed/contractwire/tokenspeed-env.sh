@@ -3,16 +3,18 @@
 # tools run: the engine's own PD and cache-recipe modules, taken from a git
 # directory of lightseekorg/tokenspeed at a commit, and, for the modules that
 # would pull in CUDA, torch.distributed or Mooncake, small stand-ins of ours
-# (hack/contractwire/stubs). Nothing of tokenspeed is kept in the repository:
+# (stubs/). Nothing of tokenspeed is kept in the repository:
 #
-#   dir=$(hack/contractwire/tokenspeed-env.sh TOKENSPEED_GIT_DIR [COMMIT])
+#   dir=$(conformance/tokenspeed/contractwire/tokenspeed-env.sh TOKENSPEED_GIT_DIR [COMMIT])
 #   PYTHONPATH=$dir python3 ...
 #
 # prints the directory (a fresh temporary one; the caller removes it).
+# COMMIT defaults to the cache-contract reference commit (../reference.env).
 set -euo pipefail
 mirror=${1:?usage: tokenspeed-env.sh TOKENSPEED_GIT_DIR [COMMIT]}
-commit=${2:-f4d8ec6e}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../reference.env"
+commit=${2:-$TOKENSPEED_CACHE_CONTRACT_COMMIT}
 out=$(mktemp -d)
 
 real=(

@@ -1,9 +1,9 @@
 # Drives the pdtopo agent through the Python adapter (clients/python) against
-# a prefill fleet made of tokenspeed's own code (fleet.py), as tokenspeed
-# f4d8ec6e's decode executor would drive its own receiver: one
-# AgentKVManager per decode rank built with the arena pointer and the
-# engine's CacheTransferContract object, one AgentKVReceiver per rank and
-# room, prefill(block_manifest=<the engine's CachePDBlockManifest>), poll
+# a prefill fleet made of tokenspeed's own code (fleet.py), as the decode
+# executor of tokenspeed's cache-contract reference commit would drive its
+# own receiver: one AgentKVManager per decode rank built with the arena
+# pointer and the engine's CacheTransferContract object, one AgentKVReceiver
+# per rank and room, prefill(block_manifest=<the engine's CachePDBlockManifest>), poll
 # until Success, the token from pop_prefill_metadata.
 #
 #   PYTHONPATH=<tokenspeed-env dir>:clients/python \

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Runs the reference engine's own prefill-side parsers (tokenspeed b5c762da:
-# TransferInfo.from_zmq, KVArgsRegisterInfo.from_zmq) and its decode-side
+# Runs the reference engine's own prefill-side parsers (tokenspeed at the v1
+# reference commit of ../reference.env: TransferInfo.from_zmq,
+# KVArgsRegisterInfo.from_zmq) and its decode-side
 # status parser over pkg/kvwire's encodings, and compares the bytes with
 # independent numpy/json encodings of the same values.
 #
-#   hack/kvwire-interop/run.sh /path/to/tokenspeed.git [commit]
+#   conformance/tokenspeed/v1wire/run.sh /path/to/tokenspeed.git [COMMIT]
+#
+# COMMIT defaults to the v1 reference commit.
 #
 # Needs python3 with numpy (PYTHON=/path/to/python3 picks one). Nothing of the reference is kept: its files are
 # extracted into a temporary directory and removed afterwards.
 set -euo pipefail
 mirror=${1:?usage: run.sh TOKENSPEED_GIT_DIR [COMMIT]}
-commit=${2:-b5c762da}
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
+. "$here/../reference.env"
+commit=${2:-$TOKENSPEED_V1_COMMIT}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -15,13 +15,14 @@ limitations under the License.
 */
 
 // Command interop plays every decode rank of a pair against a prefill fleet
-// made of tokenspeed's own code (hack/contractwire/fleet.py), speaking the
-// cache-contract wire with pkg/kvwire only: it reads the bootstrap answer,
-// registers with 8 frames, checks manifests against the decode contract and
-// sends them in 3-frame pre-allocations, and reads the status frames. It
-// fails when the engine and pkg/kvwire disagree: on the answer, on a room's
-// outcome, on a manifest or registration one refuses and the other takes.
-// hack/contractwire/interop.sh runs it; docs/testing.md says how.
+// made of tokenspeed's own code (../fleet.py), speaking the cache-contract
+// wire with pkg/kvwire only: it reads the bootstrap answer, registers with 8
+// frames, checks manifests against the decode contract and sends them in
+// 3-frame pre-allocations, and reads the status frames. It fails when the
+// engine and pkg/kvwire disagree: on the answer, on a room's outcome, on a
+// manifest or registration one refuses and the other takes.
+// conformance/tokenspeed/contractwire/interop.sh runs it; conformance/README.md
+// says how.
 package main
 
 import (

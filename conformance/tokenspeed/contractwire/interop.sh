@@ -11,16 +11,19 @@
 #     manifest objects; and an agent whose plan was made for another
 #     prefill contract, which must refuse the fleet.
 #
-#   hack/contractwire/interop.sh TOKENSPEED_GIT_DIR [COMMIT] [PAIR...]
+#   conformance/tokenspeed/contractwire/interop.sh TOKENSPEED_GIT_DIR [COMMIT] [PAIR...]
+#
+# COMMIT defaults to the cache-contract reference commit (../reference.env).
 #
 # Needs python3 with numpy, pyzmq, requests and aiohttp (PYTHON picks one).
 # Fails on any disagreement, or when the fleet saw a write outside a decode
 # arena.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
+. "$here/../reference.env"
 mirror=${1:?usage: interop.sh TOKENSPEED_GIT_DIR [COMMIT] [PAIR...]}
-commit=${2:-f4d8ec6e}
+commit=${2:-$TOKENSPEED_CACHE_CONTRACT_COMMIT}
 shift $(( $# >= 2 ? 2 : 1 ))
 env=$("$here/tokenspeed-env.sh" "$mirror" "$commit")
 work=$(mktemp -d)
@@ -30,8 +33,8 @@ cleanup() {
   rm -rf "$env" "$work"
 }
 trap cleanup EXIT
-(cd "$root" && go build -o "$work/" ./hack/contractwire/interop ./cmd/receiver-agent ./cmd/pdtopo)
-vectors_dir="$root/pkg/kvwire/testdata/contract"
+(cd "$root" && go build -o "$work/" ./conformance/tokenspeed/contractwire/interop ./cmd/receiver-agent ./cmd/pdtopo)
+vectors_dir="$root/$CONTRACT_WIRE_VECTORS"
 pairs=("$@")
 if [ ${#pairs[@]} -eq 0 ]; then
   pairs=($(cd "$vectors_dir" && ls *-*.json | sed 's/\.json$//'))

@@ -15,15 +15,16 @@
 
 """Golden vectors for pkg/transferplan's cache-contract planner.
 
-Runs the reference engine's own code (tokenspeed at f4d8ec6e, imported from
-an extracted tree given with --tokenspeed; nothing of it is copied here) to
+Runs the reference engine's own code (tokenspeed at the cache-contract
+reference commit of ../reference.env, imported from an extracted tree
+given with --tokenspeed; nothing of it is copied here) to
 build cache transfer contracts the way its cache recipes do, plan pairs of
 them with its CacheTransferPlanner, decode byte strings with its
 CacheTransferContract.from_wire_bytes, and parse the registration and
 pre-allocation frames with its prefill-side parsers. The output is JSON
 under pkg/transferplan/testdata/contract/ (see the README there).
 
-Usage:
+Usage (generate.sh extracts the tree and writes the committed files):
   generate.py --tokenspeed DIR/python --out pkg/transferplan/testdata/contract
   generate.py --tokenspeed DIR/python --random 2000 --seed 7 --random-out FILE
 """
@@ -346,7 +347,7 @@ def golden(out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tokenspeed", required=True, help="the python/ directory of an extracted tokenspeed f4d8ec6e")
+    ap.add_argument("--tokenspeed", required=True, help="the python/ directory of tokenspeed extracted at the reference commit")
     ap.add_argument("--out", help="directory for the golden vectors")
     ap.add_argument("--random", type=int, default=0, help="random contract pairs to plan")
     ap.add_argument("--seed", type=int, default=1)

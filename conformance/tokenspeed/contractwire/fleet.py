@@ -11,7 +11,8 @@
 # are all in is sent (MooncakeKVSender.send) with the prefill's own manifest
 # and a bootstrap token of 1000 + room % 1000.
 #
-#   PYTHONPATH=<tokenspeed-env dir>:hack/contractwire python3 fleet.py PAIR READY_FILE
+#   PYTHONPATH=<tokenspeed-env dir>:conformance/tokenspeed/contractwire \
+#     python3 fleet.py PAIR READY_FILE
 #
 # writes {"bootstrap": "host:port", "pair": PAIR} to READY_FILE once every
 # rank has registered, then serves until its stdin closes; it prints one JSON
