@@ -25,7 +25,7 @@ const (
 	// reference commits: conformance/tokenspeed/reference.env).
 	WireV1 Wire = "V1"
 	// WireCacheContract is tokenspeed's later cache-contract wire
-	// (docs/contract-wire.md, docs/cache-contract.md).
+	// (docs/wire.md, docs/cache-contract.md).
 	WireCacheContract Wire = "CacheContract"
 )
 

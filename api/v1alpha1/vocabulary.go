@@ -111,7 +111,7 @@ const (
 	// ReasonRankOutOfRange: a plan was asked for a rank that does not exist.
 	ReasonRankOutOfRange PDPairConditionReason = "RankOutOfRange"
 
-	// Reasons of cache-contract pairs (docs/cache-contract.md).
+	// Reasons of cache-contract pairs (docs/layout-verdicts.md).
 
 	// ReasonContractInvalid: a contract does not decode as the engine decodes it.
 	ReasonContractInvalid PDPairConditionReason = "ContractInvalid"

@@ -64,7 +64,7 @@ Layout:
                         A LIST is comma-separated; NxV repeats V N times:
                         "80x256,80x256" is 160 buffers of 256 bytes.
   --contract FILE       speak tokenspeed's cache-contract wire
-                        (docs/contract-wire.md): every rank's cache contract,
+                        (docs/wire.md): every rank's cache contract,
                         its wire JSON; with --tp and --dp, instead of the
                         buffer lengths. Registrations are planned and
                         manifests checked as the engine's prefill does.

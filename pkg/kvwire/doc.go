@@ -18,7 +18,7 @@ limitations under the License.
 // handshake: wire protocol v1 (docs/wire.md), the ZMQ multipart registration,
 // request and status messages and the JSON bodies of the prefill bootstrap
 // server's /route endpoint; and tokenspeed's cache-contract wire
-// (docs/contract-wire.md), its 8-frame registration, 3-frame
+// (docs/wire.md), its 8-frame registration, 3-frame
 // pre-allocation, block manifests and contract-carrying bootstrap bodies.
 // DecodeBootstrapAnswer tells the two wires apart.
 //

@@ -133,7 +133,7 @@ func TestContractManifestRefusedBeforeSending(t *testing.T) {
 	room := int64(100)
 	for _, v := range pair.Refusals {
 		room++
-		stricter := v.Name == "unknown key" // docs/contract-wire.md: where pdtopo is stricter
+		stricter := v.Name == "unknown key" // docs/wire.md: where pdtopo differs
 		t.Run(v.Name, func(t *testing.T) {
 			for i, m := range s.Agents {
 				if err := m.Open(s.Peer.BootstrapAddr(), room); err != nil {

@@ -28,7 +28,7 @@ import (
 // group, and, for fields sharded over TP ranks, how a field's global extent
 // splits (the transfer schema). A prefill publishes its contract through
 // its bootstrap server; a decode sends its own in its registration. Both
-// sides plan the transfer from the two contracts (docs/cache-contract.md).
+// sides plan the transfer from the two contracts (docs/wire.md).
 
 // MaxContractBytes bounds a contract's JSON on the wire, as the engine does.
 const MaxContractBytes = 256 << 10

@@ -33,7 +33,7 @@ limitations under the License.
 // the decoder refuses exactly what the engine's decoder refuses, and the
 // planner returns the engine's CacheTransferPlanner answers, or its
 // refusal as a ContractMismatch… or Contract… reason; testdata/contract
-// holds the engine's own answers for both (docs/cache-contract.md).
+// holds the engine's own answers for both (docs/wire.md, docs/testing.md).
 //
 // The package knows nothing of Kubernetes, ZMQ or HTTP: it takes values and
 // returns values or *LayoutError (docs/design.md; test/repo keeps it

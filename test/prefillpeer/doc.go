@@ -31,7 +31,7 @@ limitations under the License.
 // and every status it sends is observable.
 //
 // With Config.Wire set to kvwire.WireCacheContract it speaks the engine's
-// cache-contract wire instead (docs/contract-wire.md), as the
+// cache-contract wire instead (docs/wire.md), as the
 // engine's MooncakeKVManagerPrefill does: the bootstrap server serves the
 // ranks' contract (re-encoded, refusing a rank whose contract differs); a
 // rank plans every registration with pkg/transferplan's contract planner and

@@ -16,7 +16,7 @@
 # room % 1000) in every prefill DP group; every manifest the engine's
 # prefill refuses (sent as its bytes) fails its room in the agent before it
 # is sent (ManifestRefused); every one it accepts completes, but for the cases pdtopo reads
-# more strictly (docs/contract-wire.md). With MISMATCH_SOCKET_DIR, an agent
+# more strictly (docs/wire.md). With MISMATCH_SOCKET_DIR, an agent
 # whose plan was made for another prefill contract refuses the fleet
 # (ContractMismatch). Prints one summary line; exits 1 on any
 # disagreement. pdtopo's own code.
@@ -28,7 +28,7 @@ from pdtopo_agent import AgentKVManager, AgentKVReceiver, KVTransferError, Trans
 from tokenspeed.runtime.pd.cache_protocol import CachePDBlockManifest, CacheTransferContract
 
 ARENA = 0x7F3A00000000
-STRICTER = {"unknown key"}  # accepted by the engine, refused by pdtopo (docs/contract-wire.md)
+STRICTER = {"unknown key"}  # accepted by the engine, refused by pdtopo (docs/wire.md)
 FINISHED = (TransferPoll.Success, TransferPoll.Failed)
 
 

@@ -26,7 +26,7 @@ import (
 )
 
 // WireContract is the kind of registration and request of the engine's
-// cache-contract wire (docs/contract-wire.md): the registration names the
+// cache-contract wire (docs/wire.md): the registration names the
 // engine's cache arena and its contract, a request carries the room's block
 // manifest. Both JSON documents travel as JSON values inside the body,
 // byte for byte as the engine wrote them, and are sent to prefill ranks

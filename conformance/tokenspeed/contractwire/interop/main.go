@@ -193,7 +193,7 @@ func (d *driver) refusedRoom(room int64, manifest []byte, engineAccepts bool, ex
 	case engineAccepts && err == nil:
 		return 0, d.completeRoom(room, manifest)
 	case engineAccepts && kvwire.ReasonOf(err) == kvwire.ReasonUnknownField:
-		return 0, nil // stricter than the engine on purpose (docs/contract-wire.md)
+		return 0, nil // stricter than the engine on purpose (docs/wire.md)
 	case engineAccepts:
 		return 0, fmt.Errorf("the engine accepts it, ValidateManifest refuses: %w", err)
 	case err == nil:
