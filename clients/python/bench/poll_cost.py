@@ -35,6 +35,7 @@ import tempfile
 import time
 import timeit
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -55,7 +56,7 @@ class ReferencePoll:
 
 
 class InProcessManager:
-    def __init__(self):
+    def __init__(self) -> None:
         self.request_status: dict[int, int] = {}
         self.waiting_timeout = 300.0
 
@@ -66,11 +67,11 @@ class InProcessManager:
 class InProcessReceiver:
     """The reference receiver's poll(): a dict read and its comparisons."""
 
-    def __init__(self, mgr: InProcessManager, bootstrap_room: int):
+    def __init__(self, mgr: InProcessManager, bootstrap_room: int) -> None:
         self.kv_mgr = mgr
         self.bootstrap_room = bootstrap_room
-        self.conclude_state = None
-        self.init_time = None
+        self.conclude_state: int | None = None
+        self.init_time: float | None = None
 
     def poll(self) -> int:
         if self.conclude_state is None:
@@ -87,7 +88,7 @@ class InProcessReceiver:
         return self.conclude_state
 
 
-def per_call(fn, number: int) -> float:
+def per_call(fn: Callable[[], object], number: int) -> float:
     """Seconds per call of fn: the best of five runs of number calls."""
     return min(timeit.repeat(fn, number=number, repeat=5)) / number
 
@@ -128,11 +129,11 @@ def main() -> int:
             ref_poll = per_call(one_ref.poll, args.polls)
             poll = per_call(one.poll, args.polls)
 
-            def ref_sweep():
+            def ref_sweep() -> None:
                 for rc in ref_rooms:
                     rc.poll()
 
-            def sweep():
+            def sweep() -> None:
                 for rc in rooms:
                     rc.poll()
 

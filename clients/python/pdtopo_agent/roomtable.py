@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     FAILURE_AGENT_REFUSED,
@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pdtopo_agent")
 
-_BY_NAME = {name: TransferPoll.from_name(name) for name in ("Failed", "Bootstrapping", "Bootstrapped", "WaitingForInput", "Transferring", "Success")}
+# Keyed by what the agent's JSON holds, which may be anything.
+_BY_NAME: dict[Any, TransferPoll] = {name: TransferPoll.from_name(name) for name in ("Failed", "Bootstrapping", "Bootstrapped", "WaitingForInput", "Transferring", "Success")}
 _FAILED = TransferPoll.Failed
 _SUCCESS = TransferPoll.Success
 _BOOTSTRAPPING = TransferPoll.Bootstrapping
@@ -55,13 +56,13 @@ _RECONNECT_FIRST, _RECONNECT_MOST = 0.02, 1.0
 
 
 class RoomTable:
-    def __init__(self, address: str, endpoint: str, registration: dict | bytes, timeout: float):
+    def __init__(self, address: str, endpoint: str, registration: dict[str, Any] | bytes, timeout: float):
         self.address = address
         self.endpoint = endpoint
         self.registration = registration
         self.timeout = timeout
         self.status: dict[int, int] = {}  # what poll() reads
-        self.rooms: dict[int, AgentKVReceiver] = {}
+        self.rooms: dict[int, AgentKVReceiver[Any]] = {}
         # _lock guards the tables, the connection and the writes on it;
         # _connecting serialises connection attempts (done without _lock).
         self._lock = threading.Lock()
@@ -152,7 +153,7 @@ class RoomTable:
 
     # Operations, called by receivers from the engine's threads.
 
-    def open(self, rc: "AgentKVReceiver") -> None:
+    def open(self, rc: AgentKVReceiver[Any]) -> None:
         room = rc.bootstrap_room
         if self.replaced_by:
             rc._fail(FAILURE_AGENT_REFUSED, f"pdtopo agent at {self.endpoint}: another engine registered on this rank ({self.replaced_by}); "
@@ -180,14 +181,15 @@ class RoomTable:
             self.status[room] = _BOOTSTRAPPING
             self._send(conn, b'{"op":"open","room":%d,"ref":%d,"bootstrapAddr":%s}\n' % (room, ref, json.dumps(rc.bootstrap_addr).encode()))
 
-    def request(self, rc: "AgentKVReceiver", body: dict) -> None:
+    def request(self, rc: AgentKVReceiver[Any], body: dict[str, Any]) -> None:
         line = b'{"op":"request","room":%d,"ref":%d,"request":%s}\n' % (
             rc.bootstrap_room, rc._ref, json.dumps(body, separators=(",", ":")).encode())
         with self._lock:
-            if self._owns(rc) and rc._conn is self._conn and self.status[rc.bootstrap_room] != _FAILED:
-                self._send(rc._conn, line)
+            conn = self._conn
+            if conn is not None and self._owns(rc) and rc._conn is conn and self.status[rc.bootstrap_room] != _FAILED:
+                self._send(conn, line)
 
-    def request_manifest(self, rc: "AgentKVReceiver", manifest: bytes) -> None:
+    def request_manifest(self, rc: AgentKVReceiver[Any], manifest: bytes) -> None:
         """The room's request on the cache-contract wire: the manifest's
         bytes written into the line as they are (one copy, no decoding; the
         agent reads them). A manifest with a line break would end the line:
@@ -204,10 +206,11 @@ class RoomTable:
         line = b"".join((b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":' % (rc.bootstrap_room, rc._ref),
                          manifest, b"}}\n"))
         with self._lock:
-            if self._owns(rc) and rc._conn is self._conn and self.status[rc.bootstrap_room] != _FAILED:
-                self._send(rc._conn, line)
+            conn = self._conn
+            if conn is not None and self._owns(rc) and rc._conn is conn and self.status[rc.bootstrap_room] != _FAILED:
+                self._send(conn, line)
 
-    def clear(self, rc: "AgentKVReceiver") -> None:
+    def clear(self, rc: AgentKVReceiver[Any]) -> None:
         """Forget the room here and in the agent; a room cleared already,
         or whose stream ended, is not sent."""
         room = rc.bootstrap_room
@@ -219,7 +222,7 @@ class RoomTable:
             if rc._conn is self._conn and rc._conn is not None:
                 self._send(rc._conn, b'{"op":"clear","room":%d,"ref":%d}\n' % (room, rc._ref))
 
-    def _owns(self, rc: "AgentKVReceiver") -> bool:
+    def _owns(self, rc: AgentKVReceiver[Any]) -> bool:
         return self.rooms.get(rc.bootstrap_room) is rc
 
     def _send(self, conn: StreamConnection, line: bytes) -> None:
@@ -232,7 +235,7 @@ class RoomTable:
 
     # Events, applied by the reader thread.
 
-    def _apply(self, conn: StreamConnection, events: list[dict]) -> None:
+    def _apply(self, conn: StreamConnection, events: list[dict[str, Any]]) -> None:
         with self._lock:
             if conn is not self._conn:
                 return
@@ -240,7 +243,7 @@ class RoomTable:
             for ev in events:
                 kind = ev.get("ev")
                 if kind == "room":
-                    room = ev.get("room")
+                    room: Any = ev.get("room")  # the agent's JSON: an int when it is one of ours
                     rc = rooms.get(room)
                     if rc is None or rc._ref != ev.get("ref") or rc._conn is not conn:
                         self.unknown_events += 1
@@ -260,8 +263,9 @@ class RoomTable:
                 elif kind == "resync":
                     self.resyncs += 1
 
-    def _refused(self, conn: StreamConnection, ev: dict) -> None:
-        room, op, code = ev.get("room"), ev.get("op"), str(ev.get("code", ""))
+    def _refused(self, conn: StreamConnection, ev: dict[str, Any]) -> None:
+        room: Any = ev.get("room")  # the agent's JSON: an int when it is one of ours
+        op, code = ev.get("op"), str(ev.get("code", ""))
         rc = self.rooms.get(room)
         if rc is None or rc._ref != ev.get("ref") or rc._conn is not conn:
             self.unknown_events += 1  # a clear's refusal too: the room is gone here already

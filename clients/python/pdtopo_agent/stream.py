@@ -68,16 +68,16 @@ def connect(address: str, timeout: float) -> socket.socket:
 class StreamConnection:
     """One open engine stream."""
 
-    def __init__(self, sock: socket.socket, hello: dict, rest: bytes, endpoint: str):
+    def __init__(self, sock: socket.socket, hello: dict[str, Any], rest: bytes, endpoint: str):
         self.sock = sock
         self.hello = hello
         self.endpoint = endpoint
         self._rest = rest  # bytes received after the last complete line
-        self.pending: list[dict] = []  # events read with the hello
+        self.pending: list[dict[str, Any]] = []  # events read with the hello
         self.closed_by_agent: tuple[str, str] | None = None  # the closed line's code and message
 
     @classmethod
-    def open(cls, address: str, endpoint: str, registration: dict | bytes, timeout: float) -> "StreamConnection":
+    def open(cls, address: str, endpoint: str, registration: dict[str, Any] | bytes, timeout: float) -> "StreamConnection":
         """Connect, register (a body, or its encoded bytes), and return the
         stream after its hello.
 
@@ -127,7 +127,7 @@ class StreamConnection:
         agent did not read within the socket's timeout)."""
         self.sock.sendall(data)
 
-    def read_events(self) -> list[dict]:
+    def read_events(self) -> list[dict[str, Any]]:
         """The next events (at least one, unless the wait timed out: then
         an empty list). Raises StreamEnded at the end of the stream."""
         if self.pending:
@@ -153,8 +153,9 @@ class StreamConnection:
                 raise StreamEnded(f"a line longer than {MAX_LINE} bytes is not the protocol")
             self._rest = data
             return []
-        self._rest = data[end + 1 :]
+        self._rest = data[end + 1:]
         lines = data[:end]
+        events: list[dict[str, Any]] | None
         try:
             events = json.loads(b"[" + lines.replace(b"\n", b",") + b"]")
         except ValueError:

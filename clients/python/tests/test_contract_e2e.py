@@ -24,7 +24,7 @@ import time
 import unittest
 from pathlib import Path
 
-from pdtopo_agent import AgentKVManager, AgentKVReceiver, AgentRefusedError, KVTransferError, TransferPoll
+from pdtopo_agent import AgentKVManager, AgentKVReceiver, AgentRefusedError, ContractWire, KVTransferError, TransferPoll
 
 from . import procs
 from .test_agent_e2e import left_bootstrapping, poll_until
@@ -36,7 +36,7 @@ TOKEN = 4242
 class WireBytes:
     """What tokenspeed holds: an object with to_wire_bytes()."""
 
-    def __init__(self, raw: bytes):
+    def __init__(self, raw: bytes) -> None:
         self.raw = raw
 
     def to_wire_bytes(self) -> bytes:
@@ -46,7 +46,7 @@ class WireBytes:
 class ContractPair:
     """A pair's prefill peer and the agent of its decode ranks (DP group 0)."""
 
-    def __init__(self, test: unittest.TestCase, name: str):
+    def __init__(self, test: unittest.TestCase, name: str) -> None:
         tmp = tempfile.TemporaryDirectory(prefix="pdtopo-contract-")
         test.addCleanup(tmp.cleanup)
         self.dir = Path(tmp.name)
@@ -59,23 +59,24 @@ class ContractPair:
         test.addCleanup(self.agent.stop)
         self.decode_contract = self.vectors["decode"]["contract"].encode()
 
-    def manager(self, test: unittest.TestCase, rank: int, contract=None) -> AgentKVManager:
+    def manager(self, test: unittest.TestCase, rank: int, contract: bytes | None = None) -> AgentKVManager[ContractWire]:
         mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", kv_data_ptr=ARENA + (rank << 32),
                                       cache_layout=WireBytes(contract or self.decode_contract), socket_dir=str(self.dir))
         test.addCleanup(mgr.close)
         return mgr
 
     def manifest(self, name: str) -> bytes:
-        return next(m["wire"] for m in self.vectors["manifest_refusals"] if m["name"] == name).encode()
+        wire: str = next(m["wire"] for m in self.vectors["manifest_refusals"] if m["name"] == name)
+        return wire.encode()
 
 
 class ContractRooms(unittest.TestCase):
-    def test_rooms_complete_for_every_decode_rank(self):
+    def test_rooms_complete_for_every_decode_rank(self) -> None:
         for name in ("gqa-replicas-p8-d2", "gqa-dp2-p4-d2", "hybrid-qwen35-p4-d2", "mla-p2-d4"):
             with self.subTest(pair=name):
                 self.rooms_complete(name)
 
-    def rooms_complete(self, name: str):
+    def rooms_complete(self, name: str) -> None:
         p = ContractPair(self, name)
         managers = [p.manager(self, r) for r in range(p.ranks)]
         dp = p.vectors["prefill"].get("dp_size") or 1
@@ -104,7 +105,7 @@ class ContractRooms(unittest.TestCase):
             self.assertEqual((c["registrations"], c["requests"], c["dummies"], c["errors"]),
                              (len(met), len(met) * rooms, len(dummies) * rooms, 0), f"prefill engine rank {engine_rank}: {c}")
 
-    def test_a_manifest_outside_the_arena_is_refused_and_never_sent(self):
+    def test_a_manifest_outside_the_arena_is_refused_and_never_sent(self) -> None:
         p = ContractPair(self, "gqa-replicas-p8-d2")
         mgr = p.manager(self, 0)
         rc = AgentKVReceiver(mgr, p.peer.bootstrap_addr, 7)
@@ -122,7 +123,7 @@ class ContractRooms(unittest.TestCase):
         counts = p.peer.counts()
         self.assertEqual(sum(c["requests"] for c in counts.values()), 7, f"only room 8's pre-allocations (1 source, 6 dummies): {counts}")
 
-    def test_another_decode_contract_is_refused(self):
+    def test_another_decode_contract_is_refused(self) -> None:
         p = ContractPair(self, "gqa-p4-d2")
         other = procs.contract_pair("gqa-p2-d4")["decode"]["contract"].encode()
         with self.assertRaises(AgentRefusedError) as ctx:
