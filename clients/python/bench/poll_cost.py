@@ -148,8 +148,10 @@ def main() -> int:
             peer.stop()
 
     print(f"python {sys.version.split()[0]}, {args.rooms} open rooms (Bootstrapped), best of 5 runs")
-    print(f"one poll(): reference in-process {ref_poll * 1e9:.0f} ns, adapter {poll * 1e9:.0f} ns ({poll / ref_poll:.2f}x)")
-    print(f"sweep over {args.rooms} rooms: reference {ref_sweep_s * 1e6:.1f} µs, adapter {sweep_s * 1e6:.1f} µs ({sweep_s / ref_sweep_s:.2f}x)")
+    print(f"one poll(): reference in-process {ref_poll * 1e9:.0f} ns, adapter {poll * 1e9:.0f} ns "
+          f"({poll / ref_poll:.2f}x)")
+    print(f"sweep over {args.rooms} rooms: reference {ref_sweep_s * 1e6:.1f} µs, adapter {sweep_s * 1e6:.1f} µs "
+          f"({sweep_s / ref_sweep_s:.2f}x)")
     return 0
 
 

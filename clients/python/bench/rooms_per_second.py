@@ -153,7 +153,8 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=1, help="engine ranks of the pod (threads)")
     ap.add_argument("--inflight", type=int, default=256, help="rooms each rank keeps open")
     ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--rooms", type=int, default=0, help="run this many rooms per rank instead of --seconds, and report memory")
+    ap.add_argument("--rooms", type=int, default=0,
+                    help="run this many rooms per rank instead of --seconds, and report memory")
     ap.add_argument("--processes", action="store_true", help="one process per rank instead of one thread")
     args = ap.parse_args()
 
@@ -169,13 +170,15 @@ def main() -> int:
             out = ctx.Queue() if args.processes else __import__("queue").Queue()
             make = ctx.Process if args.processes else threading.Thread
             workers = [
-                make(target=engine_rank_loop, args=(str(work), r, peer.bootstrap_addr, ptrs, args.inflight, args.seconds, args.rooms, agent.proc.pid, out))
+                make(target=engine_rank_loop, args=(str(work), r, peer.bootstrap_addr, ptrs, args.inflight,
+                                                    args.seconds, args.rooms, agent.proc.pid, out))
                 for r in agent.ranks
             ]
             start = time.monotonic()
             for w in workers:
                 w.start()
-            results = [out.get(timeout=args.seconds + 120 if not args.rooms else args.rooms / 100 + 120) for _ in workers]
+            wait = args.seconds + 120 if not args.rooms else args.rooms / 100 + 120
+            results = [out.get(timeout=wait) for _ in workers]
             elapsed = time.monotonic() - start
             for w in workers:
                 w.join()
@@ -201,7 +204,8 @@ def main() -> int:
     for r in results:
         for n, (rss, hwm), (agent_rss, agent_hwm), heap in r[4]:
             print(f"after {n:,} rooms: engine process RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f}), "
-                  f"agent RSS {agent_rss / 1024:.1f} MiB (peak {agent_hwm / 1024:.1f}), agent Go heap in use {heap / 2**20:.1f} MiB")
+                  f"agent RSS {agent_rss / 1024:.1f} MiB (peak {agent_hwm / 1024:.1f}), "
+                  f"agent Go heap in use {heap / 2**20:.1f} MiB")
     return 1 if failed else 0
 
 

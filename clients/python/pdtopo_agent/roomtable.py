@@ -46,7 +46,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pdtopo_agent")
 
 # Keyed by what the agent's JSON holds, which may be anything.
-_BY_NAME: dict[Any, TransferPoll] = {name: TransferPoll.from_name(name) for name in ("Failed", "Bootstrapping", "Bootstrapped", "WaitingForInput", "Transferring", "Success")}
+_BY_NAME: dict[Any, TransferPoll] = {
+    name: TransferPoll.from_name(name)
+    for name in ("Failed", "Bootstrapping", "Bootstrapped", "WaitingForInput", "Transferring", "Success")
+}
 _FAILED = TransferPoll.Failed
 _SUCCESS = TransferPoll.Success
 _BOOTSTRAPPING = TransferPoll.Bootstrapping
@@ -100,7 +103,8 @@ class RoomTable:
                 self.replaced_by = ""
                 self._changed.notify_all()
             if conn.hello.get("replaced"):
-                logger.warning("the agent at %s replaced an older registration of this rank (registration %s)", self.endpoint, conn.hello.get("registration"))
+                logger.warning("the agent at %s replaced an older registration of this rank (registration %s)",
+                               self.endpoint, conn.hello.get("registration"))
             if conn.pending:
                 self._apply(conn, conn.pending)
                 conn.pending = []
@@ -156,30 +160,35 @@ class RoomTable:
     def open(self, rc: AgentKVReceiver[Any]) -> None:
         room = rc.bootstrap_room
         if self.replaced_by:
-            rc._fail(FAILURE_AGENT_REFUSED, f"pdtopo agent at {self.endpoint}: another engine registered on this rank ({self.replaced_by}); "
+            rc._fail(FAILURE_AGENT_REFUSED,
+                     f"pdtopo agent at {self.endpoint}: another engine registered on this rank ({self.replaced_by}); "
                      "AgentKVManager.register() takes the rank back")
             return
         if self._conn is None and not self._closed:
             try:
                 self.connect()
             except AgentError as exc:
-                rc._fail(FAILURE_AGENT_UNAVAILABLE if not isinstance(exc, AgentRefusedError) else FAILURE_AGENT_REFUSED, str(exc))
+                code = FAILURE_AGENT_REFUSED if isinstance(exc, AgentRefusedError) else FAILURE_AGENT_UNAVAILABLE
+                rc._fail(code, str(exc))
                 return
         with self._lock:
             conn = self._conn
             if conn is None:
-                rc._fail(FAILURE_AGENT_UNAVAILABLE, f"pdtopo agent at {self.endpoint}: the stream is closed ({self.last_loss or 'the manager was closed'})")
+                rc._fail(FAILURE_AGENT_UNAVAILABLE, f"pdtopo agent at {self.endpoint}: the stream is closed "
+                         f"({self.last_loss or 'the manager was closed'})")
                 return
             if room in self.rooms:
                 rc._fail(FAILURE_AGENT_REFUSED, str(AgentRefusedError(
-                    "POST /v1/rooms", 409, "RoomExists", f"room {room} is already open; clear it before reusing its number")))
+                    "POST /v1/rooms", 409, "RoomExists",
+                    f"room {room} is already open; clear it before reusing its number")))
                 return
             ref = self._next_ref
             self._next_ref = ref + 1
             rc._ref, rc._conn = ref, conn
             self.rooms[room] = rc
             self.status[room] = _BOOTSTRAPPING
-            self._send(conn, b'{"op":"open","room":%d,"ref":%d,"bootstrapAddr":%s}\n' % (room, ref, json.dumps(rc.bootstrap_addr).encode()))
+            self._send(conn, b'{"op":"open","room":%d,"ref":%d,"bootstrapAddr":%s}\n' % (
+                room, ref, json.dumps(rc.bootstrap_addr).encode()))
 
     def request(self, rc: AgentKVReceiver[Any], body: dict[str, Any]) -> None:
         line = b'{"op":"request","room":%d,"ref":%d,"request":%s}\n' % (
@@ -200,11 +209,13 @@ class RoomTable:
             except ValueError as exc:
                 with self._lock:
                     if self._owns(rc) and self.status[rc.bootstrap_room] not in (_SUCCESS, _FAILED):
-                        rc._fail(FAILURE_MANIFEST_REFUSED, f"room {rc.bootstrap_room}'s block manifest ({len(manifest)} bytes) is not JSON: {exc}; nothing was sent")
+                        rc._fail(FAILURE_MANIFEST_REFUSED, f"room {rc.bootstrap_room}'s block manifest "
+                                 f"({len(manifest)} bytes) is not JSON: {exc}; nothing was sent")
                         self.status[rc.bootstrap_room] = _FAILED
                 return
-        line = b"".join((b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":' % (rc.bootstrap_room, rc._ref),
-                         manifest, b"}}\n"))
+        head = b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":' % (
+            rc.bootstrap_room, rc._ref)
+        line = b"".join((head, manifest, b"}}\n"))
         with self._lock:
             conn = self._conn
             if conn is not None and self._owns(rc) and rc._conn is conn and self.status[rc.bootstrap_room] != _FAILED:
@@ -253,7 +264,8 @@ class RoomTable:
                     if cur == _SUCCESS or cur == _FAILED:
                         continue
                     if new is None:
-                        rc._fail(FAILURE_UNKNOWN_STATUS, f"the agent reported room {room} as {ev.get('status')!r}, which this adapter does not know (upgrade it)")
+                        rc._fail(FAILURE_UNKNOWN_STATUS, f"the agent reported room {room} as {ev.get('status')!r}, "
+                                 "which this adapter does not know (upgrade it)")
                         status[room] = _FAILED
                     elif new == _FAILED or new > cur:
                         rc._room = ev  # before the status: a poll that sees Success finds the token
@@ -276,7 +288,8 @@ class RoomTable:
             return
         call = "POST /v1/rooms" if op == "open" else f"POST /v1/rooms/{room}/request"
         status = ev.get("httpStatus")
-        rc._fail(FAILURE_AGENT_REFUSED, str(AgentRefusedError(call, status if type(status) is int else 0, code, str(ev.get("message", "")))))
+        refusal = AgentRefusedError(call, status if type(status) is int else 0, code, str(ev.get("message", "")))
+        rc._fail(FAILURE_AGENT_REFUSED, str(refusal))
         self.status[room] = _FAILED
 
     def _lost(self, conn: StreamConnection, why: str) -> None:
@@ -300,9 +313,11 @@ class RoomTable:
             if rc._conn is conn and st != _SUCCESS and st != _FAILED:
                 rc._fail(FAILURE_STREAM_LOST, (
                     f"the event stream to the pdtopo agent at {self.endpoint} ended ({why}) while room {room} was "
-                    f"{TransferPoll.name_of(st)}: its outcome is unknown (rooms do not outlive the stream)"), quiet=True)
+                    f"{TransferPoll.name_of(st)}: its outcome is unknown (rooms do not outlive the stream)"),
+                    quiet=True)
                 self.status[room] = _FAILED
                 failed += 1
-        logger.warning("the event stream to the pdtopo agent at %s ended (%s): %d unfinished rooms failed; %s", self.endpoint, why, failed,
+        logger.warning("the event stream to the pdtopo agent at %s ended (%s): %d unfinished rooms failed; %s",
+                       self.endpoint, why, failed,
                        "not connecting again: another engine took the rank" if self.replaced_by else "connecting again")
         self._changed.notify_all()

@@ -88,7 +88,8 @@ class FakeAgent:
         registration = json.loads(raw)
         conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: pdtopo-stream.v1\r\n\r\n")
         fs = FakeStream(conn, registration, raw)
-        fs.send({"ev": "hello", "protocol": 1, "engineRank": 0, "sessionId": registration["sessionId"], "registration": 1, "replaced": False})
+        fs.send({"ev": "hello", "protocol": 1, "engineRank": 0, "sessionId": registration["sessionId"],
+                 "registration": 1, "replaced": False})
         self.streams.put(fs)
         if not self.read_ops:
             return  # the connection stays open, never read

@@ -177,7 +177,8 @@ def contract_files(pair: dict[str, Any], into: Path) -> tuple[Path, Path]:
 def contract_peer(pair: dict[str, Any], contract: Path, workdir: Path, *extra: str) -> PrefillPeer:
     """cmd/prefill-peer playing the pair's prefill side on the contract wire."""
     dp = pair["prefill"].get("dp_size") or 1
-    return PrefillPeer(None, workdir, "--tp", str(pair["prefill"]["tp_size"] * dp), "--dp", str(dp), "--contract", str(contract), *extra)
+    return PrefillPeer(None, workdir, "--tp", str(pair["prefill"]["tp_size"] * dp), "--dp", str(dp), "--contract",
+                       str(contract), *extra)
 
 
 class Agent(Process):
@@ -231,7 +232,8 @@ class Agent(Process):
 def buffer_counts(manifest: Path) -> tuple[int, int]:
     """(KV buffers, state buffers) a decode rank of the manifest's pair
     registers, as `pdtopo plan` summarises the layout."""
-    out = subprocess.run([str(bin_dir() / "pdtopo"), "plan", "-f", str(manifest)], capture_output=True, text=True, check=True)
+    out = subprocess.run([str(bin_dir() / "pdtopo"), "plan", "-f", str(manifest)], capture_output=True, text=True,
+                         check=True)
     # PDPair x: prefill TP 8 DP 1 → decode TP 4 DP 1, MHA, 160 KV + 0 state buffers, 1 token(s)/page
     words = out.stdout.splitlines()[0].replace(",", "").split()
     at = words.index("KV")

@@ -112,13 +112,15 @@ class Pod(unittest.TestCase):
         self.addCleanup(self.agent.stop)
 
     def manager(self, rank: int) -> AgentKVManager[V1Wire]:
-        mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", self.kv_ptrs, self.state_ptrs, socket_dir=str(self.dir))
+        mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", self.kv_ptrs, self.state_ptrs,
+                                      socket_dir=str(self.dir))
         self.addCleanup(mgr.close)
         return mgr
 
 
 class ReferenceCallingOrder(Pod):
-    def run_rank(self, rank: int, rooms: list[int], prefill_at_once: bool, errors: list[tuple[int, BaseException]]) -> None:
+    def run_rank(self, rank: int, rooms: list[int], prefill_at_once: bool,
+                 errors: list[tuple[int, BaseException]]) -> None:
         try:
             mgr = self.manager(rank)
             self.assertEqual(mgr.socket_path, str(self.dir / f"rank-{rank}.sock"))
@@ -137,7 +139,8 @@ class ReferenceCallingOrder(Pod):
                 wait_gone(self, mgr, room)
                 receiver.clear()  # twice is fine: nothing is sent the second time
                 self.assertEqual(receiver.poll(), TransferPoll.Success, "a concluded room keeps its answer")
-            self.assertEqual(mgr.rooms.unknown_events, 0, "no event (a refused second clear) for a room the manager no longer has")
+            self.assertEqual(mgr.rooms.unknown_events, 0,
+                             "no event (a refused second clear) for a room the manager no longer has")
         except BaseException as exc:  # reported by the main thread
             errors.append((rank, exc))
 
@@ -161,7 +164,8 @@ class ReferenceCallingOrder(Pod):
         counts = self.peer.counts()
         self.assertEqual(sorted(counts), list(range(8)))
         for prefill_rank, c in counts.items():
-            self.assertEqual((c["requests"], c["completed"], c["errors"]), (per_rank, per_rank, 0), f"prefill rank {prefill_rank}: {c}")
+            self.assertEqual((c["requests"], c["completed"], c["errors"]), (per_rank, per_rank, 0),
+                             f"prefill rank {prefill_rank}: {c}")
 
     def test_poll_until_bootstrapped_then_prefill(self) -> None:
         self.run_pod(prefill_at_once=False)
@@ -202,7 +206,8 @@ class PrefillFails(Pod):
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
         e = cm.exception
-        self.assertEqual((e.bootstrap_room, e.remote_endpoint, e.failure_code), (77, self.peer.bootstrap_addr, "PrefillReportedFailure"))
+        self.assertEqual((e.bootstrap_room, e.remote_endpoint, e.failure_code),
+                         (77, self.peer.bootstrap_addr, "PrefillReportedFailure"))
         self.assertIn("prefill", e.failure_reason.lower())
         self.assertIn(f"remote_endpoint={self.peer.bootstrap_addr}", str(e))
         self.assertEqual(receiver.poll(), TransferPoll.Failed)
@@ -281,7 +286,8 @@ class Faults(Pod):
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
         self.assertEqual(cm.exception.failure_code, FAILURE_AGENT_REFUSED)
-        self.assertIn("pdtopo agent refused POST /v1/rooms/10/request: 400 InvalidArgument: room 10's request: kvIndices[0] is -1", cm.exception.failure_reason)
+        self.assertIn("pdtopo agent refused POST /v1/rooms/10/request: 400 InvalidArgument: "
+                      "room 10's request: kvIndices[0] is -1", cm.exception.failure_reason)
 
     def test_agent_restarts(self) -> None:
         mgr = self.manager(0)
@@ -321,23 +327,27 @@ class Faults(Pod):
         self.assertEqual(poll_until(self, room, TransferPoll.finished), TransferPoll.Success)
         room.clear()
         time.sleep(0.2)
-        self.assertEqual((old.rooms.connects, new.rooms.connects), (1, 1), "the replaced manager does not take the rank back by itself")
+        self.assertEqual((old.rooms.connects, new.rooms.connects), (1, 1),
+                         "the replaced manager does not take the rank back by itself")
         counts = self.peer.counts()
-        self.assertEqual([counts[r]["registrations"] for r in (0, 1)], [2, 2], "decode rank 0's prefill ranks got the old and the new registration")
+        self.assertEqual([counts[r]["registrations"] for r in (0, 1)], [2, 2],
+                         "decode rank 0's prefill ranks got the old and the new registration")
 
     def test_engine_disconnects_mid_room(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 30)
         poll_until(self, receiver, left_bootstrapping)
         mgr.close()  # the engine exits: its stream ends, the agent forgets its rooms
-        wait_gone(self, AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs, socket_dir=str(self.dir)), 30)
+        wait_gone(self, AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs,
+                                                socket_dir=str(self.dir)), 30)
 
     def test_agent_crashes(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 9)
         poll_until(self, receiver, left_bootstrapping)
         self.agent.stop(signal.SIGKILL)  # no goodbye: the stream just ends
-        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)  # no exception from poll
+        # no exception from poll
+        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
         self.assertEqual(cm.exception.failure_code, FAILURE_STREAM_LOST)
@@ -346,6 +356,7 @@ class Faults(Pod):
         gone = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 13)  # no agent to open it with
         self.assertEqual(gone.poll(), TransferPoll.Failed)
         self.assertEqual(gone.failure_code, FAILURE_AGENT_UNAVAILABLE)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -59,9 +59,11 @@ class ContractPair:
         test.addCleanup(self.agent.stop)
         self.decode_contract = self.vectors["decode"]["contract"].encode()
 
-    def manager(self, test: unittest.TestCase, rank: int, contract: bytes | None = None) -> AgentKVManager[ContractWire]:
+    def manager(self, test: unittest.TestCase, rank: int,
+                contract: bytes | None = None) -> AgentKVManager[ContractWire]:
         mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", kv_data_ptr=ARENA + (rank << 32),
-                                      cache_layout=WireBytes(contract or self.decode_contract), socket_dir=str(self.dir))
+                                      cache_layout=WireBytes(contract or self.decode_contract),
+                                      socket_dir=str(self.dir))
         test.addCleanup(mgr.close)
         return mgr
 
@@ -91,7 +93,8 @@ class ContractRooms(unittest.TestCase):
                     rc.prefill(block_manifest=WireBytes(manifest))
                 for rank, (mgr, rc) in enumerate(zip(managers, receivers)):
                     status = poll_until(self, rc, lambda s: s in (TransferPoll.Success, TransferPoll.Failed))
-                    self.assertEqual(status, TransferPoll.Success, f"decode rank {rank}, room {room}: {rc.failure_code}")
+                    self.assertEqual(status, TransferPoll.Success,
+                                     f"decode rank {rank}, room {room}: {rc.failure_code}")
                     self.assertEqual(rc.bootstrap_token, TOKEN)
                     self.assertEqual(mgr.pop_prefill_metadata(room)[0], TOKEN)
                     rc.clear()
@@ -103,7 +106,8 @@ class ContractRooms(unittest.TestCase):
             met = [d for d, r in enumerate(p.vectors["ranks"]) if tp in r["targets"] or tp in r["dummies"]]
             dummies = [d for d, r in enumerate(p.vectors["ranks"]) if tp in r["dummies"]]
             self.assertEqual((c["registrations"], c["requests"], c["dummies"], c["errors"]),
-                             (len(met), len(met) * rooms, len(dummies) * rooms, 0), f"prefill engine rank {engine_rank}: {c}")
+                             (len(met), len(met) * rooms, len(dummies) * rooms, 0),
+                             f"prefill engine rank {engine_rank}: {c}")
 
     def test_a_manifest_outside_the_arena_is_refused_and_never_sent(self) -> None:
         p = ContractPair(self, "gqa-replicas-p8-d2")
@@ -118,10 +122,12 @@ class ContractRooms(unittest.TestCase):
             self.assertIn(part, ctx.exception.failure_reason)
         ok = AgentKVReceiver(mgr, p.peer.bootstrap_addr, 8)
         ok.prefill(p.manifest("block id = page_count - 1"))  # the engine takes the last page
-        self.assertEqual(poll_until(self, ok, lambda s: s in (TransferPoll.Success, TransferPoll.Failed)), TransferPoll.Success)
+        self.assertEqual(poll_until(self, ok, lambda s: s in (TransferPoll.Success, TransferPoll.Failed)),
+                         TransferPoll.Success)
         time.sleep(0.5)  # as above: the dummies' messages
         counts = p.peer.counts()
-        self.assertEqual(sum(c["requests"] for c in counts.values()), 7, f"only room 8's pre-allocations (1 source, 6 dummies): {counts}")
+        self.assertEqual(sum(c["requests"] for c in counts.values()), 7,
+                         f"only room 8's pre-allocations (1 source, 6 dummies): {counts}")
 
     def test_another_decode_contract_is_refused(self) -> None:
         p = ContractPair(self, "gqa-p4-d2")

@@ -40,6 +40,8 @@ from .test_stream import room_event
 CONTRACT = b'{"plan": {"prefix_granularity": 16, "groups": []}, "group_specs": [], "transfer_schema": {"fields": []}}'
 MANIFEST = b'{"groups":[{"group_id":"full_attention","block_ids":[24,31,38]}],"prefix_len":16,"prompt_len":64}'
 ARENA = 0x7F3A00000000
+REQUEST = b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":%s}}'
+"""A room's request line on the stream: room, ref, manifest."""
 
 
 class WireBytes:
@@ -79,7 +81,8 @@ class ContractStream(unittest.TestCase):
             mgr = self.manager(cache_layout=layout)
             stream = self.agent.next_stream()
             self.assertEqual(stream.raw_registration,
-                             b'{"kind":"contract","sessionId":"127.0.0.1:17000","kvDataPtr":%d,"cacheLayout":%s}' % (ARENA, CONTRACT))
+                             b'{"kind":"contract","sessionId":"127.0.0.1:17000","kvDataPtr":%d,"cacheLayout":%s}'
+                             % (ARENA, CONTRACT))
             self.assertTrue(mgr.contract_wire)
             mgr.close()
             stream.close()
@@ -87,7 +90,8 @@ class ContractStream(unittest.TestCase):
     def test_prefill_sends_the_manifest_as_it_is(self) -> None:
         mgr = self.manager()
         stream = self.agent.next_stream()
-        manifests: tuple[tuple[int, WireBytesLike], ...] = ((1, MANIFEST), (2, WireBytes(MANIFEST)), (3, memoryview(MANIFEST)))
+        manifests: tuple[tuple[int, WireBytesLike], ...] = (
+            (1, MANIFEST), (2, WireBytes(MANIFEST)), (3, memoryview(MANIFEST)))
         for room, manifest in manifests:
             rc, ref = self.open(mgr, stream, room)
             if room == 1:
@@ -96,7 +100,7 @@ class ContractStream(unittest.TestCase):
                 rc.prefill(block_manifest=manifest)  # as tokenspeed's decode executor calls it
             raw = stream.raw_ops.get(timeout=5)
             stream.next_op()
-            self.assertEqual(raw, b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":%s}}' % (room, ref, MANIFEST))
+            self.assertEqual(raw, REQUEST % (room, ref, MANIFEST))
             stream.send(room_event(room, ref, "Success", bootstrapToken=100 + room))
             wait_for(lambda: rc.poll() == TransferPoll.Success, what="the Success event")
             self.assertEqual(rc.bootstrap_token, 100 + room)
@@ -107,7 +111,7 @@ class ContractStream(unittest.TestCase):
         stream = self.agent.next_stream()
         rc, ref = self.open(mgr, stream, 1)
         rc.prefill(json.dumps(json.loads(MANIFEST), indent=2).encode())  # compacted: one line
-        self.assertEqual(stream.raw_ops.get(timeout=5), b'{"op":"request","room":1,"ref":%d,"request":{"kind":"contract","manifest":%s}}' % (ref, MANIFEST))
+        self.assertEqual(stream.raw_ops.get(timeout=5), REQUEST % (1, ref, MANIFEST))
         stream.next_op()
         rc2, _ = self.open(mgr, stream, 2)
         rc2.prefill(b'{"groups":\n[')  # not JSON: the room fails here, nothing is written
@@ -135,11 +139,13 @@ class ContractStream(unittest.TestCase):
         for kwargs, exc in wrong:
             with self.subTest(kwargs=kwargs):
                 self.assertRaises(exc, AgentKVManager, self.path, "127.0.0.1:17000", **kwargs)
-        self.assertRaises(ValueError, AgentKVManager, self.path, "127.0.0.1:17000", [1], kv_data_ptr=ARENA, cache_layout=CONTRACT)
+        self.assertRaises(ValueError, AgentKVManager, self.path, "127.0.0.1:17000", [1], kv_data_ptr=ARENA,
+                          cache_layout=CONTRACT)
         self.assertRaises(TypeError, AgentKVManager, self.path, "127.0.0.1:17000")
 
     def test_for_rank(self) -> None:
-        mgr = AgentKVManager.for_rank(0, "127.0.0.1:17000", kv_data_ptr=ARENA, cache_layout=WireBytes(CONTRACT), socket_dir=self._tmp.name, timeout=2)
+        mgr = AgentKVManager.for_rank(0, "127.0.0.1:17000", kv_data_ptr=ARENA, cache_layout=WireBytes(CONTRACT),
+                                      socket_dir=self._tmp.name, timeout=2)
         self.addCleanup(mgr.close)
         self.assertEqual(self.agent.next_stream().registration["cacheLayout"], json.loads(CONTRACT))
 

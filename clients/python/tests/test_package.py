@@ -72,7 +72,8 @@ class PackageTest(unittest.TestCase):
     def test_one_version(self) -> None:
         with open(os.path.join(HERE, "pyproject.toml"), "rb") as f:
             project = tomllib.load(f)
-        self.assertNotIn("version", project["project"], "pyproject.toml writes the version: it belongs to pdtopo_agent.__version__")
+        self.assertNotIn("version", project["project"],
+                         "pyproject.toml writes the version: it belongs to pdtopo_agent.__version__")
         self.assertIn("version", project["project"]["dynamic"])
         self.assertEqual(project["tool"]["setuptools"]["dynamic"]["version"], {"attr": "pdtopo_agent.__version__"})
 

@@ -84,7 +84,8 @@ class StreamCase(unittest.TestCase):
 
 class Stream(StreamCase):
     def test_registration_is_the_handshake(self) -> None:
-        self.assertEqual(self.stream.registration, {"sessionId": "127.0.0.1:17000", "kvDataPtrs": [1, 2], "stateDataPtrs": []})
+        self.assertEqual(self.stream.registration,
+                         {"sessionId": "127.0.0.1:17000", "kvDataPtrs": [1, 2], "stateDataPtrs": []})
 
     def test_poll_reads_the_table_and_sends_nothing(self) -> None:
         rc, ref = self.open(1)
@@ -96,7 +97,8 @@ class Stream(StreamCase):
         self.assertTrue(self.stream.ops.empty(), "poll() wrote to the agent")
         rc.prefill([4, 5], 6, 7)
         op = self.stream.next_op()
-        self.assertEqual(op, {"op": "request", "room": 1, "ref": ref, "request": {"kvIndices": [4, 5], "auxIndex": 6, "decodePrefixLen": 7}})
+        self.assertEqual(op, {"op": "request", "room": 1, "ref": ref,
+                              "request": {"kvIndices": [4, 5], "auxIndex": 6, "decodePrefixLen": 7}})
         self.stream.send(room_event(1, ref, "Success", bootstrapToken=42, specCandidateIds=[3]))
         wait_for(lambda: rc.poll() == TransferPoll.Success, what="the Success event")
         self.assertEqual(self.mgr.pop_prefill_metadata(1), (42, [3]))
@@ -118,7 +120,8 @@ class Stream(StreamCase):
     def test_events_for_rooms_the_client_never_opened(self) -> None:
         rc, ref = self.open(5)
         self.stream.send(room_event(999, 1, "Success"), room_event(5, ref + 100, "Success"),
-                         {"ev": "refused", "op": "clear", "room": 77, "ref": 3, "httpStatus": 404, "code": "RoomNotFound", "message": "m"},
+                         {"ev": "refused", "op": "clear", "room": 77, "ref": 3, "httpStatus": 404,
+                          "code": "RoomNotFound", "message": "m"},
                          {"ev": "future-kind", "x": 1}, room_event(5, ref, "Bootstrapped"))
         wait_for(lambda: rc.poll() == TransferPoll.Bootstrapped, what="room 5's own event")
         self.assertEqual(self.mgr.rooms.unknown_events, 3)
@@ -136,19 +139,23 @@ class Stream(StreamCase):
 
     def test_refusals_are_the_rooms_failures(self) -> None:
         rc, ref = self.open(3)
-        self.stream.send({"ev": "refused", "op": "open", "room": 3, "ref": ref, "httpStatus": 503, "code": "TooManyRooms",
+        self.stream.send({"ev": "refused", "op": "open", "room": 3, "ref": ref, "httpStatus": 503,
+                          "code": "TooManyRooms",
                           "message": "1024 rooms are open, the most this agent keeps; clear finished rooms"})
         wait_for(lambda: rc.poll() == TransferPoll.Failed, what="the refusal")
         with self.assertRaises(KVTransferError) as cm:
             rc.failure_exception()
         self.assertEqual(cm.exception.failure_code, FAILURE_AGENT_REFUSED)
-        self.assertEqual(cm.exception.failure_reason, "pdtopo agent refused POST /v1/rooms: 503 TooManyRooms: 1024 rooms are open, the most this agent keeps; clear finished rooms")
+        self.assertEqual(cm.exception.failure_reason, "pdtopo agent refused POST /v1/rooms: 503 TooManyRooms: "
+                         "1024 rooms are open, the most this agent keeps; clear finished rooms")
 
     def test_room_failure_and_resync(self) -> None:
         a, ref_a = self.open(1)
         b, ref_b = self.open(2)
-        self.stream.send(room_event(1, ref_a, "Failed", failureCode="LostConnection", failureMessage="lost connection with prefill"),
-                         {"ev": "resync", "rooms": 2}, room_event(1, ref_a, "Failed", failureCode="LostConnection", failureMessage="x"),
+        self.stream.send(room_event(1, ref_a, "Failed", failureCode="LostConnection",
+                                    failureMessage="lost connection with prefill"),
+                         {"ev": "resync", "rooms": 2},
+                         room_event(1, ref_a, "Failed", failureCode="LostConnection", failureMessage="x"),
                          room_event(2, ref_b, "WaitingForInput"))
         wait_for(lambda: b.poll() == TransferPoll.WaitingForInput, what="the resync")
         self.assertEqual(self.mgr.rooms.resyncs, 1)
@@ -174,7 +181,8 @@ class Stream(StreamCase):
 
     def test_another_engine_took_the_rank(self) -> None:
         rc, _ = self.open(1)
-        self.stream.send({"ev": "closed", "code": "EngineReregistered", "message": "the engine of rank 0 registered again with other values"})
+        self.stream.send({"ev": "closed", "code": "EngineReregistered",
+                          "message": "the engine of rank 0 registered again with other values"})
         self.stream.close()
         wait_for(lambda: rc.poll() == TransferPoll.Failed, what="the stream's end")
         self.assertEqual(rc.failure_code, FAILURE_STREAM_LOST)

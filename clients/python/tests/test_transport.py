@@ -163,8 +163,10 @@ class Transport(unittest.TestCase):
         with self.assertRaises(AgentRefusedError) as cm:
             AgentKVManager(self.path, "127.0.0.1:1", [5, 6], [7])
         e = cm.exception
-        self.assertEqual((e.http_status, e.code, e.message, e.call), (400, "InvalidArgument", refusal, "POST /v1/engine/stream"))
-        self.assertEqual(srv.calls, [("POST", "/v1/engine/stream", {"sessionId": "127.0.0.1:1", "kvDataPtrs": [5, 6], "stateDataPtrs": [7]})])
+        self.assertEqual((e.http_status, e.code, e.message, e.call),
+                         (400, "InvalidArgument", refusal, "POST /v1/engine/stream"))
+        self.assertEqual(srv.calls, [("POST", "/v1/engine/stream",
+                                      {"sessionId": "127.0.0.1:1", "kvDataPtrs": [5, 6], "stateDataPtrs": [7]})])
         self.assertEqual(srv.upgrades, [("Upgrade", "pdtopo-stream.v1")])
 
     def test_answer_that_is_not_the_agents(self) -> None:
@@ -190,7 +192,10 @@ class Answers(unittest.TestCase):
         rng = random.Random(12)
         seeds = [b'{"error":{"code":"RoomNotFound","message":"m"}}', b'{"error":"flat"}', b"null", b"[1]", b"\xff", b""]
         for i in range(3000):
-            raw = seeds[i % len(seeds)] if i < len(seeds) else bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
+            if i < len(seeds):
+                raw = seeds[i % len(seeds)]
+            else:
+                raw = bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
             if i % 3 == 0 and raw:
                 raw = bytearray(seeds[i % len(seeds)])
                 raw[rng.randrange(len(raw))] = rng.randrange(256)
