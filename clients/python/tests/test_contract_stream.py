@@ -84,6 +84,7 @@ class ContractStream(unittest.TestCase):
                              b'{"kind":"contract","sessionId":"127.0.0.1:17000","kvDataPtr":%d,"cacheLayout":%s}'
                              % (ARENA, CONTRACT))
             self.assertTrue(mgr.contract_wire)
+            self.assertIsInstance(mgr.wire, ContractWire)
             mgr.close()
             stream.close()
 

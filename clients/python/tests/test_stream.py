@@ -108,6 +108,26 @@ class Stream(StreamCase):
         self.assertRaises(Exception, self.stream.next_op, timeout=0.2)
         self.assertEqual(rc.poll(), TransferPoll.Success)
 
+    def test_prefill_takes_the_reference_arguments_by_position_or_name(self) -> None:
+        self.assertIsInstance(self.mgr.wire, V1Wire)
+        self.assertFalse(self.mgr.contract_wire)
+        calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+            (([4, 5], 6, 7, None, [8]), {}),  # tokenspeed's v1 decode executor
+            (([4, 5],), {"aux_index": 6, "decode_prefix_len": 7, "mla_l1_5_args": None, "mamba_indices": [8]}),
+            ((), {"kv_indices": [4, 5], "aux_index": 6, "decode_prefix_len": 7, "mamba_indices": (8,)}),
+        ]
+        for room, (args, kwargs) in enumerate(calls, start=1):
+            rc, ref = self.open(room)
+            rc.prefill(*args, **kwargs)
+            self.assertEqual(self.stream.next_op(), {"op": "request", "room": room, "ref": ref, "request": {
+                "kvIndices": [4, 5], "auxIndex": 6, "decodePrefixLen": 7, "mambaIndices": [8]}})
+            self.assertEqual(rc.decode_prefix_len, 7)
+            self.assertIsNotNone(rc.init_time)
+        rc, _ = self.open(len(calls) + 1)
+        with self.assertRaises(TypeError):  # the cache-contract wire's call, on the v1 wire
+            rc.prefill(block_manifest=b"{}")  # type: ignore[call-arg]  # wrong on purpose
+        self.assertRaises(Exception, self.stream.next_op, timeout=0.2)
+
     def test_operations_do_not_wait_for_answers(self) -> None:
         receivers = [AgentKVReceiver(self.mgr, "10.0.0.1:8998", room) for room in range(50)]
         for rc in receivers:
