@@ -29,26 +29,35 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // Eventually polls check until it returns nil, failing the test with what
-// and check's last error once timeout has passed. It polls often at first
-// (messages crossing loopback sockets land within a millisecond or two),
-// then backs off to every 50ms (an API server's watch takes longer). It is
-// the tests' one polling helper.
-func Eventually(tb testing.TB, timeout time.Duration, what string, check func() error) {
+// and check's last error once timeout has passed (or at once with an error
+// check made with poll.Stop). It polls often at first (messages crossing
+// loopback sockets land within a millisecond or two), then backs off to
+// every 50ms (an API server's watch takes longer); opts change that
+// (poll.Every, poll.Context). It is the tests' one polling helper: the loop
+// is test/testutil/poll's, which tests of the packages this one imports call
+// themselves.
+func Eventually(tb testing.TB, timeout time.Duration, what string, check func() error, opts ...poll.Option) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: still not true after %s: %v", what, timeout, err)
-		}
-		time.Sleep(wait)
+	if err := poll.Until(timeout, check, opts...); err != nil {
+		tb.Fatalf("%s: %v", what, err)
 	}
+}
+
+// EventuallyValue is Eventually for a check that makes something: it
+// returns what check returned with a nil error.
+func EventuallyValue[T any](tb testing.TB, timeout time.Duration, what string, check func() (T, error), opts ...poll.Option) T {
+	tb.Helper()
+	var v T
+	Eventually(tb, timeout, what, func() error {
+		var err error
+		v, err = check()
+		return err
+	}, opts...)
+	return v
 }
 
 var namespaceSeq atomic.Int64
