@@ -19,10 +19,10 @@ package prefillpeer
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // Scenario tests drive the peer with a whole decode fleet that follows the
@@ -151,7 +151,7 @@ func runFleet(t *testing.T, p *Peer, l transferplan.Layout, plans []transferplan
 	// cannot wait for them, so poll the peer's counts for a while.
 	want := int64(len(rooms) * l.Prefill.TPPerDP()) // idle ranks complete too
 	var completed int64
-	for deadline := time.Now().Add(answerWithin); ; time.Sleep(5 * time.Millisecond) {
+	_ = poll.Until(answerWithin, func() error { // more completions than want fail below too
 		completed = 0
 		for _, r := range p.Ranks() {
 			if errs := r.Errors(); len(errs) > 0 {
@@ -159,10 +159,8 @@ func runFleet(t *testing.T, p *Peer, l transferplan.Layout, plans []transferplan
 			}
 			completed += r.Counts().RoomsCompleted
 		}
-		if completed >= want || time.Now().After(deadline) {
-			break
-		}
-	}
+		return errUnless(completed >= want)
+	})
 	if completed != want {
 		t.Fatalf("%d room completions over all prefill ranks, want %d", completed, want)
 	}
