@@ -18,6 +18,7 @@ package testutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -58,6 +59,17 @@ func EventuallyValue[T any](tb testing.TB, timeout time.Duration, what string, c
 		return err
 	}, opts...)
 	return v
+}
+
+// EventuallyTrue is Eventually for a condition without an error to tell.
+func EventuallyTrue(tb testing.TB, timeout time.Duration, what string, cond func() bool, opts ...poll.Option) {
+	tb.Helper()
+	Eventually(tb, timeout, what, func() error {
+		if !cond() {
+			return errors.New("not yet")
+		}
+		return nil
+	}, opts...)
 }
 
 var namespaceSeq atomic.Int64
