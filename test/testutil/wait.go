@@ -107,3 +107,25 @@ func WaitCondition(t testing.TB, c client.Client, timeout time.Duration, key cli
 	})
 	return &pair
 }
+
+// WaitPairs waits until every one of pairs has the condition of type
+// condType at status with reason, for its current generation, and returns
+// the time they all had. It reads the pairs every 100ms: a hundred GETs a
+// round.
+func WaitPairs(t testing.TB, c client.Client, timeout time.Duration, pairs []*pdv1.PDPair, condType pdv1.PDPairConditionType, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason) time.Time {
+	t.Helper()
+	Eventually(t, timeout, fmt.Sprintf("%d PDPairs %s=%s/%s", len(pairs), condType, status, reason), func() error {
+		for _, p := range pairs {
+			var got pdv1.PDPair
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, string(condType))
+			if cond == nil || cond.Status != status || cond.Reason != string(reason) || cond.ObservedGeneration != got.Generation {
+				return fmt.Errorf("e.g. %s/%s: %+v", p.Namespace, p.Name, got.Status.Conditions)
+			}
+		}
+		return nil
+	}, poll.Every(100*time.Millisecond))
+	return time.Now()
+}
