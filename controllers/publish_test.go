@@ -40,6 +40,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -264,7 +265,7 @@ func wantSummary(t *testing.T, p *pdv1.PDPair, want pdv1.PlanSummary, planned []
 // collected with it), labelled, and stamped with the plan hash.
 func TestConfigMapsAreOwnedAndLabelled(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "owned").obj()
+	p := fixtures.Pair(ns, "owned").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	cms := planConfigMaps(t, got)
@@ -286,7 +287,7 @@ func TestConfigMapsAreOwnedAndLabelled(t *testing.T) {
 // label or its owner reference: each is undone.
 func TestPublishedConfigMapsAreRestored(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "restore").obj()
+	p := fixtures.Pair(ns, "restore").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	want := encodedPlans(t, got)
@@ -393,7 +394,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	ns := newNamespace(t)
 	// Prefill TP512 → decode TP1024, 200 layers: every decode rank takes half
 	// of a prefill rank's heads, 400 fragments per rank, 409 600 in all.
-	p := newPair(ns, "wide").prefill(512, 1).decode(1024, 1).kvPair(200, 128, 256, 64).obj()
+	p := fixtures.Pair(ns, "wide").Prefill(512, 1).Decode(1024, 1).KVPair(200, 128, 256, 64).Obj()
 	create(t, p)
 	got := waitObservedWithin(t, p, 2*time.Minute)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
@@ -415,7 +416,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	}
 
 	oldHash := got.Status.Plan.Hash
-	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = gqaP8D4(ns, "wide").obj().Spec })
+	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = fixtures.Pair(ns, "wide").Spec(fixtures.Llama70B(8, 4)).Obj().Spec })
 	got = waitObserved(t, got)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 	if got.Status.Plan.Hash == oldHash || len(got.Status.Plan.ConfigMaps) != 2 {
@@ -451,7 +452,7 @@ func waitObservedWithin(t *testing.T, p *pdv1.PDPair, timeout time.Duration) *pd
 // so; fixing it publishes again. Each change of compatibility is an event.
 func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "flip").obj()
+	p := fixtures.Pair(ns, "flip").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
@@ -494,7 +495,7 @@ func ptrTo[T any](v T) *T { return &v }
 // serves two decode ranks; 4 fragments per buffer, 2 buffers.
 func TestStatusSummaryOfUnevenTargets(t *testing.T) {
 	ns := newNamespace(t)
-	p := newPair(ns, "uneven").prefill(2, 1).decode(3, 1).kvPair(1, 256, 384, 128).obj()
+	p := fixtures.Pair(ns, "uneven").Prefill(2, 1).Decode(3, 1).KVPair(1, 256, 384, 128).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
