@@ -108,6 +108,22 @@ func WaitCondition(t testing.TB, c client.Client, timeout time.Duration, key cli
 	return &pair
 }
 
+// WaitPair waits until ok accepts the pair as the server holds it, and
+// returns it.
+func WaitPair(t testing.TB, c client.Client, timeout time.Duration, key client.ObjectKey, ok func(*pdv1.PDPair) bool) *pdv1.PDPair {
+	t.Helper()
+	return EventuallyValue(t, timeout, fmt.Sprintf("PDPair %s as expected", key), func() (*pdv1.PDPair, error) {
+		var pair pdv1.PDPair
+		if err := c.Get(context.Background(), key, &pair); err != nil {
+			return nil, err
+		}
+		if !ok(&pair) {
+			return nil, fmt.Errorf("status %+v", pair.Status)
+		}
+		return &pair, nil
+	})
+}
+
 // WaitPairs waits until every one of pairs has the condition of type
 // condType at status with reason, for its current generation, and returns
 // the time they all had. It reads the pairs every 100ms: a hundred GETs a
