@@ -34,6 +34,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 const (
@@ -394,10 +395,7 @@ func TestClusterModelAwarePairFromAConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tc.k8s.Delete(ctx, cm) })
-	pair := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "llama-from-configmap"}}
-	pair.Spec.Prefill.TensorParallelSize, pair.Spec.Decode.TensorParallelSize = 8, 4
-	pair.Spec.KVCacheDtype = "bfloat16"
-	pair.Spec.Model = &pdv1.ModelSpec{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: "llama-config", Key: "config.json"}}
+	pair := fixtures.Pair(nsA, "llama-from-configmap").PrefillTP(8).DecodeTP(4).ModelRef("llama-config", "config.json", "bfloat16").Obj()
 	if err := tc.k8s.Create(ctx, pair); err != nil {
 		t.Fatal(err)
 	}
