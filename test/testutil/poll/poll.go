@@ -89,7 +89,7 @@ func Until(timeout time.Duration, check func() error, opts ...Option) error {
 	for _, o := range opts {
 		o(&s)
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := time.Now().Add(timeout) // the tree's one deadline loop: every wait in the tests is this one
 	for wait := s.first; ; wait = min(2*wait, s.most) {
 		err := check()
 		if err == nil {
