@@ -109,7 +109,7 @@ func BenchmarkSchedulerLoop(b *testing.B) {
 					return done, p.rc.Failure(ctx)
 				}
 			}
-			if step > 0 {
+			if step > 0 { // the scheduler's own pace, which the benchmark measures: not a wait
 				time.Sleep(step)
 			} else {
 				runtime.Gosched()
