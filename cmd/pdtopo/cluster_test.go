@@ -277,11 +277,7 @@ func TestClusterStatusColumns(t *testing.T) {
 	tc.applySample(t, nsB, gqaSample, gqaName)
 	tc.waitSettled(t, nsB, gqaName)
 	// One decode pod opts in; with no kubelet its agent never gets ready.
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "gqa-status-decode-0", Namespace: nsB,
-			Labels: map[string]string{pdv1.LabelPDPair: gqaName, pdv1.LabelRole: pdv1.RoleDecode}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "engine", Image: "engine:test"}}},
-	}
+	pod := fixtures.DecodePod(nsB, "gqa-status-decode-0", gqaName).Obj()
 	if err := tc.k8s.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
