@@ -34,6 +34,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // DefaultContractRefreshInterval is how soon a pair whose contracts are in
@@ -44,7 +45,7 @@ const DefaultContractRefreshInterval = 30 * time.Second
 
 // contractInputs is what a contract pair's verdict is made from.
 type contractInputs struct {
-	pair  transferplan.ContractPair
+	pair  plancontract.Pair
 	roles [2]pairlayout.ContractRole
 	// sources say where each role's contract comes from, as the status
 	// reports it (SHA256 and a Spec source's observedAt are filled in when

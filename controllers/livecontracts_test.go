@@ -33,7 +33,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -118,8 +118,8 @@ func TestLiveContractsFromBootstrapAndAgents(t *testing.T) {
 	got = waitPair(t, pair, metav1.ConditionTrue, pdv1.ReasonCompatible, "CacheContract wire")
 	wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionTrue, pdv1.ReasonPublished)
 	pre, dec := got.Status.Contracts.Prefill, got.Status.Contracts.Decode
-	wantPre, _ := transferplan.ParseContract(v.PrefillContract)
-	wantDec, _ := transferplan.ParseContract(v.DecodeContract)
+	wantPre, _ := plancontract.Parse(v.PrefillContract)
+	wantDec, _ := plancontract.Parse(v.DecodeContract)
 	if pre.From != livecontract.PrefillURL(peer.BootstrapAddr()) || pre.SHA256 != wantPre.SHA256() || pre.ObservedAt == nil || pre.Message != "" {
 		t.Errorf("status.contracts.prefill %+v", pre)
 	}

@@ -40,6 +40,8 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
@@ -68,7 +70,7 @@ func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set, err := transferplan.PlanContractPair(cp)
+		set, err := plancontract.Plan(cp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +81,7 @@ func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.Plan(layout)
+	set, err := planv1.Plan(layout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ func readSample(t *testing.T, path string) *pdv1.PDPair {
 	return &pairs[0]
 }
 
-func mustLayout(t *testing.T, p *pdv1.PDPair) transferplan.Layout {
+func mustLayout(t *testing.T, p *pdv1.PDPair) planv1.Layout {
 	t.Helper()
 	l, err := pairlayout.FromSpec(p.Spec)
 	if err != nil && !transferplan.IsInvalidLayout(err) {
@@ -375,7 +377,7 @@ func samePublication(t *testing.T, p *pdv1.PDPair, key client.ObjectKey, want []
 // encodedPlans is what the PDPair's ConfigMaps must hold.
 func encodedPlans(t *testing.T, p *pdv1.PDPair) []planstore.Object {
 	t.Helper()
-	set, err := transferplan.Plan(mustLayout(t, p))
+	set, err := planv1.Plan(mustLayout(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}

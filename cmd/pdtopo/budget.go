@@ -24,6 +24,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/planbudget"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // planBudget is this invocation's plan budget, set by the flags of
@@ -42,11 +43,11 @@ func addBudgetFlags(fs *pflag.FlagSet) {
 // they are within the budget: a layout within every field's limits can still
 // describe billions of bytes of plans. Its errors are the planner's
 // *LayoutError or an *exitError with exitTooLarge or exitUsage.
-func planLayout(layout transferplan.Layout) (*transferplan.PlanSet, error) {
+func planLayout(layout planv1.Layout) (*transferplan.PlanSet, error) {
 	return planWithinBudget(func() error {
-		_, err := transferplan.CheckBudget(layout, planBudget)
+		_, err := planv1.CheckBudget(layout, planBudget)
 		return err
-	}, func() (*transferplan.PlanSet, error) { return transferplan.Plan(layout) })
+	}, func() (*transferplan.PlanSet, error) { return planv1.Plan(layout) })
 }
 
 // planWithinBudget runs check (a pair's arithmetic sizing against

@@ -34,6 +34,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
@@ -54,7 +55,7 @@ func samplePlans(t *testing.T, file string) *transferplan.PlanSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.Plan(layout)
+	set, err := planv1.Plan(layout)
 	if err != nil {
 		t.Fatal(err)
 	}

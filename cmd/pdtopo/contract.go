@@ -34,7 +34,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 var contractOutputs = []string{"raw", "json", "configmap"}
@@ -148,7 +148,7 @@ func (o *contractOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := transferplan.ParseContract([]byte(got.Contract))
+	c, err := plancontract.Parse([]byte(got.Contract))
 	if err != nil {
 		return usageErrorf("%s (%s) gave a contract the engine cannot decode, not written: %v", got.Source, got.From, err)
 	}

@@ -33,7 +33,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
@@ -58,7 +58,7 @@ func startContractPeer(t *testing.T, v fixtures.ContractPair, wire kvwire.Wire) 
 func TestContractFromAPrefill(t *testing.T) {
 	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
 	peer := startContractPeer(t, v, kvwire.WireCacheContract)
-	want, err := transferplan.ParseContract(v.PrefillContract)
+	want, err := plancontract.Parse(v.PrefillContract)
 	if err != nil {
 		t.Fatal(err)
 	}

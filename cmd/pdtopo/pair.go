@@ -33,6 +33,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 type pairOptions struct {
@@ -224,7 +225,7 @@ func (o *pairOptions) document(spec pdv1.PDPairSpec) ([]byte, error) {
 }
 
 // verdictLine says what the operator will find, in one line.
-func verdictLine(l transferplan.Layout, planErr error) string {
+func verdictLine(l planv1.Layout, planErr error) string {
 	var le *transferplan.LayoutError
 	var ee *exitError
 	switch {
@@ -233,7 +234,7 @@ func verdictLine(l transferplan.Layout, planErr error) string {
 	case errors.As(planErr, &ee):
 		return ee.msg
 	}
-	size, _ := transferplan.EstimatePlanSize(l)
+	size, _ := planv1.EstimatePlanSize(l)
 	return fmt.Sprintf("Compatible: prefill TP %d DP %d → decode TP %d DP %d, %s plans, %d fragments",
 		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, size.Kind, size.Fragments)
 }

@@ -30,11 +30,12 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // pairPlans is a cluster PDPair's plans and where they came from.
 type pairPlans struct {
-	layout transferplan.Layout
+	layout planv1.Layout
 	// res is the resolved spec: the layout and, for a model-aware pair,
 	// what its buffers were derived from.
 	res *pairlayout.Resolved

@@ -26,6 +26,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // runContract plans a pair on the cache-contract wire from its inline
@@ -81,17 +82,17 @@ func malformedContract(r transferplan.Reason) bool {
 }
 
 // planContract sizes the pair's plans and plans it within the budget.
-func planContract(cp transferplan.ContractPair) (*transferplan.PlanSet, error) {
+func planContract(cp plancontract.Pair) (*transferplan.PlanSet, error) {
 	return planWithinBudget(func() error {
-		_, err := transferplan.CheckContractBudget(cp, planBudget)
+		_, err := plancontract.CheckBudget(cp, planBudget)
 		return err
-	}, func() (*transferplan.PlanSet, error) { return transferplan.PlanContractPair(cp) })
+	}, func() (*transferplan.PlanSet, error) { return plancontract.Plan(cp) })
 }
 
 // writeContractTable prints a contract pair's verdict and every decode
 // rank's sources: the fields each prefill rank sends and how many row
 // copies a page costs.
-func writeContractTable(w io.Writer, name string, cp transferplan.ContractPair, roles [2]pairlayout.ContractRole, set *transferplan.PlanSet) error {
+func writeContractTable(w io.Writer, name string, cp plancontract.Pair, roles [2]pairlayout.ContractRole, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, wire CacheContract\n",

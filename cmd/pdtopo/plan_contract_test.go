@@ -28,6 +28,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // The contracts in testdata/contract-*.yaml are the engine's own (GQA with
@@ -48,7 +49,7 @@ func TestPlanContractPairJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := transferplan.PlanContractPair(cp)
+	want, err := plancontract.Plan(cp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
@@ -193,14 +193,14 @@ func usageError(stderr io.Writer, msg string) (options, int) {
 	return options{}, exitUsage
 }
 
-func configFromManifest(file, name string) (prefillpeer.Config, transferplan.Layout, error) {
+func configFromManifest(file, name string) (prefillpeer.Config, planv1.Layout, error) {
 	pair, err := manifest.ReadPDPairFile(file, name)
 	if err != nil {
-		return prefillpeer.Config{}, transferplan.Layout{}, err
+		return prefillpeer.Config{}, planv1.Layout{}, err
 	}
 	l, err := pairlayout.FromSpec(pair.Spec)
 	if err != nil {
-		return prefillpeer.Config{}, transferplan.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
+		return prefillpeer.Config{}, planv1.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
 	}
 	return prefillpeer.ConfigFor(l), l, nil
 }

@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -234,7 +234,7 @@ func callRaw(t testing.TB, c *http.Client, method, url, body string, want int) (
 }
 
 // register registers rank's engine, with buffers matching the layout.
-func register(t testing.TB, c *agentclient.Client, l transferplan.Layout, rank int) {
+func register(t testing.TB, c *agentclient.Client, l planv1.Layout, rank int) {
 	t.Helper()
 	if err := c.RegisterEngine(t.Context(), receivertest.Engine(receivertest.Snapshot(t, l, rank), rank)); err != nil {
 		t.Fatalf("registering engine rank %d: %v", rank, err)
@@ -322,7 +322,7 @@ func (a *agent) metric(t testing.TB, series string) string {
 	return ""
 }
 
-func startPeer(t testing.TB, l transferplan.Layout) *prefillpeer.Peer {
+func startPeer(t testing.TB, l planv1.Layout) *prefillpeer.Peer {
 	return receivertest.StartPeer(t, l, nil)
 }
 

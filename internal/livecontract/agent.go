@@ -25,7 +25,7 @@ import (
 	"strconv"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // MaxAgentInfoBytes caps an agent's /v1/agent answer (a few hundred bytes,
@@ -33,7 +33,7 @@ import (
 const MaxAgentInfoBytes = 64 << 10
 
 // MaxAgentContractBytes caps /v1/agent/contract: the engine's contract limit.
-const MaxAgentContractBytes = transferplan.MaxContractBytes
+const MaxAgentContractBytes = plancontract.MaxBytes
 
 // RankContract identifies the contract one engine rank registered with
 // its agent, as /v1/agent's engineContracts lists it.

@@ -27,7 +27,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
@@ -57,7 +57,7 @@ func (r *rig) restart(t *testing.T) {
 	r.server = r.serve(t, r.agent)
 }
 
-func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
+func newRig(t testing.TB, l planv1.Layout, rank int) *rig {
 	t.Helper()
 	peer := receivertest.StartPeer(t, l, nil)
 	snap := receivertest.Snapshot(t, l, rank)

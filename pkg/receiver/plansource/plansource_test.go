@@ -42,12 +42,13 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/receivertest"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
-func dpDecode() transferplan.Layout { // decode DP 2: engine ranks 5, 6 are decode TP ranks 1, 2
+func dpDecode() planv1.Layout { // decode DP 2: engine ranks 5, 6 are decode TP ranks 1, 2
 	l := fixtures.FragmentedP8D4()
 	l.Decode = transferplan.Parallelism{TPSize: 8, DPSize: 2}
 	return l

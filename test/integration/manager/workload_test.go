@@ -25,7 +25,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
@@ -65,7 +65,7 @@ func compatibleOnly(specs []pdv1.PDPairSpec) []pdv1.PDPairSpec {
 	for _, s := range specs {
 		l, err := pairlayout.FromSpec(s)
 		if err == nil {
-			_, err = transferplan.Plan(l)
+			_, err = planv1.Plan(l)
 		}
 		if err == nil {
 			out = append(out, s)
