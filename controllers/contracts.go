@@ -261,6 +261,10 @@ func (r *PDPairReconciler) observeLiveContracts(pair *pdv1.PDPair, in *contractI
 		}
 		st := r.live.observe(pair, role, target, read)
 		in.sources[i] = pdv1.ContractSourceStatus{Source: kind, From: target, Message: describeLiveFailure(st)}
+		if refusal := refuseNotAllowed(target, st); refusal != nil {
+			out[i].check = func(*pdv1.PDPair) error { return refusal }
+			continue
+		}
 		if st.good == nil {
 			missing = append(missing, fmt.Sprintf("the %s's contract (%s) is %s", role, kind, in.sources[i].Message))
 			continue
@@ -268,7 +272,7 @@ func (r *PDPairReconciler) observeLiveContracts(pair *pdv1.PDPair, in *contractI
 		good := st.good
 		since := metav1.NewTime(good.since)
 		in.sources[i].From, in.sources[i].ObservedAt = good.from, &since
-		out[i] = liveRole{raw: good.raw, from: good.from, check: func(p *pdv1.PDPair) error { return checkLiveParallelism(p, kind, good) }}
+		out[i] = liveRole{raw: good.raw(), from: good.from, check: func(p *pdv1.PDPair) error { return checkLive(p, kind, good) }}
 	}
 	if len(missing) > 0 {
 		in.pending = "waiting for the live engines: " + strings.Join(missing, "; ")
@@ -286,7 +290,7 @@ func (r *PDPairReconciler) liveSource(pair *pdv1.PDPair, role string) (pdv1.Cont
 	if addr == "" {
 		return pdv1.ContractSourcePrefillBootstrap, "", nil
 	}
-	return pdv1.ContractSourcePrefillBootstrap, addr, readPrefill(r.live.client, addr)
+	return pdv1.ContractSourcePrefillBootstrap, addr, readPrefill(r.live.bootstrap, addr)
 }
 
 // checkLiveParallelism refuses a bootstrap server that reports another TP

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -79,6 +80,13 @@ func setupCountingReconciler(mgr ctrl.Manager) error {
 	r.ContractRefreshInterval = 300 * time.Millisecond     // contract tests edit contract ConfigMaps
 	r.LiveContractRefreshInterval = 300 * time.Millisecond // live contract tests change what engines answer
 	r.LiveContractRetryInterval = 300 * time.Millisecond
+	// Every test's bootstrap servers are on loopback; Services of the
+	// namespace llm are allowed by name (TestStatusQuotesNothingATargetSent
+	// names one that does not resolve); the rest is refused
+	// (TestBootstrapAddressAllowlist).
+	if r.BootstrapAddressPolicy, err = livecontract.ParseAddressPolicy([]string{"127.0.0.0/8", "::1/128", "llm/*"}); err != nil {
+		return nil, err
+	}
 	// The periodic scan for foreign plan ConfigMaps would enqueue pairs at
 	// times no test chooses; TestForeignScan runs one by hand.
 	r.ForeignScanInterval = time.Hour

@@ -151,6 +151,11 @@ const (
 	// ReasonContractParallelismMismatch: the prefill's bootstrap server
 	// reports another TP or DP size than spec.prefill.
 	ReasonContractParallelismMismatch PDPairConditionReason = "ContractParallelismMismatch"
+	// ReasonBootstrapAddressNotAllowed: LayoutCompatible=False, the
+	// manager runs with --bootstrap-address-allowlist and
+	// spec.prefill.bootstrapAddress is neither an allowed Service nor in
+	// an allowed address range; nothing was sent to it.
+	ReasonBootstrapAddressNotAllowed PDPairConditionReason = "BootstrapAddressNotAllowed"
 
 	// ReasonPublished: PlansPublished=True.
 	ReasonPublished PDPairConditionReason = "Published"
