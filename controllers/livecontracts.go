@@ -131,8 +131,8 @@ type liveContracts struct {
 	// servers, restricted to --bootstrap-address-allowlist.
 	client, bootstrap *livecontract.Client
 	refresh, retry    time.Duration
-	slots          *fairSlots
-	kept           *keptContracts
+	slots             *fairSlots
+	kept              *keptContracts
 	// events enqueue a pair whose read ended.
 	events chan event.GenericEvent
 	now    func() time.Time

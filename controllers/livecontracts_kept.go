@@ -22,8 +22,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
