@@ -282,7 +282,8 @@ func TestEveryPlannerReasonHasAConditionReason(t *testing.T) {
 	for _, r := range modelgeom.Reasons() {
 		planner = append(planner, transferplan.Reason(r))
 	}
-	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable), transferplan.Reason(pdv1.ReasonContractParallelismMismatch))
+	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable), transferplan.Reason(pdv1.ReasonContractParallelismMismatch),
+		transferplan.Reason(pdv1.ReasonBootstrapAddressNotAllowed))
 	for _, r := range planner {
 		got, ok := layoutReasons[r]
 		switch {
