@@ -111,11 +111,6 @@ func (p *agentProber) probe(ctx context.Context, pod *corev1.Pod) (agentInfo, er
 	return info, publicFailure(err)
 }
 
-// agentInfoURL is the agent's /v1/agent on its probe address.
-func agentInfoURL(pod *corev1.Pod) string {
-	return "http://" + agentProbeAddr(pod) + pdv1.AgentInfoPath
-}
-
 // agentProbeAddr is the agent's probe address: the pod IP, at the port its
 // container declares under the probe port name (the kubelet probes the
 // same port), or the default.

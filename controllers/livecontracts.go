@@ -194,7 +194,7 @@ func (l *liveContracts) read(ctx context.Context, key liveKey, e *liveEntry, pai
 	if err == nil {
 		got, err = l.kept.validate(role(key), fetched)
 	}
-	fetched = nil // the bytes read are dropped here: only got is kept
+	// fetched (the bytes read) is dropped here: only got is kept.
 
 	l.mu.Lock()
 	if l.entries[key] != e { // the pair went, or names another source
