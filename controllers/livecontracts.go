@@ -186,8 +186,9 @@ func (l *liveContracts) observe(pair *pdv1.PDPair, role, target string, read liv
 	return e.state
 }
 
-func (l *liveContracts) read(ctx context.Context, key liveKey, e *liveEntry, pair *pdv1.PDPair, read liveReader) {
-	ctx, cancel := context.WithTimeout(ctx, liveReadBudget)
+func (l *liveContracts) read(entryCtx context.Context, key liveKey, e *liveEntry, pair *pdv1.PDPair, read liveReader) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(entryCtx, liveReadBudget)
 	fetched, err := read(ctx)
 	cancel()
 	var got *liveRead
@@ -195,7 +196,36 @@ func (l *liveContracts) read(ctx context.Context, key liveKey, e *liveEntry, pai
 		got, err = l.kept.validate(role(key), fetched)
 	}
 	// fetched (the bytes read) is dropped here: only got is kept.
+	if wait := l.unreachableDelay(err, start); wait > 0 {
+		// Outside the slot: the wait holds a timer, not a read.
+		go func() {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				l.record(key, e, pair, got, err)
+			case <-entryCtx.Done(): // re-targeted or deleted meanwhile
+			}
+		}()
+		return
+	}
+	l.record(key, e, pair, got, err)
+}
 
+// unreachableDelay is how much longer an Unreachable read waits before it
+// is reported: every one is reported when the timeout would have ended it,
+// so that when the status changes says no more than what it says (a
+// refused port answers at once, a silent one at the timeout).
+func (l *liveContracts) unreachableDelay(err error, start time.Time) time.Duration {
+	var e *livecontract.Error
+	if !errors.As(err, &e) || e.Outcome() != livecontract.ReasonUnreachable {
+		return 0
+	}
+	return l.bootstrap.Timeout - time.Since(start)
+}
+
+// record keeps what a read gave and enqueues the pair.
+func (l *liveContracts) record(key liveKey, e *liveEntry, pair *pdv1.PDPair, got *liveRead, err error) {
 	l.mu.Lock()
 	if l.entries[key] != e { // the pair went, or names another source
 		l.mu.Unlock()

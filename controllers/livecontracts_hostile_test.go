@@ -200,6 +200,17 @@ func TestStatusQuotesNothingATargetSent(t *testing.T) {
 			t.Errorf("%s reads otherwise than a refused port:\n%s\n%s", name, msg, messages["refused"])
 		}
 	}
+	// Nor when: a refused port is reported when the timeout would have
+	// ended a silent one's read, not at once.
+	timed := livePrefillPair(ns, "refused-timing", refused, v)
+	start := time.Now()
+	create(t, timed)
+	waitPair(t, timed, metav1.ConditionUnknown, pdv1.ReasonContractPending, "Unreachable")
+	if d := time.Since(start); d < livecontract.DefaultTimeout-500*time.Millisecond {
+		t.Errorf("a refused port was reported after %s, before the %s timeout a silent one takes", d, livecontract.DefaultTimeout)
+	} else {
+		t.Logf("a refused port reported Unreachable after %s", d.Round(time.Millisecond))
+	}
 	var events eventsv1.EventList
 	if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
