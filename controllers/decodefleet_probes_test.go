@@ -45,7 +45,7 @@ func TestFleetProbesOffTheReconcilePath(t *testing.T) {
 	port, _ := strconv.Atoi(portText)
 	var pairs []*pdv1.PDPair
 	for i := range 2 * 2 { // twice the suite's workers
-		p := gqaP8D4(hostile, fmt.Sprintf("silent-%d", i)).obj()
+		p := fixtures.Pair(hostile, fmt.Sprintf("silent-%d", i)).Spec(fixtures.Llama70B(8, 4)).Obj()
 		create(t, p)
 		pairs = append(pairs, p)
 		for j := range 8 {
@@ -53,7 +53,7 @@ func TestFleetProbesOffTheReconcilePath(t *testing.T) {
 		}
 	}
 	waitFleet(t, pairs[0], metav1.ConditionFalse, pdv1.ReasonAgentsNotReady, 8, 8, 0)
-	victim := gqaP8D4(newNamespace(t), "victim").obj()
+	victim := fixtures.Pair(newNamespace(t), "victim").Spec(fixtures.Llama70B(8, 4)).Obj()
 	start := time.Now()
 	create(t, victim)
 	waitObserved(t, victim)

@@ -29,6 +29,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // What a live read keeps. A source answers up to 256 KiB of contract; a
@@ -70,7 +71,7 @@ func newKeptContracts(memory *planMemoryGate) *keptContracts {
 func (k *keptContracts) validate(role string, f *fetchedContract) (*liveRead, error) {
 	sum := sha256.Sum256(f.raw)
 	read := &liveRead{sha256: hex.EncodeToString(sum[:]), size: len(f.raw), from: f.from, tpSize: f.tpSize, dpSize: f.dpSize}
-	if _, err := transferplan.ParseContract(f.raw); err != nil {
+	if _, err := plancontract.Parse(f.raw); err != nil {
 		read.refusal = refuseLiveContract(role, f.from, err)
 		return read, nil
 	}

@@ -84,9 +84,11 @@ func setupCountingReconciler(mgr ctrl.Manager) error {
 	// namespace llm are allowed by name (TestStatusQuotesNothingATargetSent
 	// names one that does not resolve); the rest is refused
 	// (TestBootstrapAddressAllowlist).
-	if r.BootstrapAddressPolicy, err = livecontract.ParseAddressPolicy([]string{"127.0.0.0/8", "::1/128", "llm/*"}); err != nil {
-		return nil, err
+	policy, err := livecontract.ParseAddressPolicy([]string{"127.0.0.0/8", "::1/128", "llm/*"})
+	if err != nil {
+		return err
 	}
+	r.BootstrapAddressPolicy = policy
 	// The periodic scan for foreign plan ConfigMaps would enqueue pairs at
 	// times no test chooses; TestForeignScan runs one by hand.
 	r.ForeignScanInterval = time.Hour

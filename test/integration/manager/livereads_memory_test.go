@@ -34,7 +34,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -107,7 +107,7 @@ func TestLiveReadsKeepOnlyWhatTheyValidated(t *testing.T) {
 	after := heapAfterGC()
 	grew := int64(after) - int64(before)
 	t.Logf("%d pairs answering %d-byte bogus contracts refused after %s; heap after GC %.1f MiB → %.1f MiB (%+.1f MiB, bound %d MiB)",
-		bogusPairs, transferplan.MaxContractBytes, time.Since(start).Round(time.Millisecond), mib(before), mib(after), float64(grew)/(1<<20), bogusHeapBound>>20)
+		bogusPairs, plancontract.MaxBytes, time.Since(start).Round(time.Millisecond), mib(before), mib(after), float64(grew)/(1<<20), bogusHeapBound>>20)
 	if grew > bogusHeapBound {
 		t.Errorf("the manager's heap grew %.1f MiB for %d pairs, bound %d MiB", float64(grew)/(1<<20), bogusPairs, bogusHeapBound>>20)
 	}
@@ -121,7 +121,7 @@ func bogusTargets(t *testing.T, n int) []string {
 	addrs := make([]string, n)
 	for i := range addrs {
 		head := fmt.Sprintf(`{"plan":{"prefix_granularity":16},"pad%d":"`, i)
-		contract := head + strings.Repeat("x", transferplan.MaxContractBytes-len(head)-2) + `"}`
+		contract := head + strings.Repeat("x", plancontract.MaxBytes-len(head)-2) + `"}`
 		answer, err := json.Marshal(map[string]any{"prefill_tp_size": 4, "prefill_dp_size": 1, "cache_layout": contract})
 		if err != nil {
 			t.Fatal(err)
