@@ -109,11 +109,14 @@ func fixFor(p Pair, reason Reason) string {
 	case ReasonInvalidPair:
 		return "give both roles a --tp-size and --page-size of at least 1, a DP-attention size dividing the TP size, and the backend mooncake or nixl"
 	case ReasonPageSizeMismatch:
-		fixes = []string{fmt.Sprintf("set decode --page-size to %d (prefill's): SGLang needs equal page sizes", p.Prefill.PageSize)}
+		fixes = []string{fmt.Sprintf("set decode --page-size to %d (prefill's)", p.Prefill.PageSize)}
 	case ReasonKVCacheDtypeMismatch:
 		fixes = []string{fmt.Sprintf("pass the same --kv-cache-dtype string on both roles, e.g. decode --kv-cache-dtype %s (prefill's)", p.Prefill.dtype())}
 	case ReasonPPSizeMismatch:
-		fixes = []string{fmt.Sprintf("set decode --pp-size to 1 or %d (prefill's)", p.Prefill.pp())}
+		fixes = []string{"set decode --pp-size to 1"}
+		if p.Prefill.pp() > 1 {
+			fixes[0] += fmt.Sprintf(" or %d (prefill's)", p.Prefill.pp())
+		}
 	case ReasonTPRatioNotDivisible, ReasonHybridStateTPMismatch:
 		fixes = tpFix(p)
 	}

@@ -147,8 +147,8 @@ func checkPrefillLargerDivides(p Pair) *Refusal {
 	pa, da := p.Prefill.AttnTP(), p.Decode.AttnTP()
 	if pa > da && pa%da != 0 {
 		r := refusal(ReasonTPRatioNotDivisible, "decode.tensorParallelSize",
-			"prefill attention TP %d is above decode's %d and not a multiple of it: SGLang accepts the pair but maps each decode rank to %d prefill rank(s), so decode ranks read KV heads they do not hold and prefill ranks %d–%d are read by nobody (pdtopo is stricter than the engine here)",
-			pa, da, pa/da, da*(pa/da), pa-1)
+			"prefill attention TP %d is above decode's %d and not a multiple of it: SGLang accepts the pair but gives decode rank r the prefill ranks from r × (%d // %d), so decode ranks read KV heads they do not hold and prefill ranks %d–%d are read by nobody (pdtopo is stricter than the engine here)",
+			pa, da, pa, da, da*(pa/da), pa-1)
 		r.StricterThanEngine = true
 		return r
 	}
