@@ -174,6 +174,9 @@ func checkEqualBlockPrefillLarger(p Pair) *Refusal {
 func checkBlockLength(p Pair) *Refusal {
 	local, remote := blockBytes(p.Model, p.Decode), blockBytes(p.Model, p.Prefill)
 	bsr := p.Decode.BlockSize / p.Prefill.BlockSize
+	if bsr == 0 || p.Decode.BlockSize%p.Prefill.BlockSize != 0 {
+		return nil // rule 6's to refuse; no ratio to check lengths by
+	}
 	want := local / bsr
 	if !p.Model.UseMLA {
 		// With one head a rank on both sides this is local / bsr too.
