@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	reference "github.com/pdtopo/pdtopo/conformance/sglang"
@@ -195,4 +196,18 @@ func sameMapping(t *testing.T, c goldenCase, v Verdict) bool {
 		}
 	}
 	return ok
+}
+
+// Every refusal of the golden pairs names a fix that changes one setting
+// into a pair Judge accepts (none falls back to "no TP size … works").
+func TestGoldenRefusalsHaveFixes(t *testing.T) {
+	for _, c := range loadGolden(t) {
+		v := Judge(c.pair(t))
+		if v.Compatible() {
+			continue
+		}
+		if r := v.Refusal; r.Fix == "" || strings.HasPrefix(r.Fix, "no TP size") || !strings.HasSuffix(r.Message, ". Fix: "+r.Fix) {
+			t.Errorf("case %s: %s without a working fix: %q", c.name(), r.Reason, r.Message)
+		}
+	}
 }

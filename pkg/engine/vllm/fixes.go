@@ -139,7 +139,61 @@ func fixFor(p Pair, reason Reason) string {
 		return "check the model's head_dim and KV heads: both roles must load the same model"
 	}
 	if len(fixes) == 0 {
-		return "no layout within TP 1–16 and block sizes " + orList(BlockSizes) + " changes one setting into a pair vLLM accepts"
+		fixes = nearestRoles(p)
+	}
+	if len(fixes) == 0 {
+		return "no layout within TP 1–16 and block sizes " + orList(BlockSizes) + " of either role makes a pair vLLM accepts"
 	}
 	return strings.Join(fixes, "; or ")
+}
+
+// nearestRoles is the fix when no one setting suffices (several rules
+// fail at once): per role, the accepted layout that changes the fewest
+// settings, then moves TP and block size least.
+func nearestRoles(p Pair) []string {
+	var out []string
+	for _, side := range []Side{SideDecode, SidePrefill} {
+		cur, other := p.Decode, p.Prefill
+		name := "decode"
+		if side == SidePrefill {
+			cur, other, name = p.Prefill, p.Decode, "prefill"
+		}
+		best, bestDist := Role{}, -1
+		for _, tp := range TPSizes {
+			for _, bs := range BlockSizes {
+				for _, l := range []Layout{LayoutHND, LayoutNHD} {
+					r := Role{TP: tp, BlockSize: bs, KVCacheLayout: l, KVCacheDtype: other.dtype()}
+					q := p
+					if side == SideDecode {
+						q.Decode = r
+					} else {
+						q.Prefill = r
+					}
+					if !loads(p.Model, tp) || check(q) != nil {
+						continue
+					}
+					if d := distance(cur, r); bestDist < 0 || d < bestDist {
+						best, bestDist = r, d
+					}
+				}
+			}
+		}
+		if bestDist >= 0 {
+			out = append(out, fmt.Sprintf("run %s at --tensor-parallel-size %d, --block-size %d, VLLM_KV_CACHE_LAYOUT=%s, --kv-cache-dtype %s",
+				name, best.TP, best.BlockSize, best.KVCacheLayout, best.KVCacheDtype))
+		}
+	}
+	return out
+}
+
+// distance orders alternatives to a role: settings changed first, then
+// how far TP and block size move.
+func distance(a, b Role) int {
+	d := abs(a.TP-b.TP)*10 + abs(a.BlockSize-b.BlockSize)/8
+	for _, changed := range []bool{a.TP != b.TP, a.BlockSize != b.BlockSize, a.layout() != b.layout(), a.dtype() != b.dtype()} {
+		if changed {
+			d += 10000
+		}
+	}
+	return d
 }

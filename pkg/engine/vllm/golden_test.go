@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	reference "github.com/pdtopo/pdtopo/conformance/vllm"
@@ -204,4 +205,18 @@ func orEmpty(s []int) []int {
 		return []int{}
 	}
 	return s
+}
+
+// Every refusal of the golden pairs names a fix that changes one setting
+// into a pair Judge accepts (none falls back to "no layout … works").
+func TestGoldenRefusalsHaveFixes(t *testing.T) {
+	for i, c := range loadGolden(t) {
+		v := Judge(c.pair())
+		if v.Compatible() {
+			continue
+		}
+		if r := v.Refusal; r.Fix == "" || strings.HasPrefix(r.Fix, "no layout") || !strings.HasSuffix(r.Message, ". Fix: "+r.Fix) {
+			t.Errorf("case %d (%s): %s without a working fix: %q", i, describe(c.pair()), r.Reason, r.Message)
+		}
+	}
 }

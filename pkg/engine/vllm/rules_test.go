@@ -65,6 +65,8 @@ func TestJudgeRefusals(t *testing.T) {
 			ReasonHeadSplitWithHeteroBlocks, "decode.blockSize", "set decode --block-size to 16", false},
 		{"qwen3-next TP 4 → TP 1 NHD (vLLM accepts)", Pair{Model: qwen3Next, Prefill: role(4, 16, LayoutNHD, ""), Decode: role(1, 16, LayoutNHD, "")},
 			ReasonNHDMultiSourceRead, "decode.kvCacheLayout", "set VLLM_KV_CACHE_LAYOUT=HND on both roles", true},
+		{"llama TP 16 → TP 2 block 64 → 16: two rules at once, two settings to change", Pair{Model: llama8B, Prefill: role(16, 64, "", ""), Decode: role(2, 16, "", "")},
+			ReasonBlockSizeNotMultiple, "decode.blockSize", "run decode at --tensor-parallel-size 16, --block-size 64, VLLM_KV_CACHE_LAYOUT=HND, --kv-cache-dtype auto; or run prefill at --tensor-parallel-size 8, --block-size 16", false},
 		{"llama TP 0", Pair{Model: llama8B, Prefill: role(0, 16, "", ""), Decode: role(1, 16, "", "")},
 			ReasonInvalidPair, "tensorParallelSize", "at least 1", false},
 		{"llama LMCacheConnector", Pair{Model: llama8B, Prefill: role(1, 16, "", ""), Decode: role(1, 16, "", ""), KVConnector: "LMCacheConnectorV1"},
