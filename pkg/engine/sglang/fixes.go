@@ -26,9 +26,6 @@ import (
 // TPSizes are the --tp-size values fixes and Rank consider.
 var TPSizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 
-// PageSizes are the --page-size values Rank considers.
-var PageSizes = []int{1, 16, 32, 64}
-
 // loads reports whether SGLang can load the model at attention TP tp: the
 // query heads split evenly, and the KV heads split or replicate evenly
 // (QKVParallelLinear; MLA shards heads only). A fix never proposes a TP the
