@@ -168,11 +168,11 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
-// The planner, the derivation of buffers from a model config and the
-// engines' pair rules know nothing of Kubernetes, the wire or sockets.
+// The planner, and the derivation of buffers from a model config, know
+// nothing of Kubernetes, the wire or sockets.
 func TestPlannerImportsOnlyTheStandardLibrary(t *testing.T) {
 	pkgs := goPackages(t, repoRoot(t))
-	for _, pure := range []string{planner, "pkg/pyjson", "pkg/modelgeom", "pkg/engine/vllm", "pkg/engine/sglang"} {
+	for _, pure := range []string{planner, "pkg/pyjson", "pkg/modelgeom"} {
 		imports, ok := pkgs[pure]
 		if !ok {
 			t.Fatalf("%s not found", pure)
