@@ -99,9 +99,24 @@ $(BIN)/golangci-lint-kal: hack/lint/go.mod hack/lint/go.sum
 
 # Both configurations set the run's timeout and a concurrency of 2.
 .PHONY: lint
-lint: $(BIN)/golangci-lint-kal ## Run golangci-lint (.golangci.yml) and the Kube API Linter on api/ (.golangci-kal.yml); `make test` runs it first.
+lint: $(BIN)/golangci-lint-kal lint-python ## Run golangci-lint (.golangci.yml), the Kube API Linter on api/ (.golangci-kal.yml) and lint-python; `make test` runs it first.
 	$(BIN)/golangci-lint-kal run ./...
 	$(BIN)/golangci-lint-kal run --config .golangci-kal.yml ./api/...
+
+# The first python3 (on PATH, then the system's) that has mypy and flake8:
+# Debian's python3-mypy and flake8 are modules of /usr/bin/python3, which a
+# pyenv python3 first on PATH does not see. PYTHON_LINT=... picks another.
+# Looked up once, when lint-python first needs it (not on every make).
+PYTHON_LINT ?= $(eval PYTHON_LINT := $(shell for p in python3 /usr/bin/python3; do \
+	$$p -c 'import mypy, flake8' >/dev/null 2>&1 && { command -v $$p; break; }; done))$(PYTHON_LINT)
+
+.PHONY: lint-python
+lint-python: ## Type-check (mypy --strict) and lint (flake8) clients/python: the adapter, its tests and benchmarks (setup.cfg).
+	@[ -n "$(PYTHON_LINT)" ] || { echo "lint-python: no python3 with mypy and flake8 (Debian: apt-get install python3-mypy flake8; else pip install mypy flake8), or set PYTHON_LINT" >&2; exit 1; }
+	cd clients/python && $(PYTHON_LINT) -m mypy
+	@# the package alone against the oldest Python pyproject.toml allows
+	cd clients/python && $(PYTHON_LINT) -m mypy --python-version 3.10 -p pdtopo_agent
+	cd clients/python && $(PYTHON_LINT) -m flake8
 
 .PHONY: helm
 helm: $(BIN)/helm ## Build bin/helm (Helm v4, from the hack/helm module) for the chart's tests and `make helm-package`.
@@ -207,6 +222,14 @@ plugin-dist: ## Build kubectl-pdtopo archives for PLUGIN_PLATFORMS into dist/ an
 .PHONY: help
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9\/.$$()-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Conformance: local checks against the reference engine's own code (conformance/README.md; not CI)
+
+.PHONY: conformance-tokenspeed
+conformance-tokenspeed: ## Hold both wires to tokenspeed's own code at the reference commits (TOKENSPEED_GIT_DIR=a clone).
+	@test -n "$(TOKENSPEED_GIT_DIR)" || { echo "set TOKENSPEED_GIT_DIR to a git directory of lightseekorg/tokenspeed" >&2; exit 2; }
+	conformance/tokenspeed/v1wire/run.sh $(TOKENSPEED_GIT_DIR)
+	conformance/tokenspeed/contractwire/interop.sh $(TOKENSPEED_GIT_DIR)
 
 ##@ Operator: controller, plan store, scale (owned by the operator work; see docs/benchmarks.md)
 

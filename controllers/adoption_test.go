@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -84,7 +85,7 @@ func TestUserConfigMapsWithThePairLabelSurvive(t *testing.T) {
 		}
 	}
 
-	p := gqaP8D4(ns, pair).obj()
+	p := fixtures.Pair(ns, pair).Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
@@ -137,8 +138,8 @@ func TestUserConfigMapsWithThePairLabelSurvive(t *testing.T) {
 // then the pair's controller reference, or no controller and both labels
 // the operator writes there.
 func TestClaimable(t *testing.T) {
-	pair := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "ns", UID: "uid-1"}}
-	other := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "ns", UID: "uid-2"}}
+	pair := fixtures.Pair("ns", "llama").UID("uid-1").Obj()
+	other := fixtures.Pair("ns", "llama").UID("uid-2").Obj()
 	ref := func(p *pdv1.PDPair) []metav1.OwnerReference {
 		return []metav1.OwnerReference{*metav1.NewControllerRef(p, pdv1.GroupVersion.WithKind("PDPair"))}
 	}

@@ -26,6 +26,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -34,7 +35,7 @@ import (
 // buffer of the decode rank is cut into one fragment per prefill rank:
 // 4096 × 8192 = 33,554,432 fragments, several GB of plan JSON.
 func hostilePair(ns, name string) *pdv1.PDPair {
-	return newPair(ns, name).prefill(4096, 1).decode(1, 1).kvPair(4096, 4096, 1, 1).obj()
+	return fixtures.Pair(ns, name).Prefill(4096, 1).Decode(1, 1).KVPair(4096, 4096, 1, 1).Obj()
 }
 
 // An over-budget PDPair is refused before anything is planned:
@@ -64,7 +65,7 @@ func TestOverBudgetPairIsRefused(t *testing.T) {
 // describe the spec), and comes back when edited back.
 func TestPairEditedPastBudgetWithdrawsPlans(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "grows").obj()
+	p := fixtures.Pair(ns, "grows").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // contractPair is a PDPair on the cache-contract wire with only what such a
@@ -56,7 +57,7 @@ func TestAPIServerRulesOfContractPairs(t *testing.T) {
 	create(t, live)
 	mixed := contractPair(ns, "mixed", inline(`{"plan":{}}`), nil) // the decode's from its agents
 	create(t, mixed)
-	v1 := gqaP8D4(ns, "v1").obj()
+	v1 := fixtures.Pair(ns, "v1").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, v1)
 	if v1.Spec.Wire != pdv1.WireV1 {
 		t.Fatalf("the wire defaults to %q, want V1", v1.Spec.Wire)
@@ -79,7 +80,7 @@ func TestAPIServerRulesOfContractPairs(t *testing.T) {
 			return p
 		}(), "spec.cacheContracts", "leave cacheContracts out to read both contracts from the live engines"},
 		{"contracts on the V1 wire", func() *pdv1.PDPair {
-			p := gqaP8D4(ns, "a").obj()
+			p := fixtures.Pair(ns, "a").Spec(fixtures.Llama70B(8, 4)).Obj()
 			p.Spec.CacheContracts = &pdv1.CacheContracts{Prefill: inline("{}"), Decode: inline("{}")}
 			return p
 		}(), "spec.cacheContracts", "cacheContracts are only read on wire CacheContract"},
@@ -90,7 +91,7 @@ func TestAPIServerRulesOfContractPairs(t *testing.T) {
 		}(), "spec.kvBuffers", "give the model (spec.model with kvCacheDtype) or its KV buffers"},
 		{"contract wire with kvBuffers", func() *pdv1.PDPair {
 			p := contractPair(ns, "a", inline("{}"), inline("{}"))
-			p.Spec.KVBuffers = gqaP8D4(ns, "a").obj().Spec.KVBuffers
+			p.Spec.KVBuffers = fixtures.Pair(ns, "a").Spec(fixtures.Llama70B(8, 4)).Obj().Spec.KVBuffers
 			return p
 		}(), "spec.wire", "on wire CacheContract the layout is the two contracts"},
 		{"unknown wire", func() *pdv1.PDPair {

@@ -26,45 +26,46 @@ import (
 	"k8s.io/utils/ptr"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // Every structural rule of the CRD, broken once, through the real API server:
 // the object is rejected, and the error names the field.
 func TestAPIServerRejectsBrokenPDPairs(t *testing.T) {
 	ns := newNamespace(t)
-	good := func(name string) *pairBuilder { return gqaP8D4(ns, name) }
+	good := func(name string) *fixtures.PairBuilder { return fixtures.Pair(ns, name).Spec(fixtures.Llama70B(8, 4)) }
 	cases := []struct {
 		name  string
 		pair  *pdv1.PDPair
 		field string
 		says  string
 	}{
-		{"prefill TP 0", good("a").prefill(0, 1).obj(), "spec.prefill.tensorParallelSize", "greater than or equal to 1"},
-		{"decode TP 0", good("a").decode(0, 1).obj(), "spec.decode.tensorParallelSize", "greater than or equal to 1"},
-		{"decode DP 0", good("a").decode(4, 0).obj(), "spec.decode.dataParallelSize", "greater than or equal to 1"},
-		{"prefill DP 3 does not divide TP 8", good("a").prefill(8, 3).obj(), "spec.prefill.dataParallelSize", "dataParallelSize must divide tensorParallelSize"},
-		{"decode DP 8 does not divide TP 4", good("a").decode(4, 8).obj(), "spec.decode.dataParallelSize", "dataParallelSize must divide tensorParallelSize"},
-		{"tokensPerPage 0", good("a").tokensPerPage(0).obj(), "spec.tokensPerPage", "greater than or equal to 1"},
-		{"no KV buffer groups", newPair(ns, "a").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers = []pdv1.KVBufferGroup{} }).obj(), "spec.kvBuffers", "Required value: give the model (spec.model with kvCacheDtype) or its KV buffers"},
-		{"KV buffers absent", newPair(ns, "a").prefill(8, 1).decode(4, 1).obj(), "spec.kvBuffers", "Required value"},
-		{"group count 0", good("a").kv(pdv1.KVDraftK, 0, 512, 256, 256).obj(), "spec.kvBuffers[2].count", "greater than or equal to 1"},
-		{"decode item bytes 0", good("a").edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[1].DecodeItemBytes = 0 }).obj(), "spec.kvBuffers[1].decodeItemBytes", "greater than or equal to 1"},
-		{"prefill item bytes 0", good("a").edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[0].PrefillItemBytes = ptr.To[int64](0) }).obj(), "spec.kvBuffers[0].prefillItemBytes", "greater than or equal to 1"},
-		{"decode unit bytes -1", good("a").edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[0].DecodeUnitBytes = ptr.To[int64](-1) }).obj(), "spec.kvBuffers[0].decodeUnitBytes", "greater than or equal to 1"},
-		{"prefill unit bytes 0", good("a").edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[1].PrefillUnitBytes = ptr.To[int64](0) }).obj(), "spec.kvBuffers[1].prefillUnitBytes", "greater than or equal to 1"},
-		{"state item bytes 0", good("a").state(geom(4, 0, 64, 1, 1)).obj(), "spec.stateBuffers[0].decodeItemBytes", "greater than or equal to 1"},
-		{"unknown buffer kind", good("a").kv("TargetQ", 1, 512, 256, 256).obj(), "spec.kvBuffers[2].kind", "Unsupported value"},
-		{"unknown attention backend", good("a").backend("GQA").obj(), "spec.attentionBackend", "Unsupported value"},
-		{"MHA with 80 TargetK and 79 TargetV", newPair(ns, "a").prefill(8, 1).decode(4, 1).kv(pdv1.KVTargetK, 80, 512, 256, 256).kv(pdv1.KVTargetV, 79, 512, 256, 256).obj(),
+		{"prefill TP 0", good("a").Prefill(0, 1).Obj(), "spec.prefill.tensorParallelSize", "greater than or equal to 1"},
+		{"decode TP 0", good("a").Decode(0, 1).Obj(), "spec.decode.tensorParallelSize", "greater than or equal to 1"},
+		{"decode DP 0", good("a").Decode(4, 0).Obj(), "spec.decode.dataParallelSize", "greater than or equal to 1"},
+		{"prefill DP 3 does not divide TP 8", good("a").Prefill(8, 3).Obj(), "spec.prefill.dataParallelSize", "dataParallelSize must divide tensorParallelSize"},
+		{"decode DP 8 does not divide TP 4", good("a").Decode(4, 8).Obj(), "spec.decode.dataParallelSize", "dataParallelSize must divide tensorParallelSize"},
+		{"tokensPerPage 0", good("a").TokensPerPage(0).Obj(), "spec.tokensPerPage", "greater than or equal to 1"},
+		{"no KV buffer groups", fixtures.Pair(ns, "a").Prefill(8, 1).Decode(4, 1).Edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers = []pdv1.KVBufferGroup{} }).Obj(), "spec.kvBuffers", "Required value: give the model (spec.model with kvCacheDtype) or its KV buffers"},
+		{"KV buffers absent", fixtures.Pair(ns, "a").Prefill(8, 1).Decode(4, 1).Obj(), "spec.kvBuffers", "Required value"},
+		{"group count 0", good("a").KV(pdv1.KVDraftK, 0, 512, 256, 256).Obj(), "spec.kvBuffers[2].count", "greater than or equal to 1"},
+		{"decode item bytes 0", good("a").Edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[1].DecodeItemBytes = 0 }).Obj(), "spec.kvBuffers[1].decodeItemBytes", "greater than or equal to 1"},
+		{"prefill item bytes 0", good("a").Edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[0].PrefillItemBytes = ptr.To[int64](0) }).Obj(), "spec.kvBuffers[0].prefillItemBytes", "greater than or equal to 1"},
+		{"decode unit bytes -1", good("a").Edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[0].DecodeUnitBytes = ptr.To[int64](-1) }).Obj(), "spec.kvBuffers[0].decodeUnitBytes", "greater than or equal to 1"},
+		{"prefill unit bytes 0", good("a").Edit(func(p *pdv1.PDPair) { p.Spec.KVBuffers[1].PrefillUnitBytes = ptr.To[int64](0) }).Obj(), "spec.kvBuffers[1].prefillUnitBytes", "greater than or equal to 1"},
+		{"state item bytes 0", good("a").State(fixtures.Geometry(4, 0, 64, 1, 1)).Obj(), "spec.stateBuffers[0].decodeItemBytes", "greater than or equal to 1"},
+		{"unknown buffer kind", good("a").KV("TargetQ", 1, 512, 256, 256).Obj(), "spec.kvBuffers[2].kind", "Unsupported value"},
+		{"unknown attention backend", good("a").Backend("GQA").Obj(), "spec.attentionBackend", "Unsupported value"},
+		{"MHA with 80 TargetK and 79 TargetV", fixtures.Pair(ns, "a").Prefill(8, 1).Decode(4, 1).KV(pdv1.KVTargetK, 80, 512, 256, 256).KV(pdv1.KVTargetV, 79, 512, 256, 256).Obj(),
 			"spec.kvBuffers", "TargetK counts of all groups must add up to the TargetV counts"},
-		{"MHA K/V counts summed over groups", good("a").kv(pdv1.KVTargetK, 2, 512, 256, 256).kv(pdv1.KVTargetV, 1, 512, 256, 256).obj(),
+		{"MHA K/V counts summed over groups", good("a").KV(pdv1.KVTargetK, 2, 512, 256, 256).KV(pdv1.KVTargetV, 1, 512, 256, 256).Obj(),
 			"spec.kvBuffers", "TargetK counts of all groups must add up to the TargetV counts"},
-		{"MHA with a DraftK but no DraftV", good("a").kv(pdv1.KVDraftK, 1, 512, 256, 256).obj(), "spec.kvBuffers", "DraftK counts of all groups must add up to the DraftV counts"},
-		{"more than 16384 KV buffers", good("a").kvPair(4096, 512, 256, 256).kvPair(4096, 512, 256, 256).obj(), "spec.kvBuffers", "at most 16384 buffers"},
-		{"more than 16384 state buffers", good("a").state(geom(4096, 64, 64, 1, 1)).state(geom(4096, 64, 64, 1, 1)).state(geom(4096, 64, 64, 1, 1)).state(geom(4096, 64, 64, 1, 1)).state(geom(1, 64, 64, 1, 1)).obj(),
+		{"MHA with a DraftK but no DraftV", good("a").KV(pdv1.KVDraftK, 1, 512, 256, 256).Obj(), "spec.kvBuffers", "DraftK counts of all groups must add up to the DraftV counts"},
+		{"more than 16384 KV buffers", good("a").KVPair(4096, 512, 256, 256).KVPair(4096, 512, 256, 256).Obj(), "spec.kvBuffers", "at most 16384 buffers"},
+		{"more than 16384 state buffers", good("a").State(fixtures.Geometry(4096, 64, 64, 1, 1)).State(fixtures.Geometry(4096, 64, 64, 1, 1)).State(fixtures.Geometry(4096, 64, 64, 1, 1)).State(fixtures.Geometry(4096, 64, 64, 1, 1)).State(fixtures.Geometry(1, 64, 64, 1, 1)).Obj(),
 			"spec.stateBuffers", "at most 16384 buffers"},
-		{"L1.5 cache without MLA", good("a").l15().obj(), "spec.mlaL15Cache", "only supported with attentionBackend MLA"},
-		{"name longer than a label value", gqaP8D4(ns, strings.Repeat("n", 64)).obj(), rootField, "metadata.name must be at most 63 characters"},
+		{"L1.5 cache without MLA", good("a").L15().Obj(), "spec.mlaL15Cache", "only supported with attentionBackend MLA"},
+		{"name longer than a label value", fixtures.Pair(ns, strings.Repeat("n", 64)).Spec(fixtures.Llama70B(8, 4)).Obj(), rootField, "metadata.name must be at most 63 characters"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func assertInvalidField(t *testing.T, err error, field, says string) {
 // What the rules allow: MLA has no K/V pairing, and omitted fields default.
 func TestAPIServerAcceptsAndDefaults(t *testing.T) {
 	ns := newNamespace(t)
-	mlaOnlyK := newPair(ns, "mla-k-only").mla().l15().prefill(8, 1).decode(4, 1).kv(pdv1.KVTargetK, 61, 1152, 1152, 1152).obj()
+	mlaOnlyK := fixtures.Pair(ns, "mla-k-only").MLA().L15().Prefill(8, 1).Decode(4, 1).KV(pdv1.KVTargetK, 61, 1152, 1152, 1152).Obj()
 	create(t, mlaOnlyK)
 
 	minimal := &pdv1.PDPair{}

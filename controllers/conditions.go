@@ -52,6 +52,8 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.Reason(pdv1.ReasonModelConfigUnavailable):       pdv1.ReasonModelConfigUnavailable,
 	// A live prefill whose size is not the spec's (contracts.go).
 	transferplan.Reason(pdv1.ReasonContractParallelismMismatch): pdv1.ReasonContractParallelismMismatch,
+	// A bootstrap address outside --bootstrap-address-allowlist (livecontracts_kept.go).
+	transferplan.Reason(pdv1.ReasonBootstrapAddressNotAllowed): pdv1.ReasonBootstrapAddressNotAllowed,
 
 	transferplan.ReasonContractInvalid:                   pdv1.ReasonContractInvalid,
 	transferplan.ReasonContractTooLarge:                  pdv1.ReasonContractTooLarge,

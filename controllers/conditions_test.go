@@ -35,6 +35,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -47,31 +48,31 @@ func TestLayoutCompatibleReasons(t *testing.T) {
 		reason pdv1.PDPairConditionReason
 		says   string
 	}{
-		{gqaP8D4(ns, "gqa").obj(), metav1.ConditionTrue, pdv1.ReasonCompatible, "fragmented plans; each decode rank contacts 2 prefill ranks"},
-		{newPair(ns, "fp8-prefill").prefill(8, 1).decode(4, 1).kvGroup(pdv1.KVTargetK, geom(80, 512, 128, 256, 128)).kvGroup(pdv1.KVTargetV, geom(80, 512, 128, 256, 128)).obj(),
+		{fixtures.Pair(ns, "gqa").Spec(fixtures.Llama70B(8, 4)).Obj(), metav1.ConditionTrue, pdv1.ReasonCompatible, "fragmented plans; each decode rank contacts 2 prefill ranks"},
+		{fixtures.Pair(ns, "fp8-prefill").Prefill(8, 1).Decode(4, 1).KVGroup(pdv1.KVTargetK, fixtures.Geometry(80, 512, 128, 256, 128)).KVGroup(pdv1.KVTargetV, fixtures.Geometry(80, 512, 128, 256, 128)).Obj(),
 			metav1.ConditionFalse, pdv1.ReasonUnitSizeMismatch, "kvBuffers[0] (TargetK)"},
-		{newPair(ns, "ragged-item").prefill(8, 1).decode(4, 1).kvPair(2, 500, 256, 256).obj(),
+		{fixtures.Pair(ns, "ragged-item").Prefill(8, 1).Decode(4, 1).KVPair(2, 500, 256, 256).Obj(),
 			metav1.ConditionFalse, pdv1.ReasonItemNotUnitAligned, "kvBuffers[0]"},
-		{newPair(ns, "sixteen-heads-on-eight").prefill(8, 1).decode(4, 1).kvPair(2, 1024, 256, 256).obj(),
+		{fixtures.Pair(ns, "sixteen-heads-on-eight").Prefill(8, 1).Decode(4, 1).KVPair(2, 1024, 256, 256).Obj(),
 			metav1.ConditionFalse, pdv1.ReasonUnsupportedHeterogeneousTP, "kvBuffers[0]"},
-		{newPair(ns, "sixteen-token-pages").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 16*512, 16*256, 256).obj(),
+		{fixtures.Pair(ns, "sixteen-token-pages").TokensPerPage(16).Prefill(8, 1).Decode(4, 1).KVPair(2, 16*512, 16*256, 256).Obj(),
 			metav1.ConditionTrue, pdv1.ReasonCompatible, "16 fragments per page for each buffer a decode rank pulls from a prefill rank"},
 		// 16-token pages whose "unit" is a head of 16 tokens: a token row (a
 		// sixteenth of the item) is not whole units.
-		{newPair(ns, "sixteen-token-pages-ragged-rows").tokensPerPage(16).prefill(8, 1).decode(4, 1).kvPair(2, 2*16*256, 16*256, 16*256).obj(),
+		{fixtures.Pair(ns, "sixteen-token-pages-ragged-rows").TokensPerPage(16).Prefill(8, 1).Decode(4, 1).KVPair(2, 2*16*256, 16*256, 16*256).Obj(),
 			metav1.ConditionFalse, pdv1.ReasonItemNotTokenAligned, "pages hold 16 tokens"},
-		{newPair(ns, "mla-default-prefill-item").mla().prefill(16, 1).decode(8, 1).kvGroup(pdv1.KVTargetK, geom(61, 1152, 576, 1, 1)).obj(),
+		{fixtures.Pair(ns, "mla-default-prefill-item").MLA().Prefill(16, 1).Decode(8, 1).KVGroup(pdv1.KVTargetK, fixtures.Geometry(61, 1152, 576, 1, 1)).Obj(),
 			metav1.ConditionFalse, pdv1.ReasonMLAItemSizeMismatch, "prefill item 576 bytes, decode item 1152 bytes"},
-		{newPair(ns, "state-apart-from-draft-heads").prefill(4, 1).decode(2, 1).
-			kvGroup(pdv1.KVTargetK, geom(1, 64, 32, 2, 2)).kvGroup(pdv1.KVTargetV, geom(1, 64, 32, 2, 2)).
-			kvGroup(pdv1.KVDraftK, geom(1, 2, 4, 2, 2)).kvGroup(pdv1.KVDraftV, geom(1, 2, 4, 2, 2)).state(geom(1, 64, 32, 2, 2)).obj(),
+		{fixtures.Pair(ns, "state-apart-from-draft-heads").Prefill(4, 1).Decode(2, 1).
+			KVGroup(pdv1.KVTargetK, fixtures.Geometry(1, 64, 32, 2, 2)).KVGroup(pdv1.KVTargetV, fixtures.Geometry(1, 64, 32, 2, 2)).
+			KVGroup(pdv1.KVDraftK, fixtures.Geometry(1, 2, 4, 2, 2)).KVGroup(pdv1.KVDraftV, fixtures.Geometry(1, 2, 4, 2, 2)).State(fixtures.Geometry(1, 64, 32, 2, 2)).Obj(),
 			metav1.ConditionFalse, pdv1.ReasonWholeStateCopyUnsafe, "decode TP rank 1 pulls KV cache from prefill TP rank 0"},
 		// The default prefill item, decodeItemBytes×D/P = 1×4/8, is 0: the
 		// one structural fault CEL cannot see, as it depends on the defaults.
-		{newPair(ns, "zero-default-item").prefill(8, 1).decode(4, 1).edit(func(p *pdv1.PDPair) {
+		{fixtures.Pair(ns, "zero-default-item").Prefill(8, 1).Decode(4, 1).Edit(func(p *pdv1.PDPair) {
 			g := pdv1.BufferGeometry{Count: 1, DecodeItemBytes: 1}
 			p.Spec.KVBuffers = []pdv1.KVBufferGroup{{Kind: pdv1.KVTargetK, BufferGeometry: g}, {Kind: pdv1.KVTargetV, BufferGeometry: g}}
-		}).obj(), metav1.ConditionFalse, pdv1.ReasonInvalidLayout, "kvBuffers[0].prefillItemBytes"},
+		}).Obj(), metav1.ConditionFalse, pdv1.ReasonInvalidLayout, "kvBuffers[0].prefillItemBytes"},
 	}
 	for _, c := range cases {
 		create(t, c.pair)
@@ -130,7 +131,7 @@ func TestConfigMapConflict(t *testing.T) {
 	ns := newNamespace(t)
 	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "llama-plans-0"}, Data: map[string]string{"mine": "yes"}}
 	create(t, theirs)
-	p := gqaP8D4(ns, "llama").obj()
+	p := fixtures.Pair(ns, "llama").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible)
@@ -150,7 +151,7 @@ func TestConfigMapConflict(t *testing.T) {
 func TestRankTooLarge(t *testing.T) {
 	t.Parallel() // slow and independent: overlaps with the other slow tests
 	ns := newNamespace(t)
-	p := newPair(ns, "one-decode-rank").prefill(64, 1).decode(1, 1).kvPair(2000, 4096, 64, 64).obj()
+	p := fixtures.Pair(ns, "one-decode-rank").Prefill(64, 1).Decode(1, 1).KVPair(2000, 4096, 64, 64).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible)
@@ -166,7 +167,7 @@ func TestRankTooLarge(t *testing.T) {
 func TestIndexTooLarge(t *testing.T) {
 	ns := newNamespace(t)
 	const gib = 1 << 30
-	p := newPair(ns, "many-buffers").prefill(1, 1).decode(1, 1).kvPair(4096, gib, gib, gib).kvPair(4096, gib, gib, gib).obj()
+	p := fixtures.Pair(ns, "many-buffers").Prefill(1, 1).Decode(1, 1).KVPair(4096, gib, gib, gib).KVPair(4096, gib, gib, gib).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonIndexTooLarge)
@@ -182,7 +183,7 @@ func TestPublishFailedIsRetried(t *testing.T) {
 	t.Parallel() // slow and independent: overlaps with the other slow tests
 	ns := newNamespace(t)
 	unblock := denyConfigMaps(t, ns)
-	p := gqaP8D4(ns, "blocked").obj()
+	p := fixtures.Pair(ns, "blocked").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	c := wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonPublishFailed)
@@ -256,7 +257,7 @@ func denyConfigMaps(t *testing.T, ns string) func() {
 // by type: the CRD rejects L1.5 without MLA, and ShardNotAligned and
 // ItemSmallerThanShard are the planner's defensive checks.
 func TestUnreachableReasonsAreMappedByType(t *testing.T) {
-	p := gqaP8D4("ns", "l15").l15().obj()
+	p := fixtures.Pair("ns", "l15").Spec(fixtures.Llama70B(8, 4)).L15().Obj()
 	out := planPair(p, transferplan.DefaultBudget)
 	if out.compatible || out.layoutReason != pdv1.ReasonMLAL15RequiresMLA || !strings.Contains(out.layoutMessage, "mlaL15Cache") {
 		t.Fatalf("L1.5 on MHA: compatible %v reason %s message %q", out.compatible, out.layoutReason, out.layoutMessage)
@@ -281,7 +282,8 @@ func TestEveryPlannerReasonHasAConditionReason(t *testing.T) {
 	for _, r := range modelgeom.Reasons() {
 		planner = append(planner, transferplan.Reason(r))
 	}
-	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable), transferplan.Reason(pdv1.ReasonContractParallelismMismatch))
+	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable), transferplan.Reason(pdv1.ReasonContractParallelismMismatch),
+		transferplan.Reason(pdv1.ReasonBootstrapAddressNotAllowed))
 	for _, r := range planner {
 		got, ok := layoutReasons[r]
 		switch {

@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // wideMHAContract lays out, for one rank of a TP-tp fleet, the contract of
@@ -59,7 +59,7 @@ func wideMHAContract(t *testing.T, tp, layers, heads int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transferplan.ParseContract(b); err != nil {
+	if _, err := plancontract.Parse(b); err != nil {
 		t.Fatalf("the wide contract for TP %d does not decode: %v", tp, err)
 	}
 	return string(b)
@@ -74,8 +74,8 @@ func TestContractPairOverBudgetIsRefused(t *testing.T) {
 	ns := newNamespace(t)
 	const layers, heads = 300, 1024
 	pre, dec := wideMHAContract(t, 1024, layers, heads), wideMHAContract(t, 1, layers, heads)
-	if len(pre) > transferplan.MaxContractBytes {
-		t.Fatalf("the prefill contract is %d bytes, past the engine's %d", len(pre), transferplan.MaxContractBytes)
+	if len(pre) > plancontract.MaxBytes {
+		t.Fatalf("the prefill contract is %d bytes, past the engine's %d", len(pre), plancontract.MaxBytes)
 	}
 	pair := contractPair(ns, "wide", inline(pre), inline(dec))
 	pair.Spec.Prefill.TensorParallelSize = 1024

@@ -34,6 +34,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // DefaultContractRefreshInterval is how soon a pair whose contracts are in
@@ -44,7 +45,7 @@ const DefaultContractRefreshInterval = 30 * time.Second
 
 // contractInputs is what a contract pair's verdict is made from.
 type contractInputs struct {
-	pair  transferplan.ContractPair
+	pair  plancontract.Pair
 	roles [2]pairlayout.ContractRole
 	// sources say where each role's contract comes from, as the status
 	// reports it (SHA256 and a Spec source's observedAt are filled in when
@@ -260,6 +261,10 @@ func (r *PDPairReconciler) observeLiveContracts(pair *pdv1.PDPair, in *contractI
 		}
 		st := r.live.observe(pair, role, target, read)
 		in.sources[i] = pdv1.ContractSourceStatus{Source: kind, From: target, Message: describeLiveFailure(st)}
+		if refusal := refuseNotAllowed(target, st); refusal != nil {
+			out[i].check = func(*pdv1.PDPair) error { return refusal }
+			continue
+		}
 		if st.good == nil {
 			missing = append(missing, fmt.Sprintf("the %s's contract (%s) is %s", role, kind, in.sources[i].Message))
 			continue
@@ -267,7 +272,7 @@ func (r *PDPairReconciler) observeLiveContracts(pair *pdv1.PDPair, in *contractI
 		good := st.good
 		since := metav1.NewTime(good.since)
 		in.sources[i].From, in.sources[i].ObservedAt = good.from, &since
-		out[i] = liveRole{raw: good.raw, from: good.from, check: func(p *pdv1.PDPair) error { return checkLiveParallelism(p, kind, good) }}
+		out[i] = liveRole{raw: good.raw(), from: good.from, check: func(p *pdv1.PDPair) error { return checkLive(p, kind, good) }}
 	}
 	if len(missing) > 0 {
 		in.pending = "waiting for the live engines: " + strings.Join(missing, "; ")
@@ -285,7 +290,7 @@ func (r *PDPairReconciler) liveSource(pair *pdv1.PDPair, role string) (pdv1.Cont
 	if addr == "" {
 		return pdv1.ContractSourcePrefillBootstrap, "", nil
 	}
-	return pdv1.ContractSourcePrefillBootstrap, addr, readPrefill(r.live.client, addr)
+	return pdv1.ContractSourcePrefillBootstrap, addr, readPrefill(r.live.bootstrap, addr)
 }
 
 // checkLiveParallelism refuses a bootstrap server that reports another TP

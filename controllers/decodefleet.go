@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,15 +47,17 @@ type fleetObservation struct {
 	currentHash string
 }
 
-// observeFleet lists the pair's decode pods and asks their agents which
-// plan they run. currentHash is the plan just published ("" if none).
+// observeFleet lists the pair's decode pods and reads what their agents
+// last answered about the plan they run (asking again in the background:
+// decodefleet_probes.go). currentHash is the plan just published ("" if
+// none).
 func (r *PDPairReconciler) observeFleet(ctx context.Context, pair *pdv1.PDPair, currentHash string) (fleetObservation, error) {
 	obs := fleetObservation{currentHash: currentHash}
 	pods, reachable, err := r.decodePods(ctx, pair)
 	if err != nil {
 		return obs, err
 	}
-	probes := r.prober.probeAll(ctx, reachable)
+	probes := r.fleet.observe(pair, reachable)
 	for _, pod := range pods {
 		obs.add(pod, probes)
 	}
@@ -103,6 +106,8 @@ func (obs *fleetObservation) add(pod *corev1.Pod, probes map[string]probeResult)
 		obs.lag(pod, pdv1.ReasonAgentsNotReady, why)
 	case !probed:
 		obs.lag(pod, pdv1.ReasonAgentsNotReady, "the pod has no IP to reach its agent on")
+	case errors.Is(probe.err, errNotAskedYet):
+		obs.lag(pod, pdv1.ReasonAgentsNotReady, probe.err.Error())
 	case probe.err != nil:
 		obs.lag(pod, pdv1.ReasonAgentsNotReady, "the agent's probe address does not answer: "+probe.err.Error())
 	case obs.currentHash == "":

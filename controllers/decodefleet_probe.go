@@ -18,11 +18,8 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -46,37 +43,31 @@ type agentInfo struct {
 	EngineContracts []livecontract.RankContract `json:"engineContracts"`
 }
 
-// maxAgentInfoBytes bounds what is read from an agent: the answer is a few
-// hundred bytes; a pod that streams more is not an agent to trust.
-const maxAgentInfoBytes = 64 << 10
-
 // agentProber asks agents which plan they run, a bounded number at a time,
-// each with a short timeout, so that a fleet of unreachable pods delays a
-// reconcile by at most a few seconds.
+// each with a short timeout. It runs off the reconcile path: the fleet's
+// probes in the background (decodefleet_probes.go), the decode contract's
+// inside a live read (livecontracts_decode.go).
 type agentProber struct {
-	client *http.Client
-	// concurrency is how many agents are asked at once.
+	// client reads /v1/agent within its timeout and livecontract's size
+	// cap (MaxAgentInfoBytes: the answer is a few hundred bytes; a pod that
+	// streams more is not an agent to trust).
+	client *livecontract.Client
+	// concurrency is how many agents probeAll asks at once.
 	concurrency int
-	// budget bounds one fleet's probing; agents not answered by then are
+	// budget bounds one probeAll; agents not answered by then are
 	// reported as unreachable.
 	budget time.Duration
 }
 
+// agentProbeTimeout bounds one probe (connection, headers and body).
+const agentProbeTimeout = 2 * time.Second
+
 func newAgentProber() *agentProber {
-	return &agentProber{
-		client: &http.Client{
-			Timeout: 2 * time.Second,
-			// Never follow a redirect off the pod, never reuse a proxy.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-			Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, IdleConnTimeout: 30 * time.Second,
-				DialContext: (&net.Dialer{Timeout: time.Second}).DialContext},
-		},
-		concurrency: 16,
-		budget:      5 * time.Second,
-	}
+	return &agentProber{client: livecontract.NewClient(agentProbeTimeout), concurrency: 16, budget: 5 * time.Second}
 }
 
-// probeResult is one agent's answer, or why there is none.
+// probeResult is one agent's answer, or why there is none (an error fit
+// for the status: publicFailure).
 type probeResult struct {
 	info agentInfo
 	err  error
@@ -103,7 +94,7 @@ func (p *agentProber) probeAll(ctx context.Context, pods []*corev1.Pod) map[stri
 				mu.Unlock()
 				return
 			}
-			info, err := p.probe(ctx, agentInfoURL(pod))
+			info, err := p.probe(ctx, pod)
 			mu.Lock()
 			results[pod.Name] = probeResult{info: info, err: err}
 			mu.Unlock()
@@ -113,36 +104,11 @@ func (p *agentProber) probeAll(ctx context.Context, pods []*corev1.Pod) map[stri
 	return results
 }
 
-func (p *agentProber) probe(ctx context.Context, url string) (agentInfo, error) {
+// probe asks one pod's agent; the error names the outcome only.
+func (p *agentProber) probe(ctx context.Context, pod *corev1.Pod) (agentInfo, error) {
 	var info agentInfo
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return info, err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return info, fmt.Errorf("GET %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAgentInfoBytes+1))
-	if err != nil {
-		return info, fmt.Errorf("GET %s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return info, fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
-	}
-	if len(body) > maxAgentInfoBytes {
-		return info, fmt.Errorf("GET %s: answer over %d bytes", url, maxAgentInfoBytes)
-	}
-	if err := json.Unmarshal(body, &info); err != nil {
-		return info, fmt.Errorf("GET %s: %w", url, err)
-	}
-	return info, nil
-}
-
-// agentInfoURL is the agent's /v1/agent on its probe address.
-func agentInfoURL(pod *corev1.Pod) string {
-	return "http://" + agentProbeAddr(pod) + pdv1.AgentInfoPath
+	err := p.client.AgentInfo(ctx, agentProbeAddr(pod), &info)
+	return info, publicFailure(err)
 }
 
 // agentProbeAddr is the agent's probe address: the pod IP, at the port its

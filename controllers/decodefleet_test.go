@@ -79,7 +79,7 @@ func waitFleet(t *testing.T, p *pdv1.PDPair, status metav1.ConditionStatus, reas
 // unlabelled pods are not counted.
 func TestDecodeFleetStatus(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "fleet").obj()
+	p := fixtures.Pair(ns, "fleet").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	p = waitObserved(t, p)
 	current := p.Status.Plan.Hash
@@ -156,7 +156,7 @@ func TestFleetStatusCapsLagging(t *testing.T) {
 	for i := range 25 {
 		obs.add(fixtures.DecodePod("ns", fmt.Sprintf("decode-%02d", i), "p").Obj(), nil)
 	}
-	p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 3}}
+	p := fixtures.Pair("ns", "p").Generation(3).Obj()
 	setFleetStatus(p, obs)
 	f := p.Status.DecodeFleet
 	if f.Pods != 25 || f.AgentsReady != 0 || len(f.Lagging) != pdv1.MaxLaggingPods {

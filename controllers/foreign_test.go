@@ -31,6 +31,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // shadowConfigMap is the ConfigMap of issue 19: no label, no owner, named
@@ -61,7 +62,7 @@ func planNamesClear(t *testing.T, p *pdv1.PDPair) *metav1.Condition {
 func TestForeignPlanConfigMapIsNamed(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "named").obj()
+	p := fixtures.Pair(ns, "named").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairPlanNamesClear, metav1.ConditionTrue, pdv1.ReasonNoForeignConfigMaps)
@@ -117,7 +118,7 @@ func TestForeignScan(t *testing.T) {
 	}
 	ctx := context.Background()
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "scanned").obj()
+	p := fixtures.Pair(ns, "scanned").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	r := reconciles.inner.(*PDPairReconciler)

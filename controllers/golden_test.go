@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden from what the code produces")
@@ -48,7 +49,7 @@ const goldenDir = "testdata/golden"
 // decode rank holding both heads: one fragment at destination offset 0 and
 // one at 128 per buffer.
 func goldenPair(ns string) *pdv1.PDPair {
-	return newPair(ns, "golden").prefill(4, 1).decode(1, 1).kvPair(1, 256, 128, 128).obj()
+	return fixtures.Pair(ns, "golden").Prefill(4, 1).Decode(1, 1).KVPair(1, 256, 128, 128).Obj()
 }
 
 // The published format is what agents of every version read: a change to

@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 
 	"context"
@@ -63,11 +64,11 @@ func TestKStatus(t *testing.T) {
 		// stalledReason is the reason kstatus reports for a Failed pair.
 		stalledReason string
 	}{
-		{"ready", gqaP8D4(ns, "ready").obj(), status.CurrentStatus, ""},
-		{"incompatible", gqaP8D4(ns, "fp8").edit(func(p *pdv1.PDPair) {
+		{"ready", fixtures.Pair(ns, "ready").Spec(fixtures.Llama70B(8, 4)).Obj(), status.CurrentStatus, ""},
+		{"incompatible", fixtures.Pair(ns, "fp8").Spec(fixtures.Llama70B(8, 4)).Edit(func(p *pdv1.PDPair) {
 			p.Spec.KVBuffers[0].PrefillUnitBytes = ptr.To[int64](128)
 			p.Spec.KVBuffers[1].PrefillUnitBytes = ptr.To[int64](128)
-		}).obj(), status.FailedStatus, "UnitSizeMismatch"},
+		}).Obj(), status.FailedStatus, "UnitSizeMismatch"},
 		{"over budget", hostilePair(ns, "hostile"), status.FailedStatus, string(pdv1.ReasonPlanTooLarge)},
 	}
 	for _, c := range cases {
@@ -94,7 +95,7 @@ func TestKStatus(t *testing.T) {
 func TestKStatusWhileRetrying(t *testing.T) {
 	ns := newNamespace(t)
 	unblock := denyConfigMaps(t, ns)
-	p := gqaP8D4(ns, "blocked").obj()
+	p := fixtures.Pair(ns, "blocked").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReconciling, metav1.ConditionTrue, pdv1.ReasonPublishFailed)
@@ -123,7 +124,7 @@ func TestKStatusWhileRetrying(t *testing.T) {
 // own status writes do not reconcile the pair again.
 func TestWipedStatusIsRewritten(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "wiped").obj()
+	p := fixtures.Pair(ns, "wiped").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)

@@ -42,7 +42,7 @@ func (r *PDPairReconciler) readDecode(pair *pdv1.PDPair) liveReader {
 	// The read runs after the reconcile returned: it keeps the pair's name
 	// only, never the object the reconcile goes on writing.
 	pair = &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: pair.Namespace, Name: pair.Name}}
-	return func(ctx context.Context) (*liveRead, error) {
+	return func(ctx context.Context) (*fetchedContract, error) {
 		pods, reachable, err := r.decodePods(ctx, pair)
 		if err != nil {
 			return nil, err
@@ -59,9 +59,9 @@ func (r *PDPairReconciler) readDecode(pair *pdv1.PDPair) liveReader {
 		addr := agentProbeAddr(found.pod)
 		raw, err := r.live.client.AgentContract(ctx, addr, found.rank.Rank, found.rank.SHA256)
 		if err != nil {
-			return nil, fmt.Errorf("pod %s: %w", found.pod.Name, err)
+			return nil, fmt.Errorf("pod %s: %s", found.pod.Name, livecontract.StatusOf(err))
 		}
-		return &liveRead{raw: raw, from: fmt.Sprintf("pod %s rank %d (%s)", found.pod.Name, found.rank.Rank, livecontract.AgentContractURL(addr, found.rank.Rank))}, nil
+		return &fetchedContract{raw: raw, from: fmt.Sprintf("pod %s rank %d (%s)", found.pod.Name, found.rank.Rank, livecontract.AgentContractURL(addr, found.rank.Rank))}, nil
 	}
 }
 

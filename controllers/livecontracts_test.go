@@ -33,7 +33,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -118,8 +118,8 @@ func TestLiveContractsFromBootstrapAndAgents(t *testing.T) {
 	got = waitPair(t, pair, metav1.ConditionTrue, pdv1.ReasonCompatible, "CacheContract wire")
 	wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionTrue, pdv1.ReasonPublished)
 	pre, dec := got.Status.Contracts.Prefill, got.Status.Contracts.Decode
-	wantPre, _ := transferplan.ParseContract(v.PrefillContract)
-	wantDec, _ := transferplan.ParseContract(v.DecodeContract)
+	wantPre, _ := plancontract.Parse(v.PrefillContract)
+	wantDec, _ := plancontract.Parse(v.DecodeContract)
 	if pre.From != livecontract.PrefillURL(peer.BootstrapAddr()) || pre.SHA256 != wantPre.SHA256() || pre.ObservedAt == nil || pre.Message != "" {
 		t.Errorf("status.contracts.prefill %+v", pre)
 	}
@@ -176,10 +176,10 @@ func TestLiveContractSourcesThatFail(t *testing.T) {
 		reason pdv1.PDPairConditionReason
 		says   []string
 	}{
-		{"hangs", faulty(prefillpeer.FaultHang), 4, metav1.ConditionUnknown, pdv1.ReasonContractPending, []string{"Timeout: no whole answer within 3s"}},
+		{"hangs", faulty(prefillpeer.FaultHang), 4, metav1.ConditionUnknown, pdv1.ReasonContractPending, []string{"Unreachable: no HTTP answer within 3s (refused, unresolvable, silent or not HTTP)"}},
 		{"answers 2 GiB", huge.Listener.Addr().String(), 4, metav1.ConditionUnknown, pdv1.ReasonContractPending,
 			[]string{"TooLarge: the answer is longer than " + strconv.Itoa(livecontract.MaxPrefillAnswerBytes) + " bytes"}},
-		{"answers garbage", faulty(prefillpeer.FaultGarbage), 4, metav1.ConditionUnknown, pdv1.ReasonContractPending, []string{"Malformed", "upstream proxy error"}},
+		{"answers garbage", faulty(prefillpeer.FaultGarbage), 4, metav1.ConditionUnknown, pdv1.ReasonContractPending, []string{"Malformed: the answer (46 bytes) is not a contract-era bootstrap server's"}},
 		{"answers the v1 wire", faulty(prefillpeer.FaultOtherWire), 4, metav1.ConditionUnknown, pdv1.ReasonContractPending, []string{"WrongWire", "v1 wire (prefill TP 4, DP 1"}},
 		{"runs another TP than the spec", contractPeer(t, v, false).BootstrapAddr(), 8, metav1.ConditionFalse, pdv1.ReasonContractParallelismMismatch,
 			[]string{"reports TP 4, DP 1; spec.prefill says TP 8, DP 1"}},
@@ -214,7 +214,7 @@ func TestLiveContractSourcesThatFail(t *testing.T) {
 	pair.Spec.Decode.TensorParallelSize = 2
 	create(t, pair)
 	runPod(t, fixtures.DecodePod(ns, "decode-a", "agents").WithAgent(broken.Port()).Obj(), fixtures.RunningStatus(false))
-	waitPair(t, pair, metav1.ConditionUnknown, pdv1.ReasonContractPending, "1 did not answer: decode-a (engineContracts: rank 0's sha256 \"not-a-sha\" is not 64 hex digits)")
+	waitPair(t, pair, metav1.ConditionUnknown, pdv1.ReasonContractPending, "1 did not answer: decode-a (engineContracts: rank 0's sha256 (9 bytes) is not 64 hex digits)")
 	runPod(t, fixtures.DecodePod(ns, "decode-b", "agents").WithAgent(other.Port()).Obj(), fixtures.RunningStatus(false))
 	runPod(t, fixtures.DecodePod(ns, "decode-c", "agents").WithAgent(good.Port()).Obj(), fixtures.RunningStatus(false))
 	waitPair(t, pair, metav1.ConditionUnknown, pdv1.ReasonContractPending, "the decode engines registered 2 different contracts", "pod decode-b ranks [1]", "pod decode-c ranks [0]")

@@ -38,6 +38,13 @@ var (
 		Help: "Estimated peak memory of the PDPair plannings under way, admitted up to the manager's --max-plan-memory.",
 	})
 
+	// liveContractBytesKept is what live reads keep: the contracts the
+	// engines decode, once per SHA-256, counted against --max-plan-memory.
+	liveContractBytesKept = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdtopo_live_contract_bytes_kept",
+		Help: "Bytes of contracts read from live engines that the manager keeps (once per SHA-256), counted against its --max-plan-memory.",
+	})
+
 	// publishedPlanBytes is the size of every plan set written to ConfigMaps.
 	publishedPlanBytes = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "pdtopo_published_plan_bytes",
@@ -47,7 +54,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(pdpairsByCompatibility, planningBytesInFlight, publishedPlanBytes)
+	metrics.Registry.MustRegister(pdpairsByCompatibility, planningBytesInFlight, liveContractBytesKept, publishedPlanBytes)
 }
 
 // compatibilityGauge keeps the gauge exact: it remembers each PDPair's last

@@ -25,11 +25,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -38,48 +38,34 @@ import (
 const llamaConfig = `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
 	"num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 80, "vocab_size": 128256}`
 
-// model makes the pair model-aware with an inline config.
-func (b *pairBuilder) model(config, dtype string) *pairBuilder {
-	b.p.Spec.Model = &pdv1.ModelSpec{HFConfig: &runtime.RawExtension{Raw: []byte(config)}}
-	b.p.Spec.KVCacheDtype = pdv1.KVCacheDtype(dtype)
-	return b
-}
-
-// modelRef makes the pair model-aware with its config in a ConfigMap.
-func (b *pairBuilder) modelRef(configMap, key, dtype string) *pairBuilder {
-	b.p.Spec.Model = &pdv1.ModelSpec{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: configMap, Key: key}}
-	b.p.Spec.KVCacheDtype = pdv1.KVCacheDtype(dtype)
-	return b
-}
-
 // The model form's rules, through the real API server.
 func TestAPIServerRulesOfTheModelForm(t *testing.T) {
 	ns := newNamespace(t)
-	llama := func(name string) *pairBuilder {
-		return newPair(ns, name).prefill(8, 1).decode(4, 1).model(llamaConfig, "bfloat16")
+	llama := func(name string) *fixtures.PairBuilder {
+		return fixtures.Pair(ns, name).Prefill(8, 1).Decode(4, 1).InlineModel(llamaConfig, "bfloat16")
 	}
 	for _, c := range []struct {
 		name, field, says string
 		pair              *pdv1.PDPair
 	}{
-		{"model and kvBuffers", "spec.kvBuffers", "not both", llama("a").kvPair(80, 512, 256, 256).obj()},
-		{"model and stateBuffers", "spec.stateBuffers", "derives stateBuffers", llama("a").state(geom(4, 64, 32, 1, 1)).obj()},
-		{"model without a dtype", "spec.kvCacheDtype", "spec.model needs kvCacheDtype", llama("a").edit(func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "" }).obj()},
-		{"a dtype without a model", "spec.kvCacheDtype", "describes spec.model's cache", gqaP8D4(ns, "a").edit(func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "bfloat16" }).obj()},
-		{"a role's dtype without a model", "spec.kvCacheDtype", "describes spec.model's cache", gqaP8D4(ns, "a").edit(func(p *pdv1.PDPair) { p.Spec.Decode.KVCacheDtype = "fp8" }).obj()},
-		{"an unknown dtype", "spec.kvCacheDtype", "Unsupported value", llama("a").edit(func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "int4" }).obj()},
+		{"model and kvBuffers", "spec.kvBuffers", "not both", llama("a").KVPair(80, 512, 256, 256).Obj()},
+		{"model and stateBuffers", "spec.stateBuffers", "derives stateBuffers", llama("a").State(fixtures.Geometry(4, 64, 32, 1, 1)).Obj()},
+		{"model without a dtype", "spec.kvCacheDtype", "spec.model needs kvCacheDtype", llama("a").Edit(func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "" }).Obj()},
+		{"a dtype without a model", "spec.kvCacheDtype", "describes spec.model's cache", fixtures.Pair(ns, "a").Spec(fixtures.Llama70B(8, 4)).Edit(func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "bfloat16" }).Obj()},
+		{"a role's dtype without a model", "spec.kvCacheDtype", "describes spec.model's cache", fixtures.Pair(ns, "a").Spec(fixtures.Llama70B(8, 4)).Edit(func(p *pdv1.PDPair) { p.Spec.Decode.KVCacheDtype = "fp8" }).Obj()},
+		{"an unknown dtype", "spec.kvCacheDtype", "Unsupported value", llama("a").Edit(func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "int4" }).Obj()},
 		{"inline and ConfigMap", "spec.model", "exactly one of them",
-			llama("a").edit(func(p *pdv1.PDPair) {
+			llama("a").Edit(func(p *pdv1.PDPair) {
 				p.Spec.Model.ConfigMapKeyRef = &pdv1.ConfigMapKeyReference{Name: "m", Key: "config.json"}
-			}).obj()},
-		{"neither inline nor ConfigMap", "spec.model", "exactly one of them", llama("a").edit(func(p *pdv1.PDPair) { p.Spec.Model.HFConfig = nil }).obj()},
+			}).Obj()},
+		{"neither inline nor ConfigMap", "spec.model", "exactly one of them", llama("a").Edit(func(p *pdv1.PDPair) { p.Spec.Model.HFConfig = nil }).Obj()},
 		{"a config that is not an object", "spec.model.hfConfig", "must be of type object",
-			llama("a").edit(func(p *pdv1.PDPair) { p.Spec.Model.HFConfig.Raw = []byte(`[1, 2]`) }).obj()},
+			llama("a").Edit(func(p *pdv1.PDPair) { p.Spec.Model.HFConfig.Raw = []byte(`[1, 2]`) }).Obj()},
 		{"a ConfigMap key with a slash", "spec.model.configMapKeyRef.key", "should match",
-			newPair(ns, "a").prefill(8, 1).decode(4, 1).modelRef("m", "a/b", "bfloat16").obj()},
+			fixtures.Pair(ns, "a").Prefill(8, 1).Decode(4, 1).ModelRef("m", "a/b", "bfloat16").Obj()},
 		{"negative draft layers", "spec.model.draftLayers", "greater than or equal to 0",
-			llama("a").edit(func(p *pdv1.PDPair) { p.Spec.Model.DraftLayers = ptr.To[int32](-1) }).obj()},
-		{"neither model nor kvBuffers", "spec.kvBuffers", "give the model", newPair(ns, "a").prefill(8, 1).decode(4, 1).obj()},
+			llama("a").Edit(func(p *pdv1.PDPair) { p.Spec.Model.DraftLayers = ptr.To[int32](-1) }).Obj()},
+		{"neither model nor kvBuffers", "spec.kvBuffers", "give the model", fixtures.Pair(ns, "a").Prefill(8, 1).Decode(4, 1).Obj()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := k8s.Create(context.Background(), c.pair)
@@ -91,7 +77,7 @@ func TestAPIServerRulesOfTheModelForm(t *testing.T) {
 	}
 	// L1.5 with a model: the backend is derived, so the rule leaves it to
 	// the operator; an inline config keeps every key.
-	accepted := newPair(ns, "mla-l15").prefill(8, 1).decode(4, 1).l15().model(deepseekConfig, "fp8").obj()
+	accepted := fixtures.Pair(ns, "mla-l15").Prefill(8, 1).Decode(4, 1).L15().InlineModel(deepseekConfig, "fp8").Obj()
 	create(t, accepted)
 	if !strings.Contains(string(accepted.Spec.Model.HFConfig.Raw), `"q_lora_rank"`) {
 		t.Errorf("the API server pruned the config: %s", accepted.Spec.Model.HFConfig.Raw)
@@ -107,8 +93,8 @@ const deepseekConfig = `{"architectures": ["DeepseekV3ForCausalLM"], "model_type
 // 128 × 2 B; prefill 1 head per rank, decode 2).
 func TestModelAwarePairPlansAsItsExplicitTwin(t *testing.T) {
 	ns := newNamespace(t)
-	model := newPair(ns, "llama-model").prefill(8, 1).decode(4, 1).model(llamaConfig, "bfloat16").obj()
-	twin := newPair(ns, "llama-explicit").prefill(8, 1).decode(4, 1).kvPair(80, 512, 256, 256).obj()
+	model := fixtures.Pair(ns, "llama-model").Prefill(8, 1).Decode(4, 1).InlineModel(llamaConfig, "bfloat16").Obj()
+	twin := fixtures.Pair(ns, "llama-explicit").Prefill(8, 1).Decode(4, 1).KVPair(80, 512, 256, 256).Obj()
 	create(t, model)
 	create(t, twin)
 	gotModel, gotTwin := waitObserved(t, model), waitObserved(t, twin)
@@ -141,20 +127,20 @@ func TestModelRefusalsReachTheStatus(t *testing.T) {
 		reason pdv1.PDPairConditionReason
 		says   []string
 	}{
-		{newPair(ns, "kv-not-dividing").prefill(8, 1).decode(4, 1).model(`{"num_attention_heads": 64, "num_key_value_heads": 12, "num_hidden_layers": 2, "head_dim": 128}`, "bfloat16").obj(),
+		{fixtures.Pair(ns, "kv-not-dividing").Prefill(8, 1).Decode(4, 1).InlineModel(`{"num_attention_heads": 64, "num_key_value_heads": 12, "num_hidden_layers": 2, "head_dim": 128}`, "bfloat16").Obj(),
 			pdv1.ReasonInvalidModelConfig, []string{"model.hfConfig: num_key_value_heads: 12 KV heads do not divide num_attention_heads 64"}},
-		{newPair(ns, "zero-heads").prefill(8, 1).decode(4, 1).model(`{"num_attention_heads": 0, "num_hidden_layers": 2, "head_dim": 128}`, "bfloat16").obj(),
+		{fixtures.Pair(ns, "zero-heads").Prefill(8, 1).Decode(4, 1).InlineModel(`{"num_attention_heads": 0, "num_hidden_layers": 2, "head_dim": 128}`, "bfloat16").Obj(),
 			pdv1.ReasonInvalidModelConfig, []string{"num_attention_heads: 0 is out of range"}},
 		// 64 attention heads do not split over 3 ranks.
-		{newPair(ns, "tp-three").prefill(3, 1).decode(4, 1).model(llamaConfig, "bfloat16").obj(),
+		{fixtures.Pair(ns, "tp-three").Prefill(3, 1).Decode(4, 1).InlineModel(llamaConfig, "bfloat16").Obj(),
 			pdv1.ReasonTPDoesNotSplitHeads, []string{"prefill TP 3 per DP group does not divide the 64 attention heads", "Fix: prefill TP 1, 2, 4, 8, 16, 32 or 64"}},
 		// Decode ranks beyond the 8 KV heads against 4 heads per prefill rank.
-		{newPair(ns, "p2-d16").prefill(2, 1).decode(16, 1).model(llamaConfig, "bfloat16").obj(),
+		{fixtures.Pair(ns, "p2-d16").Prefill(2, 1).Decode(16, 1).InlineModel(llamaConfig, "bfloat16").Obj(),
 			pdv1.ReasonUnsupportedHeterogeneousTP, []string{"Fix: decode TP 1, 2, 4 or 8 (keeping prefill TP 2), or prefill TP 8, 16, 32 or 64 (keeping decode TP 16) would work with these 8 KV heads"}},
 		// A float8 prefill against a bfloat16 decode: units of 128 and 256 bytes.
-		{newPair(ns, "fp8-prefill").prefill(8, 1).decode(4, 1).model(llamaConfig, "bfloat16").edit(func(p *pdv1.PDPair) { p.Spec.Prefill.KVCacheDtype = "fp8" }).obj(),
+		{fixtures.Pair(ns, "fp8-prefill").Prefill(8, 1).Decode(4, 1).InlineModel(llamaConfig, "bfloat16").Edit(func(p *pdv1.PDPair) { p.Spec.Prefill.KVCacheDtype = "fp8" }).Obj(),
 			pdv1.ReasonUnitSizeMismatch, []string{"prefill unit is 128 bytes, decode unit 256 bytes", "set the same kvCacheDtype on both roles"}},
-		{newPair(ns, "mla-for-llama").mla().prefill(8, 1).decode(4, 1).model(llamaConfig, "bfloat16").obj(),
+		{fixtures.Pair(ns, "mla-for-llama").MLA().Prefill(8, 1).Decode(4, 1).InlineModel(llamaConfig, "bfloat16").Obj(),
 			pdv1.ReasonInvalidModelConfig, []string{"attentionBackend is MLA, but the config of LlamaForCausalLM has no kv_lora_rank"}},
 	}
 	for _, c := range cases {
@@ -183,7 +169,7 @@ func TestModelRefusalsReachTheStatus(t *testing.T) {
 // then plans from it, and re-plans when it changes.
 func TestModelConfigMapIsReadAndFollowed(t *testing.T) {
 	ns := newNamespace(t)
-	pair := newPair(ns, "from-configmap").prefill(8, 1).decode(4, 1).modelRef("llama", "config.json", "bfloat16").obj()
+	pair := fixtures.Pair(ns, "from-configmap").Prefill(8, 1).Decode(4, 1).ModelRef("llama", "config.json", "bfloat16").Obj()
 	create(t, pair)
 	got := waitObserved(t, pair)
 	cond := wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionFalse, pdv1.ReasonModelConfigUnavailable)

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -73,6 +74,11 @@ type PDPairReconciler struct {
 	LiveContractRefreshInterval time.Duration
 	LiveContractRetryInterval   time.Duration
 
+	// BootstrapAddressPolicy, when not empty, is where the prefills'
+	// bootstrap servers may be read (--bootstrap-address-allowlist); a pair
+	// naming another address is refused with BootstrapAddressNotAllowed.
+	BootstrapAddressPolicy *livecontract.AddressPolicy
+
 	// FleetRecheckInterval is how soon a pair whose decode agents lag is
 	// looked at again: an agent picking up a new plan changes nothing the
 	// operator watches (default 10s).
@@ -90,6 +96,7 @@ type PDPairReconciler struct {
 	plans   *planCache
 	gauge   *compatibilityGauge
 	prober  *agentProber
+	fleet   *fleetProbes
 	live    *liveContracts
 	written *writtenStatuses
 	seals   *sealWrites
@@ -98,7 +105,7 @@ type PDPairReconciler struct {
 
 // NewPDPairReconciler wires a reconciler to a manager's client, cache and recorder.
 func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
-	return &PDPairReconciler{
+	r := &PDPairReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Scheme:    mgr.GetScheme(),
@@ -112,9 +119,11 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		seals:              newSealWrites(),
 		foreign:            newForeignReports(),
 		gauge:              newCompatibilityGauge(),
-		prober:             newAgentProber(),
 		live:               newLiveContracts(),
 	}
+	r.prober = newAgentProber()
+	r.fleet = newFleetProbes(r.prober)
+	return r
 }
 
 // +kubebuilder:rbac:groups=pd.pdtopo.dev,resources=pdpairs,verbs=get;list;watch
@@ -202,6 +211,7 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 		r.foreign.forget(key)
 		r.gauge.forget(key)
 		r.live.forget(key)
+		r.fleet.forget(key)
 		return nil, nil
 	}
 	if err != nil {
@@ -214,6 +224,8 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 // wrap the reconciler (to count calls) and keep the exact same watches.
 func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 	r.plans.memory = newPlanMemoryGate(r.MaxPlanMemoryBytes)
+	r.live.kept.memory = r.plans.memory
+	r.live.bootstrap = r.live.client.Restrict(r.BootstrapAddressPolicy)
 	if r.LiveContractRefreshInterval > 0 {
 		r.live.refresh = r.LiveContractRefreshInterval
 	}
@@ -241,7 +253,9 @@ func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 		// A ConfigMap of someone else's appearing or going under a plan name.
 		WatchesRawSource(source.Channel(scan.events, &handler.EnqueueRequestForObject{})).
 		// A live engine's contract read (or failing to be).
-		WatchesRawSource(source.Channel(r.live.events, &handler.EnqueueRequestForObject{}))
+		WatchesRawSource(source.Channel(r.live.events, &handler.EnqueueRequestForObject{})).
+		// A decode agent answering its probe differently.
+		WatchesRawSource(source.Channel(r.fleet.events, &handler.EnqueueRequestForObject{}))
 }
 
 // SetupWithManager registers the controller.

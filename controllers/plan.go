@@ -29,6 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // planOutcome is what planning a PDPair's spec gave: either the encoded plan
@@ -195,12 +196,12 @@ func encode(name string, planner pairPlanner, summary *transferplan.Summarizer) 
 type layoutPlanning struct{ res *pairlayout.Resolved }
 
 func (p layoutPlanning) size(budget transferplan.Budget) (transferplan.PlanSize, error) {
-	size, err := transferplan.CheckBudget(p.res.Layout, budget)
+	size, err := planv1.CheckBudget(p.res.Layout, budget)
 	return size, p.res.Explain(err)
 }
 
 func (p layoutPlanning) planner() (pairPlanner, error) {
-	planner, err := transferplan.NewPlanner(p.res.Layout)
+	planner, err := planv1.NewPlanner(p.res.Layout)
 	if err != nil {
 		return pairPlanner{}, err
 	}

@@ -25,6 +25,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // planContractPair plans a pair on the cache-contract wire: its contracts
@@ -48,11 +49,11 @@ func planContractPair(pair *pdv1.PDPair, out *planOutcome, in *contractInputs, b
 type contractPlanning struct{ in *contractInputs }
 
 func (p contractPlanning) size(budget transferplan.Budget) (transferplan.PlanSize, error) {
-	return transferplan.CheckContractBudget(p.in.pair, budget)
+	return plancontract.CheckBudget(p.in.pair, budget)
 }
 
 func (p contractPlanning) planner() (pairPlanner, error) {
-	planner, err := transferplan.NewContractPlanner(p.in.pair)
+	planner, err := plancontract.NewPlanner(p.in.pair)
 	if err != nil {
 		return pairPlanner{}, err
 	}
@@ -60,7 +61,7 @@ func (p contractPlanning) planner() (pairPlanner, error) {
 		decodeRanks: planner.DecodeTPSize(),
 		record:      planner.Record(),
 		encode: func(name string, each func(*transferplan.RoutePlan)) ([]planstore.Object, error) {
-			return planstore.EncodeContractPlanner(name, planner, each)
+			return planstore.EncodePlanner(name, planner, each)
 		},
 	}, nil
 }

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 
@@ -45,10 +46,15 @@ func planMemory(size transferplan.PlanSize) int64 {
 // planMemoryGate is a weighted semaphore over planMemory: a pair is planned
 // only when its estimate fits beside those in flight, so several large pairs
 // reconciled at once take turns instead of adding up. A pair estimated above
-// the whole capacity is admitted alone.
+// what plannings may take is admitted alone.
+//
+// The contracts live reads keep (livecontracts_kept.go) count against the
+// same capacity, up to a quarter of it (keptLimit); plannings are admitted
+// against the rest, so that kept contracts never starve a planning.
 type planMemoryGate struct {
 	capacity int64
 	sem      *semaphore.Weighted
+	kept     atomic.Int64
 }
 
 func newPlanMemoryGate(capacity int64) *planMemoryGate {
@@ -59,7 +65,7 @@ func newPlanMemoryGate(capacity int64) *planMemoryGate {
 }
 
 func (g *planMemoryGate) admit(ctx context.Context, size transferplan.PlanSize) (func(), error) {
-	w := min(planMemory(size), g.capacity)
+	w := min(planMemory(size), g.capacity-g.keptLimit())
 	if err := g.sem.Acquire(ctx, w); err != nil {
 		return nil, err
 	}
@@ -68,4 +74,22 @@ func (g *planMemoryGate) admit(ctx context.Context, size transferplan.PlanSize) 
 		planningBytesInFlight.Sub(float64(w))
 		g.sem.Release(w)
 	}, nil
+}
+
+// keptLimit is the most that kept live contracts may take.
+func (g *planMemoryGate) keptLimit() int64 { return g.capacity / 4 }
+
+// keep takes n bytes for kept live contracts, if they fit now.
+func (g *planMemoryGate) keep(n int64) bool {
+	if g.kept.Add(n) > g.keptLimit() || !g.sem.TryAcquire(n) {
+		g.kept.Add(-n)
+		return false
+	}
+	return true
+}
+
+// unkeep gives back what keep took.
+func (g *planMemoryGate) unkeep(n int64) {
+	g.kept.Add(-n)
+	g.sem.Release(n)
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // BenchmarkLargestPairPlanEncodePublish is the whole cost of the largest pair
@@ -72,7 +73,7 @@ func BenchmarkLargestPairPlanEncodePublish(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		p := newPair(ns, fmt.Sprintf("largest-%d", i)).prefill(512, 1).decode(1024, 1).kvPair(200, 128, 256, 64).obj()
+		p := fixtures.Pair(ns, fmt.Sprintf("largest-%d", i)).Prefill(512, 1).Decode(1024, 1).KVPair(200, 128, 256, 64).Obj()
 		p.UID, p.Generation = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i)), 1
 		out := planPair(p, r.Budget)
 		if out.objects == nil {

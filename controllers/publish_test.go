@@ -40,6 +40,9 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -67,7 +70,7 @@ func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set, err := transferplan.PlanContractPair(cp)
+		set, err := plancontract.Plan(cp)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +81,7 @@ func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.Plan(layout)
+	set, err := planv1.Plan(layout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +224,7 @@ func readSample(t *testing.T, path string) *pdv1.PDPair {
 	return &pairs[0]
 }
 
-func mustLayout(t *testing.T, p *pdv1.PDPair) transferplan.Layout {
+func mustLayout(t *testing.T, p *pdv1.PDPair) planv1.Layout {
 	t.Helper()
 	l, err := pairlayout.FromSpec(p.Spec)
 	if err != nil && !transferplan.IsInvalidLayout(err) {
@@ -264,7 +267,7 @@ func wantSummary(t *testing.T, p *pdv1.PDPair, want pdv1.PlanSummary, planned []
 // collected with it), labelled, and stamped with the plan hash.
 func TestConfigMapsAreOwnedAndLabelled(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "owned").obj()
+	p := fixtures.Pair(ns, "owned").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	cms := planConfigMaps(t, got)
@@ -286,7 +289,7 @@ func TestConfigMapsAreOwnedAndLabelled(t *testing.T) {
 // label or its owner reference: each is undone.
 func TestPublishedConfigMapsAreRestored(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "restore").obj()
+	p := fixtures.Pair(ns, "restore").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	want := encodedPlans(t, got)
@@ -374,7 +377,7 @@ func samePublication(t *testing.T, p *pdv1.PDPair, key client.ObjectKey, want []
 // encodedPlans is what the PDPair's ConfigMaps must hold.
 func encodedPlans(t *testing.T, p *pdv1.PDPair) []planstore.Object {
 	t.Helper()
-	set, err := transferplan.Plan(mustLayout(t, p))
+	set, err := planv1.Plan(mustLayout(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +396,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	ns := newNamespace(t)
 	// Prefill TP512 → decode TP1024, 200 layers: every decode rank takes half
 	// of a prefill rank's heads, 400 fragments per rank, 409 600 in all.
-	p := newPair(ns, "wide").prefill(512, 1).decode(1024, 1).kvPair(200, 128, 256, 64).obj()
+	p := fixtures.Pair(ns, "wide").Prefill(512, 1).Decode(1024, 1).KVPair(200, 128, 256, 64).Obj()
 	create(t, p)
 	got := waitObservedWithin(t, p, 2*time.Minute)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
@@ -415,7 +418,7 @@ func TestLargeLayoutPublishesThenShrinks(t *testing.T) {
 	}
 
 	oldHash := got.Status.Plan.Hash
-	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = gqaP8D4(ns, "wide").obj().Spec })
+	got = updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = fixtures.Pair(ns, "wide").Spec(fixtures.Llama70B(8, 4)).Obj().Spec })
 	got = waitObserved(t, got)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 	if got.Status.Plan.Hash == oldHash || len(got.Status.Plan.ConfigMaps) != 2 {
@@ -451,7 +454,7 @@ func waitObservedWithin(t *testing.T, p *pdv1.PDPair, timeout time.Duration) *pd
 // so; fixing it publishes again. Each change of compatibility is an event.
 func TestIncompatibleSpecWithdrawsPlans(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "flip").obj()
+	p := fixtures.Pair(ns, "flip").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
@@ -494,7 +497,7 @@ func ptrTo[T any](v T) *T { return &v }
 // serves two decode ranks; 4 fragments per buffer, 2 buffers.
 func TestStatusSummaryOfUnevenTargets(t *testing.T) {
 	ns := newNamespace(t)
-	p := newPair(ns, "uneven").prefill(2, 1).decode(3, 1).kvPair(1, 256, 384, 128).obj()
+	p := fixtures.Pair(ns, "uneven").Prefill(2, 1).Decode(3, 1).KVPair(1, 256, 384, 128).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)

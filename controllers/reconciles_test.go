@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 
 	"context"
@@ -39,7 +40,7 @@ import (
 func TestReconcilesPerObject(t *testing.T) {
 	t.Parallel() // slow and independent: overlaps with the other slow tests
 	ns := newNamespace(t)
-	compatible, incompatible := gqaP8D4(ns, "counted").obj(), newPair(ns, "counted-bad").prefill(8, 1).decode(4, 1).kvPair(2, 500, 256, 256).obj()
+	compatible, incompatible := fixtures.Pair(ns, "counted").Spec(fixtures.Llama70B(8, 4)).Obj(), fixtures.Pair(ns, "counted-bad").Prefill(8, 1).Decode(4, 1).KVPair(2, 500, 256, 256).Obj()
 	create(t, compatible)
 	create(t, incompatible)
 	waitObserved(t, compatible)
@@ -118,7 +119,7 @@ func settledReconciles(t *testing.T, p *pdv1.PDPair) int {
 // compatibility and the histogram of published plan bytes.
 func TestMetrics(t *testing.T) {
 	ns := newNamespace(t)
-	good, bad := gqaP8D4(ns, "m-good").obj(), newPair(ns, "m-bad").prefill(8, 1).decode(4, 1).kvPair(2, 500, 256, 256).obj()
+	good, bad := fixtures.Pair(ns, "m-good").Spec(fixtures.Llama70B(8, 4)).Obj(), fixtures.Pair(ns, "m-bad").Prefill(8, 1).Decode(4, 1).KVPair(2, 500, 256, 256).Obj()
 	create(t, good)
 	create(t, bad)
 	waitObserved(t, good)

@@ -25,13 +25,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // Plan ConfigMaps are written by server-side apply under the manager's field
 // owner, so what others add to their labels survives a republication.
 func TestConfigMapsAreServerSideApplied(t *testing.T) {
 	ns := newNamespace(t)
-	p := gqaP8D4(ns, "applied").obj()
+	p := fixtures.Pair(ns, "applied").Spec(fixtures.Llama70B(8, 4)).Obj()
 	create(t, p)
 	got := waitObserved(t, p)
 	wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)

@@ -18,22 +18,18 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
-
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -64,28 +60,18 @@ func runSuite(m *testing.M) int {
 		Skipped: func(reason string) { skipReason = reason },
 		RunManager: func(ctx context.Context, started *testutil.Env) (<-chan struct{}, error) {
 			env = started
-			return startManager(ctx)
+			var err error
+			if k8s, err = client.New(env.Config, client.Options{Scheme: env.Scheme}); err != nil {
+				return nil, err
+			}
+			return testutil.InProcessManager{Cache: CacheOptions(), Setup: setupCountingReconciler}.Run(ctx, env)
 		},
 	}.Run(m)
 }
 
-// startManager runs the PDPair controller, wrapped to count reconciles,
-// exactly as cmd/manager wires it.
-func startManager(ctx context.Context) (<-chan struct{}, error) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	var err error
-	if k8s, err = client.New(env.Config, client.Options{Scheme: env.Scheme}); err != nil {
-		return nil, err
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Cache:                  CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return nil, err
-	}
+// setupCountingReconciler registers the PDPair controller, wrapped to
+// count reconciles, exactly as cmd/manager wires it.
+func setupCountingReconciler(mgr ctrl.Manager) error {
 	managerCache = mgr.GetCache()
 	r := NewPDPairReconciler(mgr)
 	r.MaxConcurrentReconciles = 2
@@ -94,29 +80,20 @@ func startManager(ctx context.Context) (<-chan struct{}, error) {
 	r.ContractRefreshInterval = 300 * time.Millisecond     // contract tests edit contract ConfigMaps
 	r.LiveContractRefreshInterval = 300 * time.Millisecond // live contract tests change what engines answer
 	r.LiveContractRetryInterval = 300 * time.Millisecond
+	// Every test's bootstrap servers are on loopback; Services of the
+	// namespace llm are allowed by name (TestStatusQuotesNothingATargetSent
+	// names one that does not resolve); the rest is refused
+	// (TestBootstrapAddressAllowlist).
+	policy, err := livecontract.ParseAddressPolicy([]string{"127.0.0.0/8", "::1/128", "llm/*"})
+	if err != nil {
+		return err
+	}
+	r.BootstrapAddressPolicy = policy
 	// The periodic scan for foreign plan ConfigMaps would enqueue pairs at
 	// times no test chooses; TestForeignScan runs one by hand.
 	r.ForeignScanInterval = time.Hour
 	reconciles.inner = r
-	if err := r.Builder(mgr).Complete(reconciles); err != nil {
-		return nil, err
-	}
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	return stopped, nil
-}
-
-// zapLevel keeps test output to errors unless PDTOPO_TEST_VERBOSE=1.
-func zapLevel() zapcore.Level {
-	if os.Getenv("PDTOPO_TEST_VERBOSE") == "1" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
+	return r.Builder(mgr).Complete(reconciles)
 }
 
 // reconcileCounter counts calls per object before passing them on, and

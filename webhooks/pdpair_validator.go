@@ -36,6 +36,8 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // PDPairValidatorPath is where the manager's webhook server serves the
@@ -162,7 +164,7 @@ func (v *PDPairValidator) enforcedIn(ctx context.Context, namespace string) (boo
 func (v *PDPairValidator) validate(pair *pdv1.PDPair, modelConfig []byte) admission.Response {
 	res, err := pairlayout.Resolve(pair.Spec, modelConfig)
 	if err == nil {
-		_, err = transferplan.CheckBudget(res.Layout, v.Budget)
+		_, err = planv1.CheckBudget(res.Layout, v.Budget)
 		err = res.Explain(err)
 	}
 	var le *transferplan.LayoutError
@@ -191,7 +193,7 @@ func (v *PDPairValidator) validateContractPair(pair *pdv1.PDPair) admission.Resp
 	}
 	cp, _, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
 	if err == nil {
-		_, err = transferplan.CheckContractBudget(cp, v.Budget)
+		_, err = plancontract.CheckBudget(cp, v.Budget)
 	}
 	var le *transferplan.LayoutError
 	var be *transferplan.BudgetError

@@ -200,10 +200,7 @@ func TestPDPairValidationOfModelAwarePairs(t *testing.T) {
 	enforceIn(t, ns)
 	ctx := context.Background()
 	modelPair := func(name string, tp int32, model pdv1.ModelSpec) *pdv1.PDPair {
-		p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		p.Spec.Prefill.TensorParallelSize, p.Spec.Decode.TensorParallelSize = tp, 4
-		p.Spec.KVCacheDtype, p.Spec.Model = "bfloat16", &model
-		return p
+		return fixtures.Pair(ns, name).PrefillTP(tp).DecodeTP(4).Model("bfloat16", model).Obj()
 	}
 	llama := `{"architectures": ["LlamaForCausalLM"], "hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 80}`
 	inline := func(config string) pdv1.ModelSpec {

@@ -29,7 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
@@ -44,7 +44,7 @@ func forgedPublication(t *testing.T, pair *pdv1.PDPair) ([]planstore.Object, str
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		t.Fatal(err)
 	}

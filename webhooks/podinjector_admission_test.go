@@ -342,13 +342,11 @@ func TestDecodePodOfPairAwaitingItsDecodeContract(t *testing.T) {
 		{"awaits-decode", nil, true},
 		{"awaits-prefill", &pdv1.CacheContractSource{Inline: string(v.DecodeContract)}, false},
 	} {
-		p := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.name}}
-		p.Spec.Wire = pdv1.WireCacheContract
-		p.Spec.Prefill.TensorParallelSize, p.Spec.Decode.TensorParallelSize = 4, 2
-		p.Spec.Prefill.BootstrapAddress = silent
+		b := fixtures.Pair(ns, c.name).Wire(pdv1.WireCacheContract).PrefillTP(4).DecodeTP(2).BootstrapAddress(silent)
 		if c.decode != nil {
-			p.Spec.CacheContracts = &pdv1.CacheContracts{Decode: c.decode}
+			b.DecodeContract(*c.decode)
 		}
+		p := b.Obj()
 		if err := k8s.Create(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}

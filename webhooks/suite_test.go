@@ -18,20 +18,15 @@ package webhooks_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -73,44 +68,25 @@ func runSuite(m *testing.M) int {
 		Skipped: func(reason string) { skipReason = reason },
 		RunManager: func(ctx context.Context, started *testutil.Env) (<-chan struct{}, error) {
 			env = started
-			return startManager(ctx)
+			var err error
+			if k8s, err = client.New(env.Config, client.Options{Scheme: env.Scheme}); err != nil {
+				return nil, err
+			}
+			return testutil.InProcessManager{Cache: controllers.CacheOptions(), Webhooks: true, Setup: setupControllerAndWebhooks}.Run(ctx, env)
 		},
 	}.Run(m)
 }
 
-func startManager(ctx context.Context) (<-chan struct{}, error) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	var err error
-	if k8s, err = client.New(env.Config, client.Options{Scheme: env.Scheme}); err != nil {
-		return nil, err
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Cache:                  controllers.CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(env.WebhookServerOptions()),
-	})
-	if err != nil {
-		return nil, err
-	}
+// setupControllerAndWebhooks registers the PDPair controller and the
+// webhooks as cmd/manager does, with the test's agent.
+func setupControllerAndWebhooks(mgr ctrl.Manager) error {
 	r := controllers.NewPDPairReconciler(mgr)
 	// The end-to-end test waits for agents to pick up a new plan.
 	r.FleetRecheckInterval = 500 * time.Millisecond
 	if err := r.SetupWithManager(mgr); err != nil {
-		return nil, err
+		return err
 	}
-	if err := webhooks.Register(mgr, webhooks.Options{Agent: testAgent}); err != nil {
-		return nil, err
-	}
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	return stopped, nil
+	return webhooks.Register(mgr, webhooks.Options{Agent: testAgent})
 }
 
 // newNamespace gives a test its own namespace, and skips it without a control plane.
@@ -120,12 +96,4 @@ func newNamespace(t *testing.T) string {
 		t.Skip(skipReason)
 	}
 	return testutil.NewNamespace(t, k8s)
-}
-
-// zapLevel keeps test output to errors unless PDTOPO_TEST_VERBOSE=1.
-func zapLevel() zapcore.Level {
-	if os.Getenv("PDTOPO_TEST_VERBOSE") == "1" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }

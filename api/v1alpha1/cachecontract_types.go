@@ -21,10 +21,11 @@ package v1alpha1
 type Wire string
 
 const (
-	// WireV1 is the fragment wire of tokenspeed b5c762da (docs/wire.md).
+	// WireV1 is tokenspeed's first, fragment wire (docs/wire.md; the
+	// reference commits: conformance/tokenspeed/reference.env).
 	WireV1 Wire = "V1"
 	// WireCacheContract is tokenspeed's later cache-contract wire
-	// (docs/contract-wire.md, docs/cache-contract.md).
+	// (docs/wire.md, docs/cache-contract.md).
 	WireCacheContract Wire = "CacheContract"
 )
 

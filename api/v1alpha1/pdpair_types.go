@@ -111,8 +111,8 @@ type PDPairList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
 // +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
 type PDPairSpec struct {
-	// wire is the decode ↔ prefill protocol the engines speak: V1, the
-	// fragment wire of tokenspeed b5c762da (the layout is given as buffer
+	// wire is the decode ↔ prefill protocol the engines speak: V1,
+	// tokenspeed's first, fragment wire (the layout is given as buffer
 	// geometry), or CacheContract, its later cache-contract wire (the layout
 	// is the two roles' cache transfer contracts, cacheContracts).
 	// +kubebuilder:default=V1

@@ -111,7 +111,7 @@ const (
 	// ReasonRankOutOfRange: a plan was asked for a rank that does not exist.
 	ReasonRankOutOfRange PDPairConditionReason = "RankOutOfRange"
 
-	// Reasons of cache-contract pairs (docs/cache-contract.md).
+	// Reasons of cache-contract pairs (docs/layout-verdicts.md).
 
 	// ReasonContractInvalid: a contract does not decode as the engine decodes it.
 	ReasonContractInvalid PDPairConditionReason = "ContractInvalid"
@@ -151,6 +151,11 @@ const (
 	// ReasonContractParallelismMismatch: the prefill's bootstrap server
 	// reports another TP or DP size than spec.prefill.
 	ReasonContractParallelismMismatch PDPairConditionReason = "ContractParallelismMismatch"
+	// ReasonBootstrapAddressNotAllowed: LayoutCompatible=False, the
+	// manager runs with --bootstrap-address-allowlist and
+	// spec.prefill.bootstrapAddress is neither an allowed Service nor in
+	// an allowed address range; nothing was sent to it.
+	ReasonBootstrapAddressNotAllowed PDPairConditionReason = "BootstrapAddressNotAllowed"
 
 	// ReasonPublished: PlansPublished=True.
 	ReasonPublished PDPairConditionReason = "Published"

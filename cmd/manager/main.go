@@ -40,6 +40,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
+	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
 	"github.com/pdtopo/pdtopo/internal/version"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -63,6 +64,8 @@ type options struct {
 	watchNamespaces         string
 	budget                  transferplan.Budget
 	planMemory              int64
+	bootstrapAllowlist      string
+	bootstrapPolicy         *livecontract.AddressPolicy
 	zap                     zap.Options
 }
 
@@ -92,9 +95,17 @@ func parseFlags(args []string) (options, error) {
 			pdv1.LabelPDPairValidation+"="+pdv1.PDPairValidationEnforce+"); needs the webhook server (--webhook-certs)")
 	fs.Int64Var(&o.planMemory, "max-plan-memory", controllers.DefaultMaxPlanMemoryBytes,
 		"bytes of estimated memory the PDPair plannings under way may take together; larger ones wait (0: unbounded)")
+	fs.StringVar(&o.bootstrapAllowlist, "bootstrap-address-allowlist", "",
+		"comma-separated CIDRs, IPs and Services (NAMESPACE/NAME, or NAMESPACE/* for every Service of a namespace) that a contract "+
+			"pair's spec.prefill.bootstrapAddress may name; a pair naming another is refused with BootstrapAddressNotAllowed and "+
+			"nothing is sent to it (default: any address)")
 	o.zap.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	var err error
+	if o.bootstrapPolicy, err = livecontract.ParseAddressPolicy(strings.Split(o.bootstrapAllowlist, ",")); err != nil {
+		return o, fmt.Errorf("--bootstrap-address-allowlist: %w", err)
 	}
 	if err := planbudget.Validate(o.budget); err != nil {
 		return o, err
@@ -105,7 +116,6 @@ func parseFlags(args []string) (options, error) {
 	if o.webhook.certs != webhookCertsNone && o.agent.image == "" {
 		return o, errors.New("--agent-image must name the receiver-agent image when webhooks are served")
 	}
-	var err error
 	if o.agentSidecar, err = o.agent.sidecar(); err != nil {
 		return o, err
 	}
@@ -168,6 +178,7 @@ func run(o options) error {
 	r.MaxConcurrentReconciles = o.concurrency
 	r.Budget = o.budget
 	r.MaxPlanMemoryBytes = o.planMemory
+	r.BootstrapAddressPolicy = o.bootstrapPolicy
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the PDPair controller: %w", err)
 	}

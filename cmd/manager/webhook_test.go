@@ -45,6 +45,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
 
@@ -265,10 +266,10 @@ func allowed(t *testing.T, admin client.Client, user, verb, resource, name strin
 	if !expectYes {
 		return ask()
 	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if ask() {
-			return true
+	return poll.Until(5*time.Second, func() error { // a new binding reaches the authorizer within moments
+		if !ask() {
+			return errors.New("not allowed")
 		}
-	}
-	return false
+		return nil
+	}, poll.Every(100*time.Millisecond)) == nil
 }

@@ -29,7 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
@@ -63,8 +63,8 @@ Layout:
   --state-item-lens LIST, --state-unit-lens LIST   the same for state buffers
                         A LIST is comma-separated; NxV repeats V N times:
                         "80x256,80x256" is 160 buffers of 256 bytes.
-  --contract FILE       speak the cache-contract wire of tokenspeed f4d8ec6e
-                        (docs/contract-wire.md): every rank's cache contract,
+  --contract FILE       speak tokenspeed's cache-contract wire
+                        (docs/wire.md): every rank's cache contract,
                         its wire JSON; with --tp and --dp, instead of the
                         buffer lengths. Registrations are planned and
                         manifests checked as the engine's prefill does.
@@ -193,14 +193,14 @@ func usageError(stderr io.Writer, msg string) (options, int) {
 	return options{}, exitUsage
 }
 
-func configFromManifest(file, name string) (prefillpeer.Config, transferplan.Layout, error) {
+func configFromManifest(file, name string) (prefillpeer.Config, planv1.Layout, error) {
 	pair, err := manifest.ReadPDPairFile(file, name)
 	if err != nil {
-		return prefillpeer.Config{}, transferplan.Layout{}, err
+		return prefillpeer.Config{}, planv1.Layout{}, err
 	}
 	l, err := pairlayout.FromSpec(pair.Spec)
 	if err != nil {
-		return prefillpeer.Config{}, transferplan.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
+		return prefillpeer.Config{}, planv1.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
 	}
 	return prefillpeer.ConfigFor(l), l, nil
 }

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // syncBuffer is an io.Writer the test can read while run writes.
@@ -154,16 +156,13 @@ spec:
 		done <- run([]string{"-f", file, "--bootstrap-port", "0", "--token", "7"}, stdout, stderr, stop)
 	}()
 
-	var addr string
-	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	addr := testutil.EventuallyValue(t, 5*time.Second, "the bootstrap address printed", func() (string, error) {
 		line, _ := bufio.NewReader(strings.NewReader(stdout.String())).ReadString('\n')
 		if f := strings.Fields(line); len(f) > 1 && f[0] == "bootstrap" {
-			addr = f[1]
+			return f[1], nil
 		}
-	}
-	if addr == "" {
-		t.Fatalf("no bootstrap address printed; stdout %q stderr %q", stdout.String(), stderr.String())
-	}
+		return "", fmt.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+	})
 	resp, err := http.Get("http://" + addr + "/route?engine_rank=-1&target_dp_group=-1")
 	if err != nil {
 		t.Fatal(err)
@@ -211,16 +210,13 @@ func TestServesTheContractWire(t *testing.T) {
 	go func() {
 		done <- run([]string{"--tp", "4", "--contract", file, "--bootstrap-port", "0"}, stdout, stderr, stop)
 	}()
-	var addr string
-	for deadline := time.Now().Add(5 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	addr := testutil.EventuallyValue(t, 5*time.Second, "the bootstrap address printed", func() (string, error) {
 		line, _ := bufio.NewReader(strings.NewReader(stdout.String())).ReadString('\n')
 		if f := strings.Fields(line); len(f) > 1 && f[0] == "bootstrap" && strings.Contains(line, "cache-contract wire") {
-			addr = f[1]
+			return f[1], nil
 		}
-	}
-	if addr == "" {
-		t.Fatalf("no bootstrap address printed; stdout %q stderr %q", stdout.String(), stderr.String())
-	}
+		return "", fmt.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+	})
 	resp, err := http.Get("http://" + addr + "/route?engine_rank=-1&target_dp_group=-1")
 	if err != nil {
 		t.Fatal(err)

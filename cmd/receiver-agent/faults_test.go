@@ -31,6 +31,8 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // longPoll starts an engine's long poll of rank's room (Wait, 30s) and
@@ -214,17 +216,17 @@ func TestPlanDirShardCountChanges(t *testing.T) {
 
 func waitBootstrapped(t *testing.T, a *agent, rank int, room int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("engine rank %d's room %d Bootstrapped", rank, room), func() error {
 		got, err := a.rank(rank).Room(t.Context(), room)
 		if err == nil && got.Status == receiver.Bootstrapped {
-			return
+			return nil
 		}
-		if err != nil || got.Status != receiver.Bootstrapping || time.Now().After(deadline) {
-			t.Fatalf("engine rank %d's room %d: %+v %v, want Bootstrapped", rank, room, got, err)
+		notYet := fmt.Errorf("%+v %v, want Bootstrapped", got, err)
+		if err != nil || got.Status != receiver.Bootstrapping {
+			return poll.Stop(notYet) // a room leaves Bootstrapping only once
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return notYet
+	})
 }
 
 // shutdownCode is the failureCode of rooms an agent stops under.

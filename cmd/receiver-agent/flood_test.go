@@ -37,6 +37,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // flood is one run of three floods at once against an agent process with
@@ -169,11 +170,14 @@ func holdIdleMain(spec string) {
 	addr, count, _ := strings.Cut(spec, " ")
 	n, _ := strconv.Atoi(count)
 	conns := make([]net.Conn, 0, n)
-	for tries := 0; len(conns) < n && tries < 10*n; tries++ {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			time.Sleep(time.Millisecond) // backlog full: try again
-			continue
+	for len(conns) < n {
+		var c net.Conn
+		if poll.Until(10*time.Second, func() error { // backlog full: try again
+			var err error
+			c, err = net.DialTimeout("tcp", addr, time.Second)
+			return err
+		}, poll.Every(time.Millisecond)) != nil {
+			break // the agent stopped accepting: report how many it took
 		}
 		conns = append(conns, c)
 	}

@@ -34,9 +34,10 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // agentMainEnv makes the test binary run the agent's main instead of the
@@ -90,21 +91,16 @@ func (l *logLines) find(t testing.TB, msg string) map[string]any {
 // for it.
 func (l *logLines) findWhere(t testing.TB, msg string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return testutil.EventuallyValue(t, 10*time.Second, fmt.Sprintf("the agent logging %q", msg), func() (map[string]any, error) {
 		l.mu.Lock()
+		defer l.mu.Unlock()
 		for _, rec := range l.lines {
 			if rec["msg"] == msg && ok(rec) {
-				l.mu.Unlock()
-				return rec
+				return rec, nil
 			}
 		}
-		l.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never logged %q", msg)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil, fmt.Errorf("not among %d records", len(l.lines))
+	})
 }
 
 // agent is a running agent: its engine sockets (by rank), its probe URL
@@ -205,17 +201,7 @@ func startAgentProcess(t testing.TB, socketDir string, firstRank, rankCount int,
 
 func waitAnswers(t testing.TB, c *agentclient.Client) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Healthz(t.Context())
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never answered: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the agent answering", func() error { return c.Healthz(t.Context()) })
 }
 
 // call sends a request to the probe address and decodes the JSON answer,
@@ -248,7 +234,7 @@ func callRaw(t testing.TB, c *http.Client, method, url, body string, want int) (
 }
 
 // register registers rank's engine, with buffers matching the layout.
-func register(t testing.TB, c *agentclient.Client, l transferplan.Layout, rank int) {
+func register(t testing.TB, c *agentclient.Client, l planv1.Layout, rank int) {
 	t.Helper()
 	if err := c.RegisterEngine(t.Context(), receivertest.Engine(receivertest.Snapshot(t, l, rank), rank)); err != nil {
 		t.Fatalf("registering engine rank %d: %v", rank, err)
@@ -315,17 +301,13 @@ func (a *agent) info(t testing.TB) map[string]any {
 // waitInfo polls /v1/agent until ok accepts it.
 func (a *agent) waitInfo(t testing.TB, what string, ok func(map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return testutil.EventuallyValue(t, 10*time.Second, "/v1/agent showing "+what, func() (map[string]any, error) {
 		info := a.info(t)
-		if ok(info) {
-			return info
+		if !ok(info) {
+			return nil, fmt.Errorf("%v", info)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/v1/agent never showed %s: %v", what, info)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return info, nil
+	})
 }
 
 // metric returns the value of the sample whose line starts with series.
@@ -340,22 +322,17 @@ func (a *agent) metric(t testing.TB, series string) string {
 	return ""
 }
 
-func startPeer(t testing.TB, l transferplan.Layout) *prefillpeer.Peer {
+func startPeer(t testing.TB, l planv1.Layout) *prefillpeer.Peer {
 	return receivertest.StartPeer(t, l, nil)
 }
 
 // waitMetric polls the probe address until series has value want.
 func (a *agent) waitMetric(t testing.TB, series, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := a.metric(t, series)
-		if got == want {
-			return
+	testutil.Eventually(t, 10*time.Second, series+" at "+want, func() error {
+		if got := a.metric(t, series); got != want {
+			return fmt.Errorf("%s is %q, want %s", series, got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is %q, want %s", series, got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }

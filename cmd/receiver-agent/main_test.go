@@ -28,12 +28,12 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
-func writePlanFile(t *testing.T, l transferplan.Layout) string {
+func writePlanFile(t *testing.T, l planv1.Layout) string {
 	t.Helper()
 	b, err := json.Marshal(fixtures.MustPlan(l))
 	if err != nil {

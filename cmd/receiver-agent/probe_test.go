@@ -50,6 +50,8 @@ func TestProbeHoldsFewConnectionsAndNoneForLong(t *testing.T) {
 	a := startAgent(t, 0, 1, "--plan-dir", dir)
 	addr := strings.TrimPrefix(a.probe, "http://")
 	http.DefaultClient.CloseIdleConnections() // the harness's own keep-alive connections
+	// One pause for the closes to reach the agent, which counts no
+	// connections a test could poll.
 	time.Sleep(100 * time.Millisecond)
 
 	idle := make([]net.Conn, 0, probeMaxConns)

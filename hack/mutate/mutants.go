@@ -49,21 +49,21 @@ func (m mutant) tests() string {
 }
 
 var (
-	planner     = []string{"./pkg/transferplan/..."}
-	wire        = []string{"./pkg/kvwire/..."}
-	store       = []string{"./pkg/planstore/..."}
-	agent       = []string{"./pkg/receiver/..."}
-	operator    = []string{"./controllers/..."}
-	publishing  = []string{"./pkg/planstore/...", "./controllers/..."}
-	chart       = []string{"./test/integration/chart/..."}
-	chartRun    = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
-	model       = []string{"./pkg/modelgeom/...", "./pkg/modelplan/..."}
-	agentOnly   = []string{"./pkg/receiver/"}
-	wireOnly    = []string{"./pkg/kvwire/"}
-	plannerOnly = []string{"./pkg/transferplan/"}
-	localAPI    = []string{"./pkg/receiver/localapi/"}
-	zmqSock     = []string{"./pkg/zmqsock/"}
-	client      = []string{"./pkg/receiver/agentclient/"}
+	planner      = []string{"./pkg/transferplan/..."}
+	wire         = []string{"./pkg/kvwire/..."}
+	store        = []string{"./pkg/planstore/..."}
+	agent        = []string{"./pkg/receiver/..."}
+	operator     = []string{"./controllers/..."}
+	publishing   = []string{"./pkg/planstore/...", "./controllers/..."}
+	chart        = []string{"./test/integration/chart/..."}
+	chartRun     = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
+	model        = []string{"./pkg/modelgeom/...", "./pkg/modelplan/..."}
+	agentOnly    = []string{"./pkg/receiver/"}
+	wireOnly     = []string{"./pkg/kvwire/"}
+	contractOnly = []string{"./pkg/transferplan/contract/"}
+	localAPI     = []string{"./pkg/receiver/localapi/"}
+	zmqSock      = []string{"./pkg/zmqsock/"}
+	client       = []string{"./pkg/receiver/agentclient/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -71,29 +71,29 @@ var (
 // bugs of the same kinds elsewhere.
 var mutants = []mutant{
 	// pkg/transferplan
-	{Name: "planner-middle-dst-half-unit", File: "pkg/transferplan/fragmentwalk.go",
+	{Name: "planner-middle-dst-half-unit", File: "pkg/transferplan/v1/fragmentwalk.go",
 		Old:  "f.DstByteOffset = t*decRow + (from-s)*u\n",
 		New:  "f.DstByteOffset = t*decRow + (from-s)*u + func() int64 { if from > s && to < e { return u / 2 }; return 0 }()\n",
 		Pkgs: planner, Bug: "a half-unit shift of the destination offset of middle fragments"},
-	{Name: "planner-src-offset-from-decode", File: "pkg/transferplan/fragmentwalk.go",
+	{Name: "planner-src-offset-from-decode", File: "pkg/transferplan/v1/fragmentwalk.go",
 		Old: "f.SrcByteOffset = t*preRow + (from-ps)*u", New: "f.SrcByteOffset = t*preRow + (from-s)*u",
 		Pkgs: planner, Bug: "the source offset measured from the decode range's start"},
-	{Name: "planner-identity-with-replicas", File: "pkg/transferplan/planner.go",
+	{Name: "planner-identity-with-replicas", File: "pkg/transferplan/v1/planner.go",
 		Old: "if p.prefillTP == p.decodeTP && p.noReplicaGroups() {", New: "if p.prefillTP == p.decodeTP {",
 		Pkgs: planner, Bug: "identity plans for equal TP sizes even with replica groups"},
-	{Name: "planner-no-idle-ranks", File: "pkg/transferplan/planner.go",
+	{Name: "planner-no-idle-ranks", File: "pkg/transferplan/v1/planner.go",
 		Old: "\t\tif n == 0 {\n\t\t\tidle = append(idle, r)", New: "\t\tif n < 0 {\n\t\t\tidle = append(idle, r)",
 		Pkgs: planner, Bug: "idle prefill ranks not reported"},
-	{Name: "planner-mla-no-dummies", File: "pkg/transferplan/mla.go",
+	{Name: "planner-mla-no-dummies", File: "pkg/transferplan/v1/mla.go",
 		Old: "IsDummy:            plan.TargetTPRank != nil && r != *plan.TargetTPRank,", New: "IsDummy:            false,",
 		Pkgs: planner, Bug: "MLA targets beside the real one not marked dummy"},
-	{Name: "planner-mla-dst-info-1", File: "pkg/transferplan/mla.go",
+	{Name: "planner-mla-dst-info-1", File: "pkg/transferplan/v1/mla.go",
 		Old: "RequiredDstInfoNum: p.fanOut[r],", New: "RequiredDstInfoNum: 1,",
 		Pkgs: planner, Bug: "MLA requiredDstInfoNum 1 even when several decode ranks share a prefill rank"},
-	{Name: "planner-sharded-fan-out-doubled", File: "pkg/transferplan/fragmentwalk.go",
+	{Name: "planner-sharded-fan-out-doubled", File: "pkg/transferplan/v1/fragmentwalk.go",
 		Old: "\t\t\t\tfan[r]++\n", New: "\t\t\t\tfan[r] += 2\n",
 		Pkgs: planner, Bug: "a prefill rank's fan-out (requiredDstInfoNum) counted twice per decode rank"},
-	{Name: "planner-replicated-source", File: "pkg/transferplan/fragmentwalk.go",
+	{Name: "planner-replicated-source", File: "pkg/transferplan/v1/fragmentwalk.go",
 		Old: "f.SrcRank, f.BytesPerPage = d*P/D, dec.ItemStrideBytes", New: "f.SrcRank, f.BytesPerPage = d%P, dec.ItemStrideBytes",
 		Pkgs: planner, Bug: "a replicated buffer pulled from prefill rank d mod P instead of d*P/D"},
 
@@ -116,7 +116,7 @@ var mutants = []mutant{
 	{Name: "model-hybrid-unequal-tp", File: "pkg/modelplan/pair.go",
 		Old: "if m.Family != modelgeom.FamilyHybrid || m.MambaLayers == 0 || P == D {", New: "if true {",
 		Pkgs: model, Bug: "a hybrid's convolution state moved between ranks of unequal TP"},
-	{Name: "planner-fix-wrong-replication", File: "pkg/transferplan/fixes.go",
+	{Name: "planner-fix-wrong-replication", File: "pkg/transferplan/v1/fixes.go",
 		Old: "return s.rows * max(s.distinct/t, 1) * s.unit, true", New: "return s.rows * (s.distinct/t + 1) * s.unit, true",
 		Pkgs: planner, Bug: "a refusal's fix names TP sizes worked out with the wrong head split"},
 
@@ -316,13 +316,13 @@ var mutants = []mutant{
 		New:  "buf = append(buf, c.SessionID...)\n\tends[1] = len(buf)\n\tbuf = appendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.DecodeIP...)\n",
 		Pkgs: wireOnly, Run: "^TestContractVectorsRegistration$",
 		Bug: "the 8-frame registration sends decode_ip and session_id in each other's frames"},
-	{Name: "contract-planner-prefix-granularity-unchecked", File: "pkg/transferplan/contract_compat.go",
-		Old: "if !pyEqual(prefill.prefixGranularity, decode.prefixGranularity) {", New: "if false {",
-		Pkgs: plannerOnly, Run: "^TestContract",
+	{Name: "contract-planner-prefix-granularity-unchecked", File: "pkg/transferplan/contract/compat.go",
+		Old: "if !pyjson.Equal(prefill.prefixGranularity, decode.prefixGranularity) {", New: "if false {",
+		Pkgs: contractOnly, Run: "^TestContract",
 		Bug: "contracts of unequal prefix_granularity planned together, which the engine refuses"},
-	{Name: "contract-planner-idle-on-every-rank", File: "pkg/transferplan/contract_planner.go",
+	{Name: "contract-planner-idle-on-every-rank", File: "pkg/transferplan/contract/planner.go",
 		Old: "\tif d == 0 {\n", New: "\tif d >= 0 {\n",
-		Pkgs: plannerOnly, Run: "^TestContract",
+		Pkgs: contractOnly, Run: "^TestContract",
 		Bug: "every decode rank, not only rank 0, meets the idle prefill ranks as dummies"},
 	{Name: "contract-scanop-leading-zero", File: "pkg/receiver/localapi/opscan.go",
 		Old: "case digits == 0, digits > 1 && s.b[start] == '0', digits > 19:", New: "case digits == 0, digits > 19:",

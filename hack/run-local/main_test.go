@@ -139,42 +139,39 @@ func TestCtrlCStopsEverything(t *testing.T) {
 
 func waitForLine(t *testing.T, lines <-chan string, output *strings.Builder, want string, timeout time.Duration, stderr *strings.Builder) {
 	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("run-local ended before printing %q\nstdout:\n%s\nstderr:\n%s", want, output.String(), stderr.String())
-			}
-			output.WriteString(l + "\n")
-			if strings.Contains(l, want) {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("run-local did not print %q within %s\nstdout:\n%s", want, timeout, output.String())
-		}
-	}
+	waitForPrinted(t, lines, output, stderr, timeout, fmt.Sprintf("run-local printing %q", want), func(l string) bool { return strings.Contains(l, want) })
 }
 
 // waitForMatch waits for a line matching re whose submatches satisfy ok,
 // and returns it.
 func waitForMatch(t *testing.T, lines <-chan string, output *strings.Builder, re *regexp.Regexp, ok func([]string) bool, timeout time.Duration, stderr *strings.Builder) string {
 	t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case l, open := <-lines:
-			if !open {
-				t.Fatalf("run-local ended before printing a line matching %q\nstdout:\n%s\nstderr:\n%s", re, output.String(), stderr.String())
+	return waitForPrinted(t, lines, output, stderr, timeout, fmt.Sprintf("run-local printing a line matching %q with rooms succeeding", re), func(l string) bool {
+		m := re.FindStringSubmatch(l)
+		return m != nil && ok(m)
+	})
+}
+
+// waitForPrinted reads the lines printed so far into output, each round,
+// until one that match accepts, and returns it.
+func waitForPrinted(t *testing.T, lines <-chan string, output, stderr *strings.Builder, timeout time.Duration, what string, match func(string) bool) string {
+	t.Helper()
+	return testutil.EventuallyValue(t, timeout, what, func() (string, error) {
+		for {
+			select {
+			case l, open := <-lines:
+				if !open {
+					t.Fatalf("run-local ended before %s\nstdout:\n%s\nstderr:\n%s", what, output.String(), stderr.String())
+				}
+				output.WriteString(l + "\n")
+				if match(l) {
+					return l, nil
+				}
+			default:
+				return "", fmt.Errorf("stdout:\n%s", output.String())
 			}
-			output.WriteString(l + "\n")
-			if m := re.FindStringSubmatch(l); m != nil && ok(m) {
-				return l
-			}
-		case <-deadline:
-			t.Fatalf("run-local printed no line matching %q with rooms succeeding within %s\nstdout:\n%s", re, timeout, output.String())
 		}
-	}
+	})
 }
 
 // buildCmd builds the command called name (a directory of cmd) into dir.

@@ -19,6 +19,7 @@ package controlplane
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // fakeManager writes a shell script standing in for bin/manager; it receives
@@ -76,7 +79,7 @@ func TestManagerStopEndsItsProcessGroup(t *testing.T) {
 	if err := syscall.Kill(m.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("manager %d still exists", m.Pid())
 	}
-	waitGone(t, childPID)
+	waitExited(t, childPID)
 }
 
 func TestManagerIgnoringSIGTERMIsKilled(t *testing.T) {
@@ -102,27 +105,31 @@ func TestManagerIgnoringSIGTERMIsKilled(t *testing.T) {
 // waitForFile returns the trimmed content of path once the script wrote it.
 func waitForFile(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
+	var content string
+	err := poll.Until(10*time.Second, func() error {
+		b, err := os.ReadFile(path)
+		if err == nil && !strings.HasSuffix(string(b), "\n") {
+			err = errors.New("no whole line yet")
 		}
-		time.Sleep(20 * time.Millisecond)
+		content = strings.TrimSpace(string(b))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s never appeared: %v", path, err)
 	}
-	t.Fatalf("%s never appeared", path)
-	return ""
+	return content
 }
 
-// waitGone waits for pid to disappear (an orphaned child is reaped by init,
-// not by us, so give it a moment).
-func waitGone(t *testing.T, pid int) {
+// waitExited waits for pid to disappear (an orphaned child is reaped by
+// init, not by us, so give it a moment).
+func waitExited(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
+	if err := poll.Until(5*time.Second, func() error {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("kill -0: %v", err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	}); err != nil {
+		t.Errorf("process %d outlived the manager's stop: %v", pid, err)
 	}
-	t.Errorf("process %d outlived the manager's stop", pid)
 }

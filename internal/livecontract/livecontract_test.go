@@ -31,7 +31,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
@@ -63,7 +63,7 @@ func TestPrefillFromTheContractPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := transferplan.ParseContract(v.PrefillContract)
+	want, err := plancontract.Parse(v.PrefillContract)
 	if err != nil {
 		t.Fatal(err)
 	}

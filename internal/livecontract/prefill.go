@@ -50,7 +50,8 @@ func PrefillURL(addr string) string {
 func (c *Client) Prefill(ctx context.Context, addr string) (Prefill, error) {
 	url := PrefillURL(addr)
 	if err := CheckAddress(addr); err != nil {
-		return Prefill{}, &Error{Reason: ReasonBadAddress, URL: url, Detail: "the bootstrap address " + err.Error()}
+		detail := "the bootstrap address " + err.Error()
+		return Prefill{}, &Error{Reason: ReasonBadAddress, URL: url, Detail: detail, Public: detail}
 	}
 	body, err := c.get(ctx, url, MaxPrefillAnswerBytes)
 	if err != nil {
@@ -59,13 +60,17 @@ func (c *Client) Prefill(ctx context.Context, addr string) (Prefill, error) {
 	answer, err := kvwire.DecodeBootstrapAnswer(body)
 	switch {
 	case err == nil && answer.Wire == kvwire.WireV1:
-		return Prefill{}, &Error{Reason: ReasonWrongWire, URL: url, Detail: fmt.Sprintf(
-			"the server answers the v1 wire (prefill TP %d, DP %d, %d KV item lengths, no cache_layout): a prefill of tokenspeed b5c762da or earlier; pair it with wire V1, or point at a contract-era prefill",
-			answer.V1.PrefillTPSize, answer.V1.PrefillDPSize, len(answer.V1.KVItemLens))}
+		// The numbers are decoded ones: the status may show them.
+		detail := fmt.Sprintf(
+			"the server answers the v1 wire (prefill TP %d, DP %d, %d KV item lengths, no cache_layout): a prefill of tokenspeed from before its cache-contract wire; pair it with wire V1, or point at a contract-era prefill",
+			answer.V1.PrefillTPSize, answer.V1.PrefillDPSize, len(answer.V1.KVItemLens))
+		return Prefill{}, &Error{Reason: ReasonWrongWire, URL: url, Detail: detail, Public: detail}
 	case err != nil && answer.Wire == kvwire.WireCacheContract && kvwire.ReasonOf(err) == kvwire.ReasonMissingField:
-		return Prefill{}, &Error{Reason: ReasonNoContract, URL: url, Detail: fmt.Sprintf("no prefill rank has registered with the server yet (%v)", err)}
+		return Prefill{}, &Error{Reason: ReasonNoContract, URL: url, Detail: fmt.Sprintf("no prefill rank has registered with the server yet (%v)", err),
+			Public: "no prefill rank has registered with the server yet (cache_layout is null)"}
 	case err != nil:
-		return Prefill{}, &Error{Reason: ReasonMalformed, URL: url, Detail: fmt.Sprintf("%v (the answer, %d bytes, starts %s)", err, len(body), Excerpt(body))}
+		return Prefill{}, &Error{Reason: ReasonMalformed, URL: url, Detail: fmt.Sprintf("%v (the answer, %d bytes, starts %s)", err, len(body), Excerpt(body)),
+			Public: fmt.Sprintf("the answer (%d bytes) is not a contract-era bootstrap server's", len(body))}
 	}
 	p := answer.Contract
 	return Prefill{URL: url, TPSize: p.PrefillTPSize, DPSize: p.PrefillDPSize, Contract: p.CacheLayout}, nil

@@ -23,15 +23,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 func pair(name string, generation int64, prefillTP, decodeTP, decodeDP int32, conds ...metav1.Condition) pdv1.PDPair {
-	p := pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Generation: generation}}
-	p.Spec.Prefill.TensorParallelSize = prefillTP
-	p.Spec.Decode.TensorParallelSize = decodeTP
-	p.Spec.Decode.DataParallelSize = &decodeDP
-	p.Status.Conditions = conds
-	return p
+	return *fixtures.Pair("default", name).Generation(generation).PrefillTP(prefillTP).Decode(decodeTP, decodeDP).Conditions(conds...).Obj()
 }
 
 func cond(t pdv1.PDPairConditionType, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, msg string, gen int64) metav1.Condition {

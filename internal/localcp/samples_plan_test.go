@@ -27,6 +27,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // sampleOutcome is what a sample's comment promises a newcomer the status will say.
@@ -98,7 +99,7 @@ func TestSamplesPlanAsTheirCommentsSay(t *testing.T) {
 			}
 			var set *transferplan.PlanSet
 			if err == nil {
-				set, err = transferplan.Plan(layout)
+				set, err = planv1.Plan(layout)
 			}
 			if want.reason != "" {
 				checkRejection(t, string(text), err, want.reason)

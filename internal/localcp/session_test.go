@@ -42,6 +42,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 const repoRoot = "../.."
@@ -179,20 +180,16 @@ func checkTraffic(t *testing.T, s *Session) {
 		t.Fatalf("demo pairs by wire: %v, want one v1 and one cache-contract pair", wires)
 	}
 	for _, d := range s.Demos {
-		deadline := time.Now().Add(90 * time.Second)
-		for {
+		testutil.Eventually(t, 90*time.Second, "20 rooms succeeded", func() error {
 			ok, failed := d.Traffic.Counts()
 			if failed > 0 {
 				t.Fatalf("rooms failed: %s", d.Traffic.Line())
 			}
-			if ok >= 20 {
-				break
+			if ok < 20 {
+				return errors.New(d.Traffic.Line())
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("fewer than 20 rooms succeeded within 90s: %s", d.Traffic.Line())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		}, poll.Every(100*time.Millisecond))
 		line := d.Traffic.Line()
 		if !regexp.MustCompile(`: 4 engine ranks, [1-9][0-9.]* rooms/s, [0-9]+ succeeded, 0 failed$`).MatchString(line) {
 			t.Errorf("table line %q does not show 4 ranks, a positive rate and no failures", line)
@@ -332,22 +329,22 @@ func checkKubectlLists(t *testing.T, kubeconfig string, names []string) {
 // incompatible one, which is UnitSizeMismatch.
 func waitForSampleStatus(ctx context.Context, t *testing.T, c client.Client, names []string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for _, name := range names {
-		var p pdv1.PDPair
-		for {
-			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &p); err != nil {
+	pairs := make([]pdv1.PDPair, len(names))
+	testutil.Eventually(t, 90*time.Second, "every sample's Ready condition", func() error {
+		for i, name := range names {
+			p := &pairs[i]
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, p); err != nil {
 				t.Fatal(err)
 			}
 			ready := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairReady))
-			if ready != nil && ready.ObservedGeneration == p.Generation {
-				break
+			if ready == nil || ready.ObservedGeneration != p.Generation {
+				return fmt.Errorf("%s: no Ready condition for generation %d; conditions %+v", name, p.Generation, p.Status.Conditions)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no Ready condition for generation %d after 90s; conditions %+v", name, p.Generation, p.Status.Conditions)
-			}
-			time.Sleep(200 * time.Millisecond)
 		}
+		return nil
+	}, poll.Every(200*time.Millisecond))
+	for i, name := range names {
+		p := pairs[i]
 		compatible := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
 		if compatible == nil {
 			t.Errorf("%s: Ready is set but LayoutCompatible is missing", name)
@@ -384,23 +381,15 @@ func checkLiveTable(t *testing.T, s *Session, names []string) {
 			t.Error("live table did not stop within 10s of its context ending")
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.Eventually(t, 20*time.Second, "the live table showing every sample", func() error {
 		text := out.String()
-		missing := ""
 		for _, n := range names {
 			if !strings.Contains(text, n) {
-				missing = n
+				return fmt.Errorf("no %s; it printed:\n%s", n, text)
 			}
 		}
-		if missing == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("live table never showed %s; it printed:\n%s", missing, text)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, poll.Every(100*time.Millisecond))
 }
 
 // processesMentioning lists the pids whose command line contains s.

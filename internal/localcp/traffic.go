@@ -38,7 +38,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // roomInterval is how often each engine rank opens a room: a modest rate
@@ -90,7 +90,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 		return t, fmt.Errorf("reading PDPair %s: %w", t.Pair, err)
 	}
 	contractWire := pair.Spec.WireOrDefault() == pdv1.WireCacheContract
-	var layout transferplan.Layout
+	var layout planv1.Layout
 	var prefillContract, decodeContract []byte
 	if contractWire {
 		if prefillContract, err = specContract(ctx, c, pair.Namespace, "prefill", pair.Spec.CacheContracts.Prefill); err != nil {
@@ -244,8 +244,8 @@ func agentRanks(argv []string) (first, count int, err error) {
 	return first, count, nil
 }
 
-func planSnapshot(l transferplan.Layout, rank int) (receiver.PlanSnapshot, error) {
-	set, err := transferplan.Plan(l)
+func planSnapshot(l planv1.Layout, rank int) (receiver.PlanSnapshot, error) {
+	set, err := planv1.Plan(l)
 	if err != nil {
 		return receiver.PlanSnapshot{}, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // IsContractPair reports whether the spec names the cache-contract wire.
@@ -62,7 +63,7 @@ func ReadInline(role string, src *pdv1.CacheContractSource) ([]byte, string, err
 type ContractRole struct {
 	Raw      []byte
 	Source   string
-	Contract *transferplan.CacheContract
+	Contract *plancontract.CacheContract
 }
 
 // ContractPairFromSpec checks a contract pair's spec as the CRD would (the
@@ -70,9 +71,9 @@ type ContractRole struct {
 // spec leaves out with a nil source) and decodes them as the engine does. A contract the engine would refuse is a
 // *transferplan.LayoutError with its reason and the field
 // cacheContracts.<role>.
-func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (transferplan.ContractPair, [2]ContractRole, error) {
+func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (plancontract.Pair, [2]ContractRole, error) {
 	var roles [2]ContractRole
-	pair := transferplan.ContractPair{Prefill: parallelism(spec.Prefill), Decode: parallelism(spec.Decode)}
+	pair := plancontract.Pair{Prefill: parallelism(spec.Prefill), Decode: parallelism(spec.Decode)}
 	if err := pair.Prefill.Validate("prefill"); err != nil {
 		return pair, roles, err
 	}
@@ -95,7 +96,7 @@ func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (transferpl
 		if err != nil {
 			return pair, roles, err
 		}
-		c, err := transferplan.ParseContract(raw)
+		c, err := plancontract.Parse(raw)
 		if err != nil {
 			return pair, roles, inRole(err, field, source)
 		}

@@ -25,12 +25,13 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/modelplan"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // Resolved is a PDPair spec ready to plan.
 type Resolved struct {
 	// Layout is the planner's input.
-	Layout transferplan.Layout
+	Layout planv1.Layout
 	// Explicit is the spec in explicit form: a model-aware spec with the
 	// derived attention backend, kvBuffers and stateBuffers in place of
 	// spec.model and the dtypes (every size given, none defaulted).
@@ -62,10 +63,10 @@ func Resolve(spec pdv1.PDPairSpec, config []byte) (*Resolved, error) {
 
 // FromSpec is Resolve without a ConfigMap: explicit specs and specs with an
 // inline hfConfig.
-func FromSpec(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
+func FromSpec(spec pdv1.PDPairSpec) (planv1.Layout, error) {
 	r, err := Resolve(spec, nil)
 	if r == nil {
-		return transferplan.Layout{}, err
+		return planv1.Layout{}, err
 	}
 	return r.Layout, err
 }

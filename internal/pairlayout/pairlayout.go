@@ -25,6 +25,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 var wireKind = map[pdv1.KVBufferKind]transferplan.BufferKind{
@@ -37,8 +38,8 @@ var wireKind = map[pdv1.KVBufferKind]transferplan.BufferKind{
 // fromExplicit converts an explicit spec to a planner layout. It returns a
 // *transferplan.LayoutError with ReasonInvalidLayout when a field the CRD
 // would have rejected is broken (useful for manifests read from files).
-func fromExplicit(spec pdv1.PDPairSpec) (transferplan.Layout, error) {
-	l := transferplan.Layout{
+func fromExplicit(spec pdv1.PDPairSpec) (planv1.Layout, error) {
+	l := planv1.Layout{
 		Attention:     transferplan.AttentionBackend(orDefault(string(spec.AttentionBackend), string(pdv1.AttentionMHA))),
 		MLAL15Cache:   spec.MLAL15Cache,
 		TokensPerPage: int(deref32(spec.TokensPerPage, 1)),
@@ -86,11 +87,11 @@ func checkBufferCounts(spec pdv1.PDPairSpec) error {
 	for _, g := range spec.StateBuffers {
 		state += max(int64(g.Count), 0)
 	}
-	if kv > transferplan.MaxBuffers {
-		return invalid("kvBuffers", "give one buffer per layer", "the groups hold %d buffers; at most %d are supported", kv, transferplan.MaxBuffers)
+	if kv > planv1.MaxBuffers {
+		return invalid("kvBuffers", "give one buffer per layer", "the groups hold %d buffers; at most %d are supported", kv, planv1.MaxBuffers)
 	}
-	if state > transferplan.MaxBuffers {
-		return invalid("stateBuffers", "give one buffer per layer", "the groups hold %d buffers; at most %d are supported", state, transferplan.MaxBuffers)
+	if state > planv1.MaxBuffers {
+		return invalid("stateBuffers", "give one buffer per layer", "the groups hold %d buffers; at most %d are supported", state, planv1.MaxBuffers)
 	}
 	return nil
 }
@@ -100,15 +101,15 @@ func parallelism(f pdv1.FleetLayout) transferplan.Parallelism {
 }
 
 // expand turns one group into count buffers with resolved geometry.
-func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P, D int) ([]transferplan.BufferSpec, error) {
+func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P, D int) ([]planv1.BufferSpec, error) {
 	if g.Count < 1 {
 		return nil, invalid(field+".count", "give the number of layers the group covers, 1 or more", "must be at least 1, got %d", g.Count)
 	}
-	b := transferplan.BufferSpec{
+	b := planv1.BufferSpec{
 		Kind:             kind,
 		Field:            field,
 		DecodeItemBytes:  g.DecodeItemBytes,
-		PrefillItemBytes: transferplan.DefaultPrefillItemBytes(g.DecodeItemBytes, D, P),
+		PrefillItemBytes: planv1.DefaultPrefillItemBytes(g.DecodeItemBytes, D, P),
 		DecodeUnitBytes:  deref64(g.DecodeUnitBytes, 1),
 		PrefillUnitBytes: deref64(g.PrefillUnitBytes, 1),
 	}
@@ -125,7 +126,7 @@ func expand(field string, kind transferplan.BufferKind, g pdv1.BufferGeometry, P
 		}
 		return nil, invalid(field+".prefillItemBytes", "give the bytes of one page of one buffer on one prefill rank", "must be positive, got %d", b.PrefillItemBytes)
 	}
-	out := make([]transferplan.BufferSpec, g.Count)
+	out := make([]planv1.BufferSpec, g.Count)
 	for i := range out {
 		out[i] = b
 	}

@@ -24,6 +24,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 func i32(v int32) *int32 { return &v }
@@ -50,14 +51,14 @@ func TestFromSpecDefaultsAndExpansion(t *testing.T) {
 		t.Errorf("defaults: %+v", l)
 	}
 	// TargetK's prefill item defaults to 1024 × D2 / P4 (per-DP sizes) = 512.
-	wantK := transferplan.BufferSpec{Kind: transferplan.TargetK, Field: "kvBuffers[0]", DecodeItemBytes: 1024, PrefillItemBytes: 512, DecodeUnitBytes: 256, PrefillUnitBytes: 256}
+	wantK := planv1.BufferSpec{Kind: transferplan.TargetK, Field: "kvBuffers[0]", DecodeItemBytes: 1024, PrefillItemBytes: 512, DecodeUnitBytes: 256, PrefillUnitBytes: 256}
 	wantV := wantK
 	wantV.Kind, wantV.Field = transferplan.TargetV, "kvBuffers[1]"
-	if !reflect.DeepEqual(l.KVBuffers, []transferplan.BufferSpec{wantK, wantK, wantV, wantV}) {
+	if !reflect.DeepEqual(l.KVBuffers, []planv1.BufferSpec{wantK, wantK, wantV, wantV}) {
 		t.Errorf("KV buffers in pointer order: %+v", l.KVBuffers)
 	}
-	wantState := transferplan.BufferSpec{Kind: transferplan.MambaState, Field: "stateBuffers[0]", DecodeItemBytes: 64, PrefillItemBytes: 32, DecodeUnitBytes: 1, PrefillUnitBytes: 1}
-	if !reflect.DeepEqual(l.StateBuffers, []transferplan.BufferSpec{wantState}) {
+	wantState := planv1.BufferSpec{Kind: transferplan.MambaState, Field: "stateBuffers[0]", DecodeItemBytes: 64, PrefillItemBytes: 32, DecodeUnitBytes: 1, PrefillUnitBytes: 1}
+	if !reflect.DeepEqual(l.StateBuffers, []planv1.BufferSpec{wantState}) {
 		t.Errorf("state buffers: %+v", l.StateBuffers)
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 func TestDefaultsAreValid(t *testing.T) {
@@ -50,14 +51,14 @@ func TestExplainNamesTheFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--max-plan-fragments=100"}); err != nil {
 		t.Fatal(err)
 	}
-	l := transferplan.Layout{Attention: transferplan.MHA, TokensPerPage: 1,
+	l := planv1.Layout{Attention: transferplan.MHA, TokensPerPage: 1,
 		Prefill: transferplan.Parallelism{TPSize: 8, DPSize: 1}, Decode: transferplan.Parallelism{TPSize: 4, DPSize: 1}}
 	for _, kind := range []transferplan.BufferKind{transferplan.TargetK, transferplan.TargetV} {
 		for range 40 {
-			l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{Kind: kind, PrefillItemBytes: 256, DecodeItemBytes: 512, PrefillUnitBytes: 256, DecodeUnitBytes: 256})
+			l.KVBuffers = append(l.KVBuffers, planv1.BufferSpec{Kind: kind, PrefillItemBytes: 256, DecodeItemBytes: 512, PrefillUnitBytes: 256, DecodeUnitBytes: 256})
 		}
 	}
-	_, err := transferplan.CheckBudget(l, b)
+	_, err := planv1.CheckBudget(l, b)
 	var be *transferplan.BudgetError
 	if !errors.As(err, &be) {
 		t.Fatalf("80 buffers × 4 ranks × 2 = 640 fragments pass a budget of 100: %v", err)

@@ -24,24 +24,25 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/topograph"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // mlaLayout is an MLA pair with every rank holding the whole latent cache.
-func mlaLayout(prefillTP, decodeTP int) transferplan.Layout {
-	l := transferplan.Layout{
+func mlaLayout(prefillTP, decodeTP int) planv1.Layout {
+	l := planv1.Layout{
 		Attention: transferplan.MLA, TokensPerPage: 1,
 		Prefill: transferplan.Parallelism{TPSize: prefillTP, DPSize: 1},
 		Decode:  transferplan.Parallelism{TPSize: decodeTP, DPSize: 1},
 	}
 	for i := 0; i < 4; i++ {
-		l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{Kind: transferplan.TargetK, Field: fmt.Sprintf("kvBuffers[%d]", i),
+		l.KVBuffers = append(l.KVBuffers, planv1.BufferSpec{Kind: transferplan.TargetK, Field: fmt.Sprintf("kvBuffers[%d]", i),
 			PrefillItemBytes: 1152, DecodeItemBytes: 1152, PrefillUnitBytes: 1, DecodeUnitBytes: 1})
 	}
 	return l
 }
 
 func TestAggregatesBeyond64RanksAndSaysSo(t *testing.T) {
-	set, err := transferplan.Plan(mlaLayout(256, 96))
+	set, err := planv1.Plan(mlaLayout(256, 96))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestAggregatesBeyond64RanksAndSaysSo(t *testing.T) {
 }
 
 func TestExactly64RanksAreNotAggregated(t *testing.T) {
-	set, err := transferplan.Plan(mlaLayout(64, 64))
+	set, err := planv1.Plan(mlaLayout(64, 64))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestBuildRefusesWhatItCannotDraw(t *testing.T) {
 	if _, err := topograph.Build("x", nil); err == nil {
 		t.Error("nil plan set drawn")
 	}
-	set, err := transferplan.Plan(mlaLayout(4, 2))
+	set, err := planv1.Plan(mlaLayout(4, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

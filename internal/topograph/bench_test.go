@@ -21,7 +21,7 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/internal/topograph"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // BenchmarkDraw builds and renders the picture of a plan set: 64 ranks a
@@ -34,7 +34,7 @@ func BenchmarkDraw(b *testing.B) {
 		{"MLA_P64_D64", 64, 64},
 		{"MLA_P256_D1024_aggregated", 256, 1024},
 	} {
-		set, err := transferplan.Plan(mlaLayout(c.p, c.d))
+		set, err := planv1.Plan(mlaLayout(c.p, c.d))
 		if err != nil {
 			b.Fatal(err)
 		}

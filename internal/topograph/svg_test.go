@@ -33,6 +33,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/topograph"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -48,7 +49,7 @@ func sample(t *testing.T, file string) (string, *transferplan.PlanSet) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.Plan(layout)
+	set, err := planv1.Plan(layout)
 	if err != nil {
 		t.Fatal(err)
 	}

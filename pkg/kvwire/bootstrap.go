@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pdtopo/pdtopo/pkg/pyjson"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -104,43 +105,43 @@ func Endpoint(host string, port int) string {
 // MarshalPython encodes the body as the reference's requests.put(json=...)
 // sends it.
 func (g *RankRegistration) MarshalPython() []byte {
-	o := newPyObject(256)
-	o.str("role", g.Role)
-	o.int("world_size", int64(g.WorldSize))
-	o.int("dp_size", int64(g.DPSize))
-	o.str("rank_ip", g.RankIP)
-	o.int("rank_port", int64(g.RankPort))
-	o.int("engine_rank", int64(g.EngineRank))
-	o.bool("enable_mla_l1_5_cache", g.EnableMLAL15Cache)
+	o := pyjson.NewObject(256)
+	o.Str("role", g.Role)
+	o.Int("world_size", int64(g.WorldSize))
+	o.Int("dp_size", int64(g.DPSize))
+	o.Str("rank_ip", g.RankIP)
+	o.Int("rank_port", int64(g.RankPort))
+	o.Int("engine_rank", int64(g.EngineRank))
+	o.Bool("enable_mla_l1_5_cache", g.EnableMLAL15Cache)
 	g.BufferLens.write(o)
-	return o.bytes()
+	return o.Bytes()
 }
 
 // MarshalPython encodes the body as the reference bootstrap server answers.
 // A zero size is written as null: that is what the reference answers before
 // any rank has registered, and what a decoder must refuse.
 func (p *ParallelInfo) MarshalPython() []byte {
-	o := newPyObject(256)
-	o.intOrNull("prefill_tp_size", int64(p.PrefillTPSize))
-	o.intOrNull("prefill_dp_size", int64(p.PrefillDPSize))
-	o.bool("enable_mla_l1_5_cache", p.EnableMLAL15Cache)
+	o := pyjson.NewObject(256)
+	o.IntOrNull("prefill_tp_size", int64(p.PrefillTPSize))
+	o.IntOrNull("prefill_dp_size", int64(p.PrefillDPSize))
+	o.Bool("enable_mla_l1_5_cache", p.EnableMLAL15Cache)
 	p.BufferLens.write(o)
-	return o.bytes()
+	return o.Bytes()
 }
 
 // MarshalPython encodes the body as the reference bootstrap server answers.
 func (a *RankAddress) MarshalPython() []byte {
-	o := newPyObject(64)
-	o.str("rank_ip", a.RankIP)
-	o.int("rank_port", int64(a.RankPort))
-	return o.bytes()
+	o := pyjson.NewObject(64)
+	o.Str("rank_ip", a.RankIP)
+	o.Int("rank_port", int64(a.RankPort))
+	return o.Bytes()
 }
 
-func (l *BufferLens) write(o *pyObject) {
-	o.ints("kv_item_lens", l.KVItemLens)
-	o.ints("kv_unit_lens", l.KVUnitLens)
-	o.ints("state_item_lens", l.StateItemLens)
-	o.ints("state_unit_lens", l.StateUnitLens)
+func (l *BufferLens) write(o *pyjson.Object) {
+	o.Ints("kv_item_lens", l.KVItemLens)
+	o.Ints("kv_unit_lens", l.KVUnitLens)
+	o.Ints("state_item_lens", l.StateItemLens)
+	o.Ints("state_unit_lens", l.StateUnitLens)
 }
 
 // unmarshalObject decodes a JSON object body into v, with the key set

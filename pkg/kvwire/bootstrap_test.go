@@ -17,7 +17,6 @@ limitations under the License.
 package kvwire
 
 import (
-	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -51,26 +50,6 @@ func TestBootstrapBodiesGolden(t *testing.T) {
 	}
 	if got, want := RankAddressQuery(3, 1), "engine_rank=3&target_dp_group=1"; got != want {
 		t.Fatalf("query %s", got)
-	}
-}
-
-func TestPythonStringEscapes(t *testing.T) {
-	cases := map[string]string{
-		`a"b\c`:      `"a\"b\\c"`,
-		"t\tn\n":     `"t\tn\n"`,
-		"\x01":       `"\u0001"`,
-		"é":          `"\u00e9"`,
-		"\U0001F600": `"\ud83d\ude00"`,
-		"\x7f":       `"\u007f"`,
-	}
-	for in, want := range cases {
-		if got := string(appendPyString(nil, in)); got != want {
-			t.Errorf("%q: got %s want %s", in, got, want)
-		}
-		var back string
-		if err := json.Unmarshal([]byte(want), &back); err != nil || back != in {
-			t.Errorf("%s does not read back as %q: %q %v", want, in, back, err)
-		}
 	}
 }
 

@@ -20,7 +20,9 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/pdtopo/pdtopo/pkg/pyjson"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // Wire names the handshake a prefill instance speaks (pkg/transferplan's
@@ -30,15 +32,15 @@ import (
 type Wire = transferplan.Wire
 
 const (
-	// WireV1 is the fragment wire of tokenspeed b5c762da (docs/wire.md).
+	// WireV1 is tokenspeed's fragment wire (docs/wire.md).
 	WireV1 = transferplan.WireV1
-	// WireCacheContract is the cache-contract wire of tokenspeed f4d8ec6e.
+	// WireCacheContract is tokenspeed's cache-contract wire.
 	WireCacheContract = transferplan.WireCacheContract
 )
 
 // MaxContractParallelInfoBytes bounds a contract-era parallel-info body: the
 // contract travels as a JSON string, in which escaping at most doubles it.
-const MaxContractParallelInfoBytes = 2*transferplan.MaxContractBytes + 1024
+const MaxContractParallelInfoBytes = 2*plancontract.MaxBytes + 1024
 
 // ContractParallelInfo is a contract-era bootstrap server's answer to GET
 // /route?engine_rank=-1&target_dp_group=-1:
@@ -146,8 +148,8 @@ func (p *ContractParallelInfo) Validate() error {
 	if err := checkSizes(kind, "prefill_tp_size", "prefill_dp_size", p.PrefillTPSize, p.PrefillDPSize); err != nil {
 		return err
 	}
-	if tp := p.TPPerDPGroup(); tp > transferplan.MaxContractTPSize {
-		return fieldError(kind, "prefill_tp_size", ReasonOutOfRange, "%d TP ranks per DP group; a contract pair has at most %d", tp, transferplan.MaxContractTPSize)
+	if tp := p.TPPerDPGroup(); tp > plancontract.MaxTPSize {
+		return fieldError(kind, "prefill_tp_size", ReasonOutOfRange, "%d TP ranks per DP group; a contract pair has at most %d", tp, plancontract.MaxTPSize)
 	}
 	return checkContractString(kind, p.CacheLayout)
 }
@@ -170,11 +172,11 @@ func checkContractString(kind MessageKind, layout []byte) error {
 // A zero size and a nil contract are written as null: the answer of a
 // server no rank has registered with, which decoders refuse.
 func (p *ContractParallelInfo) MarshalPython() []byte {
-	o := newPyObject(64 + 2*len(p.CacheLayout))
-	o.intOrNull("prefill_tp_size", int64(p.PrefillTPSize))
-	o.intOrNull("prefill_dp_size", int64(p.PrefillDPSize))
-	o.strOrNull("cache_layout", p.CacheLayout)
-	return o.bytes()
+	o := pyjson.NewObject(64 + 2*len(p.CacheLayout))
+	o.IntOrNull("prefill_tp_size", int64(p.PrefillTPSize))
+	o.IntOrNull("prefill_dp_size", int64(p.PrefillDPSize))
+	o.StrOrNull("cache_layout", p.CacheLayout)
+	return o.Bytes()
 }
 
 // ContractRankRegistration is the body a contract-era prefill rank PUTs to
@@ -193,15 +195,15 @@ type ContractRankRegistration struct {
 // MarshalPython encodes the body as the engine's requests.put(json=...)
 // sends it.
 func (g *ContractRankRegistration) MarshalPython() []byte {
-	o := newPyObject(256 + 2*len(g.CacheLayout))
-	o.str("role", g.Role)
-	o.int("world_size", int64(g.WorldSize))
-	o.int("dp_size", int64(g.DPSize))
-	o.str("rank_ip", g.RankIP)
-	o.int("rank_port", int64(g.RankPort))
-	o.int("engine_rank", int64(g.EngineRank))
-	o.strOrNull("cache_layout", g.CacheLayout)
-	return o.bytes()
+	o := pyjson.NewObject(256 + 2*len(g.CacheLayout))
+	o.Str("role", g.Role)
+	o.Int("world_size", int64(g.WorldSize))
+	o.Int("dp_size", int64(g.DPSize))
+	o.Str("rank_ip", g.RankIP)
+	o.Int("rank_port", int64(g.RankPort))
+	o.Int("engine_rank", int64(g.EngineRank))
+	o.StrOrNull("cache_layout", g.CacheLayout)
+	return o.Bytes()
 }
 
 // DecodeContractRankRegistration parses a contract-era PUT /route body: the

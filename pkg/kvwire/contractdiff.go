@@ -50,7 +50,7 @@ const (
 )
 
 // FirstContractDifference compares two contracts' wire JSON (each at most
-// transferplan.MaxContractBytes bytes, as CheckContractEnvelope admits)
+// plancontract.MaxBytes bytes, as CheckContractEnvelope admits)
 // field by field, in the order the first one writes them, and returns the
 // first difference; found is false when they hold the same values in the
 // same order. Two canonical contracts (CacheContract.Canonical) write their

@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 const (
@@ -41,7 +41,7 @@ const (
 // also take UTF-16 and UTF-32). The contract's content is pkg/transferplan's
 // to judge.
 func CheckContractEnvelope(raw []byte) error {
-	return checkJSONObject(KindContract, -1, "cache_layout", raw, transferplan.MaxContractBytes)
+	return checkJSONObject(KindContract, -1, "cache_layout", raw, plancontract.MaxBytes)
 }
 
 func checkJSONObject(kind MessageKind, frame int, field string, raw []byte, limit int) error {

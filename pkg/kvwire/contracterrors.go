@@ -16,8 +16,7 @@ limitations under the License.
 
 package kvwire
 
-// The messages of the cache-contract wire (tokenspeed f4d8ec6e), as named in
-// an Error.
+// The messages of tokenspeed's cache-contract wire, as named in an Error.
 const (
 	KindContractParallelInfo     MessageKind = "contract parallel info"
 	KindContractRankRegistration MessageKind = "contract rank registration"

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 const tinyContract = `{"plan":{"prefix_granularity":16},"group_specs":[],"transfer_schema":{"fields":[]}}`
@@ -105,7 +105,7 @@ func TestContractRegistrationValidate(t *testing.T) {
 		{"port", func(c *ContractRegistration) { c.DecodeStatusPort = 70000 }, ReasonOutOfRange, 2},
 		{"session", func(c *ContractRegistration) { c.SessionID = "h" }, ReasonInvalidValue, 3},
 		{"pointer", func(c *ContractRegistration) { c.ArenaPtr = 0 }, ReasonInvalidValue, 4},
-		{"contract", func(c *ContractRegistration) { c.Contract = bytes.Repeat([]byte(" "), transferplan.MaxContractBytes+1) }, ReasonPayloadSize, 5},
+		{"contract", func(c *ContractRegistration) { c.Contract = bytes.Repeat([]byte(" "), plancontract.MaxBytes+1) }, ReasonPayloadSize, 5},
 		{"tp size", func(c *ContractRegistration) { c.DecodeTPSize = 2000 }, ReasonOutOfRange, 6},
 		{"tp rank", func(c *ContractRegistration) { c.DecodeTPRank = 4 }, ReasonOutOfRange, 7},
 	} {

@@ -22,7 +22,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // Fuzzers for the cache-contract wire's decoders: never a panic, every
@@ -167,7 +167,7 @@ func FuzzDecodeBootstrapAnswer(f *testing.F) {
 		switch ans.Wire {
 		case WireCacheContract:
 			c := ans.Contract
-			if c.TPPerDPGroup() < 1 || c.TPPerDPGroup() > transferplan.MaxContractTPSize || c.PrefillTPSize%c.PrefillDPSize != 0 {
+			if c.TPPerDPGroup() < 1 || c.TPPerDPGroup() > plancontract.MaxTPSize || c.PrefillTPSize%c.PrefillDPSize != 0 {
 				t.Fatalf("accepted impossible sizes %+v", c)
 			}
 			again, err := DecodeBootstrapAnswer(c.MarshalPython())

@@ -19,7 +19,7 @@ package kvwire
 import (
 	"encoding/binary"
 
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // ContractRegistration tells a prefill rank where a decode rank's cache arena
@@ -134,7 +134,7 @@ func DecodeContractRegistration(frames [][]byte) (ContractRegistration, error) {
 	}
 	c.Contract = frames[5]
 	r := frameReader{kind, frames}
-	size, ferr := r.canonicalUint(6, "decode_tp_size", 1, transferplan.MaxContractTPSize)
+	size, ferr := r.canonicalUint(6, "decode_tp_size", 1, plancontract.MaxTPSize)
 	if ferr != nil {
 		return ContractRegistration{}, ferr
 	}
@@ -176,8 +176,8 @@ func (c *ContractRegistration) Validate() error {
 		ce.Kind, ce.Frame, ce.Field = kind, 5, "cache_layout"
 		return ce
 	}
-	if c.DecodeTPSize < 1 || c.DecodeTPSize > transferplan.MaxContractTPSize {
-		return frameError(kind, 6, "decode_tp_size", ReasonOutOfRange, "%d is outside [1, %d]", c.DecodeTPSize, transferplan.MaxContractTPSize)
+	if c.DecodeTPSize < 1 || c.DecodeTPSize > plancontract.MaxTPSize {
+		return frameError(kind, 6, "decode_tp_size", ReasonOutOfRange, "%d is outside [1, %d]", c.DecodeTPSize, plancontract.MaxTPSize)
 	}
 	if c.DecodeTPRank < 0 || c.DecodeTPRank >= c.DecodeTPSize {
 		return frameError(kind, 7, "decode_tp_rank", ReasonOutOfRange, "%d is outside [0, %d]", c.DecodeTPRank, c.DecodeTPSize-1)

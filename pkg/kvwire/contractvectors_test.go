@@ -26,8 +26,8 @@ import (
 )
 
 // The vectors under testdata/contract were written once by tokenspeed's own
-// code at f4d8ec6e (hack/contractwire/vectors.sh; testdata/contract/README.md
-// says how): what its bootstrap server answers, what its decode receiver
+// code at tokenspeed.CacheContractCommit (conformance/tokenspeed; the
+// README of testdata/contract says how): what its bootstrap server answers, what its decode receiver
 // sends, and what its prefill makes of frames and manifests. These tests
 // hold pkg/kvwire to them byte for byte and verdict for verdict.
 

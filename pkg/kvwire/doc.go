@@ -17,13 +17,13 @@ limitations under the License.
 // Package kvwire encodes and decodes the messages of the decode ↔ prefill KV
 // handshake: wire protocol v1 (docs/wire.md), the ZMQ multipart registration,
 // request and status messages and the JSON bodies of the prefill bootstrap
-// server's /route endpoint; and the cache-contract wire of tokenspeed
-// f4d8ec6e (docs/contract-wire.md), its 8-frame registration, 3-frame
+// server's /route endpoint; and tokenspeed's cache-contract wire
+// (docs/wire.md), its 8-frame registration, 3-frame
 // pre-allocation, block manifests and contract-carrying bootstrap bodies.
 // DecodeBootstrapAnswer tells the two wires apart.
 //
-// Encoders are byte-identical to the reference engine (tokenspeed b5c762da and
-// f4d8ec6e):
+// Encoders are byte-identical to the reference engine (tokenspeed at the
+// commits of conformance/tokenspeed/reference.env):
 // integers are ASCII decimal as Python's str(int) writes them, arrays are raw
 // little-endian as numpy's tobytes() writes them on the hosts it runs on, and
 // fragment frames are the compact JSON Python's json.dumps writes.

@@ -16,7 +16,11 @@ limitations under the License.
 
 package kvwire
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/pdtopo/pdtopo/pkg/pyjson"
+)
 
 // Manifest is a block manifest (the engine's CachePDBlockManifest): for one
 // room, the decode rank's block ids per cache group, and the prompt span
@@ -48,7 +52,7 @@ func (m *Manifest) AppendWire(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"group_id":`...)
-		dst = appendPyString(dst, g.GroupID)
+		dst = pyjson.AppendString(dst, g.GroupID)
 		dst = append(dst, `,"block_ids":[`...)
 		for k, id := range g.BlockIDs {
 			if k > 0 {

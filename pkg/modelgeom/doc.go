@@ -18,7 +18,8 @@ limitations under the License.
 // of a prefill/decode pair from the model's Hugging Face config.json, the KV
 // cache dtype, the page size and each role's tensor/data-parallel layout:
 // the item and unit lengths every buffer has on each side, exactly as the
-// reference engine (tokenspeed b5c762da) registers them for transfer.
+// reference engine (tokenspeed at conformance/tokenspeed.V1Commit)
+// registers them for transfer.
 //
 // What the engine registers, per rank of a role with t = TP / DP attention
 // ranks per data-parallel group and T tokens per page:

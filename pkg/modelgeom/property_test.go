@@ -24,6 +24,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/kvsim"
 )
 
@@ -61,15 +62,15 @@ func randomGQA(rng *rand.Rand) (config string, o modelgeom.Options, kv, headDim 
 }
 
 // layoutOf expands derived groups into the planner's buffers, one per layer.
-func layoutOf(p *modelgeom.Pair, o modelgeom.Options) transferplan.Layout {
+func layoutOf(p *modelgeom.Pair, o modelgeom.Options) planv1.Layout {
 	kinds := map[string]transferplan.BufferKind{"TargetK": transferplan.TargetK, "TargetV": transferplan.TargetV,
 		"DraftK": transferplan.DraftK, "DraftV": transferplan.DraftV}
-	l := transferplan.Layout{Attention: transferplan.AttentionBackend(p.Attention), TokensPerPage: o.TokensPerPage,
+	l := planv1.Layout{Attention: transferplan.AttentionBackend(p.Attention), TokensPerPage: o.TokensPerPage,
 		Prefill: transferplan.Parallelism{TPSize: o.Prefill.TP, DPSize: o.Prefill.DP},
 		Decode:  transferplan.Parallelism{TPSize: o.Decode.TP, DPSize: o.Decode.DP}}
 	for i, g := range p.KVBuffers {
 		for range g.Count {
-			l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{Kind: kinds[g.Kind], Field: fmt.Sprintf("kvBuffers[%d]", i),
+			l.KVBuffers = append(l.KVBuffers, planv1.BufferSpec{Kind: kinds[g.Kind], Field: fmt.Sprintf("kvBuffers[%d]", i),
 				PrefillItemBytes: g.PrefillItemBytes, DecodeItemBytes: g.DecodeItemBytes,
 				PrefillUnitBytes: g.PrefillUnitBytes, DecodeUnitBytes: g.DecodeUnitBytes})
 		}
@@ -96,7 +97,7 @@ func TestDerivedGQAPlansMoveTheRightBytes(t *testing.T) {
 		}
 		checkHeads(t, p, o, kv, headDim, e)
 		l := layoutOf(p, o)
-		set, err := transferplan.Plan(l)
+		set, err := planv1.Plan(l)
 		var le *transferplan.LayoutError
 		if errors.As(err, &le) && !transferplan.IsInvalidLayout(err) {
 			continue // a pair the wire cannot bridge: refused, with a reason
@@ -132,7 +133,7 @@ func checkHeads(t *testing.T, p *modelgeom.Pair, o modelgeom.Options, kv, headDi
 
 // simulate runs a few decode ranks' plans through kvsim: buffers keyed by
 // index, token-major pages of tokensPerPage rows, pages in scrambled slots.
-func simulate(rng *rand.Rand, l transferplan.Layout, set *transferplan.PlanSet) error {
+func simulate(rng *rand.Rand, l planv1.Layout, set *transferplan.PlanSet) error {
 	var kv []kvsim.Placement
 	for i, b := range l.KVBuffers {
 		pl, err := kvsim.Buffer{Key: i, Rows: l.TokensPerPage,

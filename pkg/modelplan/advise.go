@@ -24,6 +24,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // Row is one layout of a fleet: whether it plans, and what its transfers cost.
@@ -130,7 +131,7 @@ func (p Pair) Evaluate(budget transferplan.Budget) Row {
 		row.Cost = "—"
 		return row
 	}
-	size, err := transferplan.CheckBudget(l, budget)
+	size, err := planv1.CheckBudget(l, budget)
 	if le := p.Check(); le != nil {
 		err = le
 	}
@@ -154,7 +155,7 @@ func (p Pair) Evaluate(budget transferplan.Budget) Row {
 		row.Reason, row.Message = "PlanningFailed", err.Error()
 		return row
 	}
-	planner, err := transferplan.NewPlanner(l)
+	planner, err := planv1.NewPlanner(l)
 	if err != nil { // CheckBudget classified the same layout: cannot happen
 		row.Reason, row.Message = "PlanningFailed", err.Error()
 		return row
@@ -166,7 +167,7 @@ func (p Pair) Evaluate(budget transferplan.Budget) Row {
 
 // measure plans one decode rank at a time (the set is never held) and keeps
 // the busiest rank's numbers.
-func (p Pair) measure(row *Row, l transferplan.Layout, planner *transferplan.Planner) {
+func (p Pair) measure(row *Row, l planv1.Layout, planner *planv1.Planner) {
 	z := transferplan.NewSummarizer(l.Record())
 	T := int64(max(l.TokensPerPage, 1))
 	var kvItems, stateItems int64

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // Pair is a model and one layout of it.
@@ -40,13 +41,13 @@ var kinds = map[string]transferplan.BufferKind{
 // Layout derives the pair's buffers and expands them into the planner's
 // input, one buffer per layer, groups named kvBuffers[i] and
 // stateBuffers[i] as the PDPair lists them.
-func (p Pair) Layout() (transferplan.Layout, *modelgeom.Pair, error) {
+func (p Pair) Layout() (planv1.Layout, *modelgeom.Pair, error) {
 	d, err := p.Model.Derive(p.Options)
 	if err != nil {
-		return transferplan.Layout{}, nil, err
+		return planv1.Layout{}, nil, err
 	}
 	o := p.Options
-	l := transferplan.Layout{Attention: transferplan.AttentionBackend(d.Attention), MLAL15Cache: p.MLAL15Cache,
+	l := planv1.Layout{Attention: transferplan.AttentionBackend(d.Attention), MLAL15Cache: p.MLAL15Cache,
 		TokensPerPage: o.TokensPerPage,
 		Prefill:       transferplan.Parallelism{TPSize: o.Prefill.TP, DPSize: o.Prefill.DP},
 		Decode:        transferplan.Parallelism{TPSize: o.Decode.TP, DPSize: o.Decode.DP}}
@@ -59,8 +60,8 @@ func (p Pair) Layout() (transferplan.Layout, *modelgeom.Pair, error) {
 	return l, d, nil
 }
 
-func appendGroup(to []transferplan.BufferSpec, g modelgeom.Group, kind transferplan.BufferKind, field string) []transferplan.BufferSpec {
-	b := transferplan.BufferSpec{Kind: kind, Field: field,
+func appendGroup(to []planv1.BufferSpec, g modelgeom.Group, kind transferplan.BufferKind, field string) []planv1.BufferSpec {
+	b := planv1.BufferSpec{Kind: kind, Field: field,
 		PrefillItemBytes: g.PrefillItemBytes, DecodeItemBytes: g.DecodeItemBytes,
 		PrefillUnitBytes: g.PrefillUnitBytes, DecodeUnitBytes: g.DecodeUnitBytes}
 	for range g.Count {
@@ -139,7 +140,7 @@ func (p Pair) Alternatives() (decode, prefill []int) {
 			}
 			q := p.with(side.prefill, t)
 			l, _, err := q.Layout()
-			if err == nil && q.Check() == nil && transferplan.CheckLayout(l) == nil {
+			if err == nil && q.Check() == nil && planv1.CheckLayout(l) == nil {
 				*side.out = append(*side.out, t)
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // Streaming the plans rank by rank publishes exactly what encoding the
@@ -31,11 +32,11 @@ import (
 func TestEncodePlannerMatchesEncode(t *testing.T) {
 	mla := kvLayout(16, 8, 4, 576, 576, 576)
 	mla.Attention = transferplan.MLA
-	for name, l := range map[string]transferplan.Layout{
+	for name, l := range map[string]planv1.Layout{
 		"gqa P8→D4": kvLayout(8, 4, 80, 128, 256, 128), "P3→D2": kvLayout(3, 2, 5, 2, 3, 1),
 		"mla P16→D8": mla, "P512→D1024": kvLayout(512, 1024, 200, 256, 128, 64),
 	} {
-		p, err := transferplan.NewPlanner(l)
+		p, err := planv1.NewPlanner(l)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // contractPlanSet plans one of the engine's golden contract pairs (GQA with
@@ -40,15 +41,15 @@ func contractPlanSet(t *testing.T) *transferplan.PlanSet {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	pre, err := transferplan.ParseContract([]byte(v.PrefillContract))
+	pre, err := plancontract.Parse([]byte(v.PrefillContract))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := transferplan.ParseContract([]byte(v.DecodeContract))
+	dec, err := plancontract.Parse([]byte(v.DecodeContract))
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.PlanContractPair(transferplan.ContractPair{Prefill: v.Prefill, Decode: v.Decode, PrefillContract: pre, DecodeContract: dec})
+	set, err := plancontract.Plan(plancontract.Pair{Prefill: v.Prefill, Decode: v.Decode, PrefillContract: pre, DecodeContract: dec})
 	if err != nil {
 		t.Fatal(err)
 	}

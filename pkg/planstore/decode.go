@@ -164,10 +164,11 @@ func decodeIndex(raw []byte) (*Index, error) {
 // so its plans cannot be sized from the index: each rank's entry is capped
 // at MaxRankPlanBytes instead (Shard.check), as every entry is.
 func (idx *Index) checkRankBudget() error {
-	if idx.Layout.Wire == transferplan.WireCacheContract {
+	sizePlans := rulesOf(idx.Layout).sizePlans
+	if sizePlans == nil {
 		return nil
 	}
-	size, err := transferplan.EstimatePlanSize(idx.Layout.Layout())
+	size, err := sizePlans(idx.Layout)
 	if err != nil {
 		return malformed("the layout cannot be planned: %v", err)
 	}

@@ -52,20 +52,8 @@ func Encode(name string, set *transferplan.PlanSet) ([]Object, error) {
 // plan and JSON and the compressed shards so far, which the shard limit
 // bounds. each, if not nil, sees every rank's plan as it passes (to
 // summarise the set). The objects are byte-identical to Encode's for the
-// planner's plan set.
-func EncodePlanner(name string, p *transferplan.Planner, each func(*transferplan.RoutePlan)) ([]Object, error) {
-	next := func(rank int) (transferplan.RoutePlan, error) {
-		plan, err := p.RoutePlan(rank)
-		if err == nil && each != nil {
-			each(&plan)
-		}
-		return plan, err
-	}
-	return encodeStream(name, true, p.Layout().Record(), p.DecodeTPSize(), next)
-}
-
-// EncodeContractPlanner is EncodePlanner for a cache-contract pair.
-func EncodeContractPlanner(name string, p *transferplan.ContractPlanner, each func(*transferplan.RoutePlan)) ([]Object, error) {
+// planner's plan set, whichever wire it plans.
+func EncodePlanner(name string, p transferplan.Planner, each func(*transferplan.RoutePlan)) ([]Object, error) {
 	next := func(rank int) (transferplan.RoutePlan, error) {
 		plan, err := p.RoutePlan(rank)
 		if err == nil && each != nil {

@@ -21,18 +21,19 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 func TestLoadEngineRankMapsDecodeDP(t *testing.T) {
-	l := transferplan.Layout{
+	l := planv1.Layout{
 		Attention: transferplan.MHA, TokensPerPage: 1,
 		Prefill: transferplan.Parallelism{TPSize: 8, DPSize: 1},
 		Decode:  transferplan.Parallelism{TPSize: 8, DPSize: 2}, // 4 TP ranks per DP group
 	}
 	for _, kind := range []transferplan.BufferKind{transferplan.TargetK, transferplan.TargetV} {
-		l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{Kind: kind, PrefillItemBytes: 128, DecodeItemBytes: 256, PrefillUnitBytes: 128, DecodeUnitBytes: 128})
+		l.KVBuffers = append(l.KVBuffers, planv1.BufferSpec{Kind: kind, PrefillItemBytes: 128, DecodeItemBytes: 256, PrefillUnitBytes: 128, DecodeUnitBytes: 128})
 	}
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,12 +33,7 @@ import (
 const FormatVersion = 2
 
 // formatVersionOf is the version a publication of plans for layout carries.
-func formatVersionOf(layout transferplan.LayoutRecord) int {
-	if layout.Wire == transferplan.WireCacheContract {
-		return 2
-	}
-	return 1
-}
+func formatVersionOf(layout transferplan.LayoutRecord) int { return rulesOf(layout).formatVersion }
 
 // IndexKey is the data key of the index ConfigMap.
 const IndexKey = "index.json"

@@ -20,19 +20,20 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // kvLayout is an MHA layout with layers target K/V buffer pairs of the given
 // per-rank item bytes and a unit of unit bytes.
-func kvLayout(prefillTP, decodeTP, layers int, prefillItem, decodeItem, unit int64) transferplan.Layout {
-	l := transferplan.Layout{
+func kvLayout(prefillTP, decodeTP, layers int, prefillItem, decodeItem, unit int64) planv1.Layout {
+	l := planv1.Layout{
 		Attention: transferplan.MHA, TokensPerPage: 1,
 		Prefill: transferplan.Parallelism{TPSize: prefillTP, DPSize: 1},
 		Decode:  transferplan.Parallelism{TPSize: decodeTP, DPSize: 1},
 	}
 	for _, kind := range []transferplan.BufferKind{transferplan.TargetK, transferplan.TargetV} {
 		for range layers {
-			l.KVBuffers = append(l.KVBuffers, transferplan.BufferSpec{
+			l.KVBuffers = append(l.KVBuffers, planv1.BufferSpec{
 				Kind: kind, PrefillItemBytes: prefillItem, DecodeItemBytes: decodeItem,
 				PrefillUnitBytes: unit, DecodeUnitBytes: unit,
 			})
@@ -41,9 +42,9 @@ func kvLayout(prefillTP, decodeTP, layers int, prefillItem, decodeItem, unit int
 	return l
 }
 
-func mustPlan(t testing.TB, l transferplan.Layout) *transferplan.PlanSet {
+func mustPlan(t testing.TB, l planv1.Layout) *transferplan.PlanSet {
 	t.Helper()
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		t.Fatalf("planning: %v", err)
 	}

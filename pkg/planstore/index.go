@@ -97,9 +97,4 @@ func (idx *Index) find(rank int) (Shard, RankEntry, bool) {
 	return Shard{}, RankEntry{}, false
 }
 
-func wireName(w transferplan.Wire) string {
-	if w == "" {
-		return string(transferplan.WireV1)
-	}
-	return string(w)
-}
+func wireName(w transferplan.Wire) string { return string(w.OrV1()) }

@@ -18,6 +18,7 @@ package receiver_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -32,6 +33,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // benchInFlight is how many rooms the benchmark keeps open at once, as an
@@ -116,7 +118,7 @@ func roomWith(m *receiver.Manager, addr string, req receiver.TransferRequest) fu
 		if err := m.Open(addr, id); err != nil {
 			return 0, err
 		}
-		if err := waitBootstrapped(m, id); err != nil {
+		if err := waitLeftBootstrapping(m, id); err != nil {
 			return 0, err
 		}
 		if err := m.Request(id, req); err != nil {
@@ -134,19 +136,22 @@ func roomWith(m *receiver.Manager, addr string, req receiver.TransferRequest) fu
 	}
 }
 
-// waitBootstrapped covers the first rooms, which wait for the bootstrap
-// server; later ones are bootstrapped when Open returns.
-func waitBootstrapped(m *receiver.Manager, id int64) error {
-	for {
+// waitLeftBootstrapping covers the first rooms, which wait for the
+// bootstrap server; later ones are bootstrapped when Open returns. It polls
+// every 100µs, a pace the rooms' latency includes.
+func waitLeftBootstrapping(m *receiver.Manager, id int64) error {
+	return poll.Until(time.Minute, func() error {
 		st, err := m.Status(id)
-		if err != nil || st.Status >= receiver.Bootstrapped {
-			return err
+		switch {
+		case err != nil:
+			return poll.Stop(err)
+		case st.Status >= receiver.Bootstrapped:
+			return nil
+		case st.Status == receiver.Failed:
+			return poll.Stop(st.Failure)
 		}
-		if st.Status == receiver.Failed {
-			return st.Failure
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
+		return fmt.Errorf("room %d %v", id, st.Status)
+	}, poll.Every(100*time.Microsecond))
 }
 
 // BenchmarkRoomsDirect: whole rooms through pkg/receiver against the peer.

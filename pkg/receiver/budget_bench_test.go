@@ -42,7 +42,7 @@ func BenchmarkOpenRoomBytes(b *testing.B) {
 		if err := m.Open(addr, 0); err != nil { // learn the prefill's layout and addresses
 			b.Fatal(err)
 		}
-		if err := waitBootstrapped(m, 0); err != nil {
+		if err := waitLeftBootstrapping(m, 0); err != nil {
 			b.Fatal(err)
 		}
 		before := heap()

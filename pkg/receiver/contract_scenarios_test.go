@@ -29,7 +29,7 @@ import (
 )
 
 // The agent on the cache-contract wire, against the contract-era prefill
-// peer (held to tokenspeed f4d8ec6e's own verdicts), for every pair of the
+// peer (held to the reference engine's own verdicts), for every pair of the
 // engine's vectors: contracts and manifests its own code built.
 
 // Every decode rank of every pair completes rooms carrying the engine's
@@ -133,7 +133,7 @@ func TestContractManifestRefusedBeforeSending(t *testing.T) {
 	room := int64(100)
 	for _, v := range pair.Refusals {
 		room++
-		stricter := v.Name == "unknown key" // docs/contract-wire.md: where pdtopo is stricter
+		stricter := v.Name == "unknown key" // docs/wire.md: where pdtopo differs
 		t.Run(v.Name, func(t *testing.T) {
 			for i, m := range s.Agents {
 				if err := m.Open(s.Peer.BootstrapAddr(), room); err != nil {

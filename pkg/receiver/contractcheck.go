@@ -21,7 +21,7 @@ import (
 	"strings"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // checkContractAnswer holds a contract-era bootstrap answer to the plan:
@@ -46,7 +46,7 @@ func (m *Manager) checkContractAnswer(view *routeView, addr string, ans *kvwire.
 	if len(sizes) > 0 {
 		return mismatch(ReasonLayoutMismatch, "%s", strings.Join(sizes, "; "))
 	}
-	live, err := transferplan.ParseContract(ans.CacheLayout)
+	live, err := plancontract.Parse(ans.CacheLayout)
 	if err != nil {
 		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("the cache_layout the bootstrap server at %s answered does not decode as the engine decodes a contract: %v", addr, err)}
 	}
@@ -61,11 +61,11 @@ func (m *Manager) checkContractAnswer(view *routeView, addr string, ans *kvwire.
 
 // describeContractMismatch says how a live prefill contract that is not
 // the plan's differs.
-func (m *Manager) describeContractMismatch(view *routeView, live *transferplan.CacheContract) string {
+func (m *Manager) describeContractMismatch(view *routeView, live *plancontract.CacheContract) string {
 	rec := &view.snap.Layout
 	hashes := fmt.Sprintf("(prefillContractSHA256: the plan's %s, the prefill's %s)", shortHash(rec.PrefillContractSHA256), shortHash(live.SHA256()))
 	if eng := m.engine.Load(); eng != nil && eng.contract != nil {
-		_, err := transferplan.NewContractPlanner(transferplan.ContractPair{Prefill: rec.Prefill, Decode: rec.Decode,
+		_, err := plancontract.NewPlanner(plancontract.Pair{Prefill: rec.Prefill, Decode: rec.Decode,
 			PrefillContract: live, DecodeContract: eng.contract.contract})
 		if err != nil {
 			return fmt.Sprintf("the engine refuses its cache contract with this decode's: %v %s", err, hashes)
@@ -91,7 +91,7 @@ func contractChange(addr string, was *prefillInfo, now *kvwire.BootstrapAnswer) 
 		return ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers prefill_tp_size %d and prefill_dp_size %d; it answered %d and %d when the room's ranks were registered",
 			addr, c.PrefillTPSize, c.PrefillDPSize, was.tpSize, was.dpSize)
 	}
-	live, err := transferplan.ParseContract(c.CacheLayout)
+	live, err := plancontract.Parse(c.CacheLayout)
 	if err != nil {
 		return ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers a cache_layout that does not decode (%v); it answered the contract %s when the room's ranks were registered", addr, err, shortHash(was.sha))
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// On the cache-contract wire (docs/contract-wire.md) a decode rank tells
+// On the cache-contract wire (docs/wire.md) a decode rank tells
 // its prefill ranks where its arena is and what its contract says, and the
 // prefill plans the transfer itself: no fragment travels. The agent sends
 // one 8-frame registration per (bootstrap address, DP group) to every rank

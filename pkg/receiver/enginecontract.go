@@ -18,7 +18,7 @@ package receiver
 
 import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // engineContract is the engine's own cache contract, read once when it
@@ -28,7 +28,7 @@ import (
 // decodeContractSHA256) and what checking a block manifest needs of it.
 type engineContract struct {
 	raw      []byte
-	contract *transferplan.CacheContract
+	contract *plancontract.CacheContract
 	sha      string
 	manifest kvwire.ManifestLayout
 }
@@ -46,7 +46,7 @@ func newEngineContract(info EngineInfo, advertiseHost string) (*engineContract, 
 	if err := reg.Validate(); err != nil {
 		return nil, errorf(CodeInvalidArgument, "%s", engineField(err))
 	}
-	c, err := transferplan.ParseContract(info.Contract)
+	c, err := plancontract.Parse(info.Contract)
 	if err != nil {
 		return nil, errorf(CodeInvalidArgument, "cacheLayout does not decode as the engine decodes a contract: %v", err)
 	}

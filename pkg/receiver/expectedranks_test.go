@@ -26,6 +26,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
@@ -42,7 +43,7 @@ import (
 func TestOnlyExpectedRanksCompleteARoom(t *testing.T) {
 	cases := []struct {
 		name   string
-		layout transferplan.Layout
+		layout planv1.Layout
 		room   int64 // for DP attention, room % 2 is the prefill DP group
 		sender int   // the prefill TP rank the status names
 		// check verifies the fixture still has the shape the case relies on.

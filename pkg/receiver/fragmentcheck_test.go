@@ -23,21 +23,22 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // withState is FragmentedP8D4 with one state buffer sharded like the heads
 // (128-byte prefill items, 256-byte decode items).
-func withState() transferplan.Layout {
+func withState() planv1.Layout {
 	l := fixtures.FragmentedP8D4()
-	l.StateBuffers = []transferplan.BufferSpec{{Kind: transferplan.MambaState, Field: "stateBuffers[0]",
+	l.StateBuffers = []planv1.BufferSpec{{Kind: transferplan.MambaState, Field: "stateBuffers[0]",
 		PrefillItemBytes: 128, DecodeItemBytes: 256, PrefillUnitBytes: 128, DecodeUnitBytes: 128}}
 	return l
 }
 
 // snapshotOf is decode TP rank 1's plan of l (P8→D4: it pulls prefill TP
 // ranks 2 and 3, one 128-byte head each into its 256-byte items).
-func snapshotOf(t *testing.T, l transferplan.Layout) PlanSnapshot {
+func snapshotOf(t *testing.T, l planv1.Layout) PlanSnapshot {
 	t.Helper()
 	snap, err := SnapshotFor(fixtures.MustPlan(l), 1)
 	if err != nil {
@@ -49,7 +50,7 @@ func snapshotOf(t *testing.T, l transferplan.Layout) PlanSnapshot {
 // Every plan the planner makes for the fixtures passes: the check refuses
 // only what leaves the layout.
 func TestFragmentCheckPassesPlannedLayouts(t *testing.T) {
-	for name, l := range map[string]transferplan.Layout{
+	for name, l := range map[string]planv1.Layout{
 		"identity": fixtures.Identity(), "fragmented": fixtures.FragmentedP8D4(),
 		"16-token pages": fixtures.FragmentedP8D4Tokens16(), "replicated GQA": fixtures.ReplicatedGQAP4D1(),
 		"MLA": fixtures.MLAP8D2(), "MLA L1.5": fixtures.MLAL15P2D2(), "DP attention": fixtures.DPAttention(),
@@ -76,7 +77,7 @@ func TestFragmentCheckPassesPlannedLayouts(t *testing.T) {
 func TestFragmentCheckRefusesOutOfBounds(t *testing.T) {
 	cases := []struct {
 		name   string
-		layout transferplan.Layout
+		layout planv1.Layout
 		mut    func(f *transferplan.TransferFragment)
 		reason FragmentReason
 		kind   transferplan.BufferKind

@@ -23,6 +23,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // checkLayout compares a prefill's live parallel info (the bootstrap
@@ -87,7 +88,7 @@ func firstDiff(a, b []int64) int {
 func defaultItems(decode []int64, D, P int) []int64 {
 	out := make([]int64, len(decode))
 	for i, d := range decode {
-		out[i] = transferplan.DefaultPrefillItemBytes(d, D, P)
+		out[i] = planv1.DefaultPrefillItemBytes(d, D, P)
 	}
 	return out
 }

@@ -24,7 +24,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
@@ -43,7 +43,7 @@ func BenchmarkLoadRankPlan(b *testing.B) {
 			int64(c.tokens*max(1, c.heads/16)*256), int64(c.tokens*c.heads/8*256), 256))
 		l.TokensPerPage = c.tokens
 		b.Run(fmt.Sprintf("%dheads/%dtokens", c.heads, c.tokens), func(b *testing.B) {
-			set, err := transferplan.Plan(l)
+			set, err := planv1.Plan(l)
 			if err != nil {
 				b.Fatal(err)
 			}

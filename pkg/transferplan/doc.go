@@ -14,26 +14,29 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package transferplan computes, for a prefill fleet and a decode fleet with
-// possibly different tensor/data-parallel layouts, which prefill ranks every
-// decode rank pulls KV cache and recurrent state from and which byte ranges of
-// each page come from where.
+// Package transferplan is the shared vocabulary of KV-cache transfer plans:
+// for a prefill fleet and a decode fleet with possibly different
+// tensor/data-parallel layouts, which prefill ranks every decode rank pulls
+// from (RoutePlan, PlanTarget) and which bytes move (TransferFragment on the
+// v1 wire, ContractFragment on the cache-contract wire), the layout record
+// published beside them (LayoutRecord), their size budget (PlanSize,
+// Budget), their summary (Summary) and the typed refusals (LayoutError and
+// the Reason list).
 //
-// It gives the answers of the reference engine (tokenspeed's transfer_plan.py
-// and the route planning of its Mooncake receiver) wherever the reference is
-// right, and fixes its known faults: non-divisible MLA ratios never name a rank
-// that does not exist, prefill ranks that nobody pulls from are reported so
-// that decode TP rank 0 can release them, fan-out is computed once per layout,
-// and pages of several tokens are planned token-major (one fragment per token
-// row where a decode rank takes part of each row), where the reference plans
-// them as head-major and moves the wrong bytes.
+// What differs between the engine's two wires lives in one package per
+// wire, which never import each other (test/repo keeps it so):
 //
-// Pairs on the engine's later cache-contract wire are planned from the two
-// roles' cache transfer contracts instead (ParseContract, ContractPlanner):
-// the decoder refuses exactly what the engine's decoder refuses, and the
-// planner returns the engine's CacheTransferPlanner answers, or its
-// refusal as a ContractMismatch… or Contract… reason; testdata/contract
-// holds the engine's own answers for both (docs/cache-contract.md).
+//   - pkg/transferplan/v1 plans a v1 layout (buffer item and unit sizes)
+//     with the answers of the reference engine (tokenspeed's
+//     transfer_plan.py and the route planning of its Mooncake receiver)
+//     wherever the reference is right, and its known faults fixed.
+//   - pkg/transferplan/contract decodes the two roles' cache transfer
+//     contracts as the engine does and plans them as its
+//     CacheTransferPlanner does (docs/wire.md, docs/testing.md).
+//
+// Both planners satisfy Planner. Each wire's package registers its
+// WireRules (the form of its layout records, the page cost of its plans)
+// when it is linked in, so that nothing here asks which wire a record is on.
 //
 // The package knows nothing of Kubernetes, ZMQ or HTTP: it takes values and
 // returns values or *LayoutError (docs/design.md; test/repo keeps it

@@ -65,7 +65,7 @@ const (
 	// ReasonRankOutOfRange: a plan was asked for a decode TP rank that does not exist.
 	ReasonRankOutOfRange Reason = "RankOutOfRange"
 
-	// Reasons of cache-contract pairs (the engine's wire after b5c762da).
+	// Reasons of cache-contract pairs (the engine's later wire).
 
 	// ReasonContractInvalid: the engine's contract decoder refuses the
 	// bytes (not JSON, a missing or unknown key, an unknown dtype, a group
@@ -147,8 +147,9 @@ func (e *LayoutError) ReplaceFix(fix string) *LayoutError {
 	return e.WithFix(fix)
 }
 
-// layoutErrorf builds a LayoutError whose message starts with the field.
-func layoutErrorf(reason Reason, field, format string, args ...any) *LayoutError {
+// LayoutErrorf builds a LayoutError whose message starts with the field:
+// how every planner states a refusal.
+func LayoutErrorf(reason Reason, field, format string, args ...any) *LayoutError {
 	msg := fmt.Sprintf(format, args...)
 	if field != "" {
 		msg = field + ": " + msg
@@ -161,14 +162,4 @@ func layoutErrorf(reason Reason, field, format string, args ...any) *LayoutError
 func IsInvalidLayout(err error) bool {
 	var le *LayoutError
 	return errors.As(err, &le) && le.Reason == ReasonInvalidLayout
-}
-
-// bufferErrorf builds a LayoutError about one buffer: the message starts with
-// its group, kind and index, e.g. "kvBuffers[0] (TargetK) buffer 3: ...".
-func bufferErrorf(reason Reason, b BufferSpec, index int, format string, args ...any) *LayoutError {
-	return &LayoutError{
-		Reason:  reason,
-		Field:   b.Field,
-		Message: fmt.Sprintf("%s buffer %d: ", b.label(), index) + fmt.Sprintf(format, args...),
-	}
 }

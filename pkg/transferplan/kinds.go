@@ -39,26 +39,6 @@ func (k BufferKind) Valid() bool {
 // IsKV reports whether k lives in the KV buffer index space.
 func (k BufferKind) IsKV() bool { return k.Valid() && k != MambaState }
 
-// Axis is how a buffer's units are spread over the ranks of one role.
-type Axis string
-
-const (
-	// AxisKVHead: KV heads sharded over TP ranks (possibly in replica groups).
-	AxisKVHead Axis = "kv_head"
-	// AxisStateChannel: recurrent state channels sharded over TP ranks.
-	AxisStateChannel Axis = "state_channel"
-	// AxisReplicated: every rank holds the whole buffer.
-	AxisReplicated Axis = "replicated"
-)
-
-// shardedAxis is the axis a buffer of kind k is sharded on.
-func shardedAxis(k BufferKind) Axis {
-	if k == MambaState {
-		return AxisStateChannel
-	}
-	return AxisKVHead
-}
-
 // PlanKind names how a decode rank's plan was made.
 type PlanKind string
 
@@ -80,3 +60,23 @@ const (
 	MHA AttentionBackend = "MHA"
 	MLA AttentionBackend = "MLA"
 )
+
+// SpecName is the PDPair spelling of a kind, the one people read: the
+// kvBuffers kind (TargetK, TargetV, DraftK, DraftV), and State for the
+// buffers of stateBuffers, which have no kind field. The wire keeps its own
+// spelling (the BufferKind's value, target_k …).
+func (k BufferKind) SpecName() string {
+	switch k {
+	case TargetK:
+		return "TargetK"
+	case TargetV:
+		return "TargetV"
+	case DraftK:
+		return "DraftK"
+	case DraftV:
+		return "DraftV"
+	case MambaState:
+		return "State"
+	}
+	return string(k)
+}

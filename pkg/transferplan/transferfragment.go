@@ -72,10 +72,3 @@ func (c *OptionalCount) UnmarshalJSON(b []byte) error {
 	*c = Count(v)
 	return nil
 }
-
-// wholeItem reports whether the fragment copies whole items on both sides, so
-// that it stays contiguous whatever the page's internal layout.
-func (f TransferFragment) wholeItem() bool {
-	return f.SrcByteOffset == 0 && f.DstByteOffset == 0 &&
-		f.BytesPerPage == f.SrcPageStrideBytes && f.BytesPerPage == f.DstPageStrideBytes
-}

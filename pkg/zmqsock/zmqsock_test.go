@@ -25,6 +25,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 func TestBindPullOnAFreePortAndPushToIt(t *testing.T) {
@@ -56,18 +57,18 @@ func TestBindPullOnAFreePortAndPushToIt(t *testing.T) {
 	if _, err := push.SendMessage([][]byte{[]byte("a"), []byte("b")}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		msg, err := pull.RecvMessageBytes(0)
-		if err == nil {
-			if !slices.EqualFunc(msg, [][]byte{[]byte("a"), []byte("b")}, func(a, b []byte) bool { return string(a) == string(b) }) {
-				t.Fatalf("received %q", msg)
-			}
-			break
+	var msg [][]byte
+	if err := poll.Until(5*time.Second, func() error { // each receive waits the socket's poll interval
+		var err error
+		if msg, err = pull.RecvMessageBytes(0); err != nil && !Retry(err) {
+			return poll.Stop(err)
 		}
-		if !Retry(err) || time.Now().After(deadline) {
-			t.Fatalf("receiving: %v", err)
-		}
+		return err
+	}, poll.Every(0)); err != nil {
+		t.Fatalf("receiving: %v", err)
+	}
+	if !slices.EqualFunc(msg, [][]byte{[]byte("a"), []byte("b")}, func(a, b []byte) bool { return string(a) == string(b) }) {
+		t.Fatalf("received %q", msg)
 	}
 	// A second bind on the same port fails and says where.
 	if _, _, err := BindPull(zctx, "127.0.0.1", port); err == nil {

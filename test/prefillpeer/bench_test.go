@@ -25,6 +25,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -35,7 +36,7 @@ import (
 // peer, so its cost bounds theirs.
 func BenchmarkRoomsP8D4(b *testing.B) {
 	l := layout(transferplan.MHA, 8, 1, 4, kvPair(80, 256, 512, 256))
-	planner, err := transferplan.NewPlanner(l)
+	planner, err := planv1.NewPlanner(l)
 	if err != nil {
 		b.Fatal(err)
 	}

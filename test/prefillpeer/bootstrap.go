@@ -28,7 +28,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // bootstrapServer is the prefill instance's rendezvous, answering as the
@@ -215,7 +215,7 @@ func (b *bootstrapServer) putContract(body []byte) error {
 	if err != nil {
 		return err
 	}
-	contract, err := transferplan.ParseContract(reg.CacheLayout)
+	contract, err := plancontract.Parse(reg.CacheLayout)
 	if err != nil {
 		return fmt.Errorf("CachePD bootstrap layout is invalid: %w", err)
 	}

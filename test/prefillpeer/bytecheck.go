@@ -25,6 +25,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/kvsim"
 )
 
@@ -49,7 +50,7 @@ type roomSession struct {
 // taken in a scrambled order of the rank's own; decode pages are the
 // request's kv_indices and mamba_indices.
 type transferCheck struct {
-	layout    transferplan.Layout
+	layout    planv1.Layout
 	kv, state []kvsim.Placement
 	// placeErr says the layout has no engine placement; every request fails with it.
 	placeErr error
@@ -59,7 +60,7 @@ type transferCheck struct {
 	written map[roomSession]int64
 }
 
-func newTransferCheck(l transferplan.Layout) *transferCheck {
+func newTransferCheck(l planv1.Layout) *transferCheck {
 	c := &transferCheck{layout: l, written: map[roomSession]int64{}}
 	c.kv, c.placeErr = placements(l, l.KVBuffers, l.TokensPerPage, 0)
 	if c.placeErr == nil {
@@ -71,7 +72,7 @@ func newTransferCheck(l transferplan.Layout) *transferCheck {
 // placements describes buffers to kvsim: MLA ranks hold whole latent caches;
 // items that are not whole token rows are labelled flat (one row a page),
 // which only whole-item copies can match.
-func placements(l transferplan.Layout, bufs []transferplan.BufferSpec, rows, keyOffset int) ([]kvsim.Placement, error) {
+func placements(l planv1.Layout, bufs []planv1.BufferSpec, rows, keyOffset int) ([]kvsim.Placement, error) {
 	out := make([]kvsim.Placement, len(bufs))
 	for i, b := range bufs {
 		kb := kvsim.Buffer{Key: 2*i + keyOffset, Rows: rows, Whole: l.Attention == transferplan.MLA,

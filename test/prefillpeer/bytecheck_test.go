@@ -22,11 +22,12 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // gqa16 is 8 KV heads of 128 bytes at 16 tokens per page, prefill TP8 (one
 // head per rank: 2048-byte items) → decode TP4 (two heads: 4096-byte items).
-func gqa16() transferplan.Layout {
+func gqa16() planv1.Layout {
 	l := layout(transferplan.MHA, 8, 1, 4, kvPair(2, 16*128, 16*256, 128))
 	l.TokensPerPage = 16
 	return l
@@ -36,7 +37,7 @@ func gqa16() transferplan.Layout {
 // fill every byte of every decode rank's pages.
 func TestPlannedSixteenTokenPages(t *testing.T) {
 	l := gqa16()
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestPlannedSixteenTokenPages(t *testing.T) {
 // pages, a half-unit shift of one row, a row from the wrong page stride.
 func TestWrongBytesFailTheRoom(t *testing.T) {
 	l := gqa16()
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		t.Fatal(err)
 	}

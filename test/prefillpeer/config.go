@@ -22,7 +22,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -80,7 +80,7 @@ type Config struct {
 	// memories, and records ReasonWrongBytes (and fails the room) when a
 	// byte would land where the decode rank's layout wants another.
 	// Peer.TransferredBytes sums what was written per room and decode rank.
-	Transfer *transferplan.Layout
+	Transfer *planv1.Layout
 	// Curve, when set, has the ranks speak ZMQ CURVE: each rank's PULL
 	// socket is a CURVE server with the prefill's key pair (accepting any
 	// client that knows its public key), and its status sockets are CURVE

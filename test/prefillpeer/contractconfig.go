@@ -20,7 +20,7 @@ import (
 	"fmt"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // rankContract is the contract engine rank r registers and plans with.
@@ -40,10 +40,10 @@ func (c *Config) contractRegistration(r, port int) kvwire.ContractRankRegistrati
 }
 
 // validateContracts: every rank's contract parses as the engine parses it,
-// and a DP group has at most transferplan.MaxContractTPSize TP ranks.
+// and a DP group has at most plancontract.MaxTPSize TP ranks.
 func (c *Config) validateContracts() error {
-	if tp := c.WorldSize / c.DPSize; tp > transferplan.MaxContractTPSize {
-		return fmt.Errorf("prefillpeer: %d TP ranks per DP group; the contract wire plans at most %d", tp, transferplan.MaxContractTPSize)
+	if tp := c.WorldSize / c.DPSize; tp > plancontract.MaxTPSize {
+		return fmt.Errorf("prefillpeer: %d TP ranks per DP group; the contract wire plans at most %d", tp, plancontract.MaxTPSize)
 	}
 	for rank := range c.RankContracts {
 		if rank < 0 || rank >= c.WorldSize {
@@ -51,7 +51,7 @@ func (c *Config) validateContracts() error {
 		}
 	}
 	for rank := range c.WorldSize {
-		if _, err := transferplan.ParseContract(c.rankContract(rank)); err != nil {
+		if _, err := plancontract.Parse(c.rankContract(rank)); err != nil {
 			return fmt.Errorf("prefillpeer: engine rank %d contract: %w", rank, err)
 		}
 	}

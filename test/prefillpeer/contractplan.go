@@ -22,6 +22,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // maxPairPlans bounds the plans a rank keeps (one per decode contract and
@@ -47,7 +48,7 @@ type planKey struct {
 
 // planFor plans this rank's contract against a decode contract, as the
 // prefill does on every registration (cached).
-func (c *contractRank) planFor(decode *transferplan.CacheContract, decodeTP int) *pairPlan {
+func (c *contractRank) planFor(decode *plancontract.CacheContract, decodeTP int) *pairPlan {
 	key := planKey{decode.SHA256(), decodeTP}
 	if pp, ok := c.plans[key]; ok {
 		return pp
@@ -56,7 +57,7 @@ func (c *contractRank) planFor(decode *transferplan.CacheContract, decodeTP int)
 		clear(c.plans)
 	}
 	pp := &pairPlan{}
-	planner, err := transferplan.NewContractPlanner(transferplan.ContractPair{
+	planner, err := plancontract.NewPlanner(plancontract.Pair{
 		Prefill:         transferplan.Parallelism{TPSize: c.tpSize, DPSize: 1},
 		Decode:          transferplan.Parallelism{TPSize: decodeTP, DPSize: 1},
 		PrefillContract: c.contract, DecodeContract: decode,
@@ -84,7 +85,7 @@ func (c *contractRank) planFor(decode *transferplan.CacheContract, decodeTP int)
 // registration is this rank's target (it serves the decode rank), its dummy
 // (decode rank 0 at a prefill rank that serves nobody), or wrong.
 func (c *contractRank) prepare(reg kvwire.ContractRegistration) (*contractSession, error) {
-	decode, err := transferplan.ParseContract(reg.Contract)
+	decode, err := plancontract.Parse(reg.Contract)
 	if err != nil {
 		return nil, fmt.Errorf("the decode contract: %w", err)
 	}

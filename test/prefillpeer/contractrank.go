@@ -21,7 +21,7 @@ import (
 	"slices"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // maxFailedRooms bounds the failed rooms a rank remembers (the engine keeps
@@ -32,7 +32,7 @@ const maxFailedRooms = 4096
 // receive goroutine like the engine's bootstrap thread: it does what
 // MooncakeKVManagerPrefill._handle_bootstrap_message does.
 type contractRank struct {
-	contract       *transferplan.CacheContract
+	contract       *plancontract.CacheContract
 	tpSize, tpRank int
 	plans          map[planKey]*pairPlan
 	sessions       map[string]*contractSession
@@ -58,7 +58,7 @@ type contractSession struct {
 }
 
 func newContractRank(cfg *Config, engineRank int) (*contractRank, error) {
-	contract, err := transferplan.ParseContract(cfg.rankContract(engineRank))
+	contract, err := plancontract.Parse(cfg.rankContract(engineRank))
 	if err != nil {
 		return nil, err
 	}

@@ -31,8 +31,8 @@ limitations under the License.
 // and every status it sends is observable.
 //
 // With Config.Wire set to kvwire.WireCacheContract it speaks the engine's
-// cache-contract wire instead (docs/contract-wire.md), as tokenspeed
-// f4d8ec6e's MooncakeKVManagerPrefill does: the bootstrap server serves the
+// cache-contract wire instead (docs/wire.md), as the
+// engine's MooncakeKVManagerPrefill does: the bootstrap server serves the
 // ranks' contract (re-encoded, refusing a rank whose contract differs); a
 // rank plans every registration with pkg/transferplan's contract planner and
 // takes it as a target, as decode rank 0's dummy, or refuses it; it checks

@@ -29,6 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // decodeRank plays one decode rank on loopback: a status PULL socket bound on
@@ -108,17 +109,16 @@ func (d *decodeRank) sendRequest(r *Rank, q kvwire.Request) { d.send(r.Endpoint,
 // recv waits up to timeout for one status message's raw frames.
 func (d *decodeRank) recv(timeout time.Duration) ([][]byte, bool) {
 	d.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		msg, err := d.pull.RecvMessageBytes(0) // the socket polls every pollInterval
-		if err == nil {
-			return msg, true
-		}
-		if !zmqsock.Retry(err) {
+	var msg [][]byte
+	err := poll.Until(timeout, func() error {
+		var err error
+		msg, err = d.pull.RecvMessageBytes(0) // the socket polls every pollInterval
+		if err != nil && !zmqsock.Retry(err) {
 			d.t.Fatal(err)
 		}
-	}
-	return nil, false
+		return err
+	}, poll.Every(0))
+	return msg, err == nil
 }
 
 func (d *decodeRank) recvStatus(timeout time.Duration) kvwire.Status {
@@ -168,10 +168,8 @@ func noLeaks(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if runtime.NumGoroutine() <= before {
-				return
-			}
+		if poll.Until(2*time.Second, func() error { return errUnless(runtime.NumGoroutine() <= before) }) == nil {
+			return
 		}
 		buf := make([]byte, 1<<16)
 		t.Errorf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])

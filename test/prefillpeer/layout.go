@@ -18,14 +18,14 @@ package prefillpeer
 
 import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // ConfigFor returns the Config of the prefill side of a planner layout: its
 // world and dp sizes, MLA L1.5 flag, and every rank's prefill item and unit
 // lengths in buffer-index order — what a reference prefill of that layout
 // would register. Scenario tests start the peer for the same layout they plan.
-func ConfigFor(l transferplan.Layout) Config {
+func ConfigFor(l planv1.Layout) Config {
 	return Config{
 		WorldSize:         l.Prefill.TPSize,
 		DPSize:            l.Prefill.DPSize,
@@ -37,7 +37,7 @@ func ConfigFor(l transferplan.Layout) Config {
 	}
 }
 
-func itemLens(bufs []transferplan.BufferSpec) []int64 {
+func itemLens(bufs []planv1.BufferSpec) []int64 {
 	out := make([]int64, len(bufs))
 	for i, b := range bufs {
 		out[i] = b.PrefillItemBytes
@@ -45,7 +45,7 @@ func itemLens(bufs []transferplan.BufferSpec) []int64 {
 	return out
 }
 
-func unitLens(bufs []transferplan.BufferSpec) []int64 {
+func unitLens(bufs []planv1.BufferSpec) []int64 {
 	out := make([]int64, len(bufs))
 	for i, b := range bufs {
 		out[i] = max(b.PrefillUnitBytes, 1)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -312,14 +313,14 @@ func TestKeepRequestsBoundsMemory(t *testing.T) {
 }
 
 func TestConfigForPlannedLayout(t *testing.T) {
-	l := transferplan.Layout{
+	l := planv1.Layout{
 		Attention: transferplan.MHA, TokensPerPage: 1,
 		Prefill: transferplan.Parallelism{TPSize: 8, DPSize: 2}, Decode: transferplan.Parallelism{TPSize: 4, DPSize: 1},
-		KVBuffers: []transferplan.BufferSpec{
+		KVBuffers: []planv1.BufferSpec{
 			{Kind: transferplan.TargetK, PrefillItemBytes: 256, DecodeItemBytes: 512, PrefillUnitBytes: 256, DecodeUnitBytes: 256},
 			{Kind: transferplan.TargetV, PrefillItemBytes: 256, DecodeItemBytes: 512, PrefillUnitBytes: 256, DecodeUnitBytes: 256},
 		},
-		StateBuffers: []transferplan.BufferSpec{{Kind: transferplan.MambaState, PrefillItemBytes: 64, DecodeItemBytes: 64}},
+		StateBuffers: []planv1.BufferSpec{{Kind: transferplan.MambaState, PrefillItemBytes: 64, DecodeItemBytes: 64}},
 	}
 	got := ConfigFor(l)
 	want := Config{WorldSize: 8, DPSize: 2, Buffers: kvwire.BufferLens{

@@ -19,10 +19,11 @@ package prefillpeer
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // Scenario tests drive the peer with a whole decode fleet that follows the
@@ -30,20 +31,20 @@ import (
 // must pass every prefill rank's own layout checks, and every decode rank
 // must get exactly its required responses.
 
-func buffers(kind transferplan.BufferKind, n int, prefillItem, decodeItem, unit int64) []transferplan.BufferSpec {
-	out := make([]transferplan.BufferSpec, n)
+func buffers(kind transferplan.BufferKind, n int, prefillItem, decodeItem, unit int64) []planv1.BufferSpec {
+	out := make([]planv1.BufferSpec, n)
 	for i := range out {
-		out[i] = transferplan.BufferSpec{Kind: kind, PrefillItemBytes: prefillItem, DecodeItemBytes: decodeItem, PrefillUnitBytes: unit, DecodeUnitBytes: unit}
+		out[i] = planv1.BufferSpec{Kind: kind, PrefillItemBytes: prefillItem, DecodeItemBytes: decodeItem, PrefillUnitBytes: unit, DecodeUnitBytes: unit}
 	}
 	return out
 }
 
-func kvPair(n int, prefillItem, decodeItem, unit int64) []transferplan.BufferSpec {
+func kvPair(n int, prefillItem, decodeItem, unit int64) []planv1.BufferSpec {
 	return append(buffers(transferplan.TargetK, n, prefillItem, decodeItem, unit), buffers(transferplan.TargetV, n, prefillItem, decodeItem, unit)...)
 }
 
-func layout(attn transferplan.AttentionBackend, p, pdp, d int, kv []transferplan.BufferSpec) transferplan.Layout {
-	return transferplan.Layout{Attention: attn, TokensPerPage: 1,
+func layout(attn transferplan.AttentionBackend, p, pdp, d int, kv []planv1.BufferSpec) planv1.Layout {
+	return planv1.Layout{Attention: attn, TokensPerPage: 1,
 		Prefill: transferplan.Parallelism{TPSize: p, DPSize: pdp}, Decode: transferplan.Parallelism{TPSize: d, DPSize: 1}, KVBuffers: kv}
 }
 
@@ -54,7 +55,7 @@ func TestPlannedFleets(t *testing.T) {
 	withState.StateBuffers = buffers(transferplan.MambaState, 3, 1024, 2048, 64)
 	cases := []struct {
 		name string
-		l    transferplan.Layout
+		l    planv1.Layout
 		kind transferplan.PlanKind
 	}{
 		{"identity P2-D2", layout(transferplan.MHA, 2, 1, 2, kvPair(4, 512, 512, 256)), transferplan.PlanIdentity},
@@ -69,7 +70,7 @@ func TestPlannedFleets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			planner, err := transferplan.NewPlanner(c.l)
+			planner, err := planv1.NewPlanner(c.l)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +85,7 @@ func TestPlannedFleets(t *testing.T) {
 	}
 }
 
-func decodeItemBytes(bufs []transferplan.BufferSpec) int64 {
+func decodeItemBytes(bufs []planv1.BufferSpec) int64 {
 	var n int64
 	for _, b := range bufs {
 		n += b.DecodeItemBytes
@@ -94,7 +95,7 @@ func decodeItemBytes(bufs []transferplan.BufferSpec) int64 {
 
 // runFleet plays every decode rank of plans through rooms and checks the
 // outcome on both sides.
-func runFleet(t *testing.T, p *Peer, l transferplan.Layout, plans []transferplan.RoutePlan, rooms []int64) {
+func runFleet(t *testing.T, p *Peer, l planv1.Layout, plans []transferplan.RoutePlan, rooms []int64) {
 	t.Helper()
 	fleet := make([]*decodeRank, len(plans))
 	for d := range fleet {
@@ -151,7 +152,7 @@ func runFleet(t *testing.T, p *Peer, l transferplan.Layout, plans []transferplan
 	// cannot wait for them, so poll the peer's counts for a while.
 	want := int64(len(rooms) * l.Prefill.TPPerDP()) // idle ranks complete too
 	var completed int64
-	for deadline := time.Now().Add(answerWithin); ; time.Sleep(5 * time.Millisecond) {
+	_ = poll.Until(answerWithin, func() error { // more completions than want fail below too
 		completed = 0
 		for _, r := range p.Ranks() {
 			if errs := r.Errors(); len(errs) > 0 {
@@ -159,10 +160,8 @@ func runFleet(t *testing.T, p *Peer, l transferplan.Layout, plans []transferplan
 			}
 			completed += r.Counts().RoomsCompleted
 		}
-		if completed >= want || time.Now().After(deadline) {
-			break
-		}
-	}
+		return errUnless(completed >= want)
+	})
 	if completed != want {
 		t.Fatalf("%d room completions over all prefill ranks, want %d", completed, want)
 	}

@@ -24,7 +24,7 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // ProjectPlans writes a PDPair's plan objects into dir the way the
@@ -129,9 +129,9 @@ func Reshard(tb testing.TB, objects []planstore.Object, shards int) []planstore.
 
 // Publish plans l and encodes the plan set as the operator publishes it
 // for pair; it returns the objects and the plan set's hash.
-func Publish(tb testing.TB, pair string, l transferplan.Layout) ([]planstore.Object, string) {
+func Publish(tb testing.TB, pair string, l planv1.Layout) ([]planstore.Object, string) {
 	tb.Helper()
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		tb.Fatalf("plan: %v", err)
 	}

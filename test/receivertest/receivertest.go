@@ -29,7 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
@@ -37,7 +37,7 @@ import (
 // (not benchmarks, which measure the agent) the peer executes every request's
 // fragments byte by byte against l and fails rooms whose bytes would land
 // wrong.
-func StartPeer(tb testing.TB, l transferplan.Layout, mut func(*prefillpeer.Config)) *prefillpeer.Peer {
+func StartPeer(tb testing.TB, l planv1.Layout, mut func(*prefillpeer.Config)) *prefillpeer.Peer {
 	tb.Helper()
 	pc := prefillpeer.ConfigFor(l)
 	if _, benchmark := tb.(*testing.B); !benchmark {
@@ -55,9 +55,9 @@ func StartPeer(tb testing.TB, l transferplan.Layout, mut func(*prefillpeer.Confi
 }
 
 // Snapshot plans l and picks engineRank's plan.
-func Snapshot(tb testing.TB, l transferplan.Layout, engineRank int) receiver.PlanSnapshot {
+func Snapshot(tb testing.TB, l planv1.Layout, engineRank int) receiver.PlanSnapshot {
 	tb.Helper()
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		tb.Fatalf("plan: %v", err)
 	}

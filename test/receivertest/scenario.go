@@ -28,6 +28,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -38,7 +39,7 @@ import (
 // own metrics registry. Agents[i] and Regs[i] belong together.
 type Scenario struct {
 	TB     testing.TB
-	Layout transferplan.Layout
+	Layout planv1.Layout
 	// Contract is the pair of a cache-contract scenario (nil on the v1
 	// wire, where Layout is the pair).
 	Contract *fixtures.ContractPair
@@ -54,9 +55,9 @@ type Scenario struct {
 // NewScenario starts a peer for l (changed by peerMut, may be nil) and one
 // agent per engine rank (changed by cfgMut, may be nil); everything is
 // closed when the test ends.
-func NewScenario(tb testing.TB, l transferplan.Layout, engineRanks []int, peerMut func(*prefillpeer.Config), cfgMut func(*receiver.Config)) *Scenario {
+func NewScenario(tb testing.TB, l planv1.Layout, engineRanks []int, peerMut func(*prefillpeer.Config), cfgMut func(*receiver.Config)) *Scenario {
 	tb.Helper()
-	set, err := transferplan.Plan(l)
+	set, err := planv1.Plan(l)
 	if err != nil {
 		tb.Fatalf("plan: %v", err)
 	}

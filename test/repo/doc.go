@@ -24,9 +24,10 @@ limitations under the License.
 // hack/ uses; the planner imports nothing of the wire or of Kubernetes; no
 // tracked file is a compiled program, an executable that is not a #! script,
 // or over 1 MiB unless listed as test data, and .gitignore names what
-// `go build` writes for every main package of cmd/ and hack/; the docs that
-// restate the code agree with it (the README's repository map and first
-// PDPair, the condition table of docs/design.md); `make test` runs both
-// linter configurations, and every //nolint names its linter and reason. It
-// has no code of its own.
+// `go build` writes for every main package of cmd/, hack/ and conformance/;
+// no file but conformance/tokenspeed/reference.env spells the reference
+// engine's commits; the docs that restate the code agree with it (the
+// README's repository map and first PDPair, the condition table of
+// docs/design.md); `make test` runs both linter configurations, and every
+// //nolint names its linter and reason. It has no code of its own.
 package repo

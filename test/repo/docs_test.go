@@ -34,7 +34,7 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // section returns the text of a Markdown file's "## title" section, up to
@@ -332,7 +332,7 @@ func TestReadmeFirstPDPairIsTheSample(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		set, err := transferplan.Plan(layout)
+		set, err := planv1.Plan(layout)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}

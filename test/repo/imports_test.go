@@ -22,6 +22,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,7 @@ var layers = map[string]int{
 	"webhooks":    3,
 	"cmd":         4,
 	"hack":        4,
+	"conformance": 4, // local checks against the engines' own code
 	"clients":     4, // tests that drive the Python client against the agent
 	"test":        5,
 }
@@ -82,6 +84,11 @@ func importAllowed(from, to string) (bool, string) {
 // planner is the package that must stay pure.
 const planner = "pkg/transferplan"
 
+// plannerTree are the packages of the planner and their codec, which import
+// one another and nothing else of the module: the shared vocabulary, each
+// wire's planner and the Python-literal JSON codec.
+var plannerTree = []string{planner, planner + "/v1", planner + "/contract", "pkg/pyjson"}
+
 // plannerImportAllowed: the standard library only, and nothing of the
 // network; no package of this module (the wire lives in pkg/kvwire).
 func plannerImportAllowed(imp string) bool {
@@ -90,6 +97,16 @@ func plannerImportAllowed(imp string) bool {
 		return false
 	}
 	return first != "net" && imp != "os/exec" && imp != "syscall"
+}
+
+// plannerTreeImportAllowed is plannerImportAllowed with the planner tree's
+// own packages besides (the wire packages' separation is
+// TestWirePackagesNeverImportEachOther's).
+func plannerTreeImportAllowed(imp string) bool {
+	if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+		return slices.Contains(plannerTree, rel)
+	}
+	return plannerImportAllowed(imp)
 }
 
 // goPackages maps every directory of the module holding non-test Go files to
@@ -155,13 +172,24 @@ func TestImportDirection(t *testing.T) {
 // nothing of Kubernetes, the wire or sockets.
 func TestPlannerImportsOnlyTheStandardLibrary(t *testing.T) {
 	pkgs := goPackages(t, repoRoot(t))
-	for _, pure := range []string{planner, "pkg/modelgeom"} {
+	for _, pure := range []string{planner, "pkg/pyjson", "pkg/modelgeom"} {
 		imports, ok := pkgs[pure]
 		if !ok {
 			t.Fatalf("%s not found", pure)
 		}
 		for _, imp := range imports {
 			if !plannerImportAllowed(imp) {
+				t.Errorf("%s imports %s", pure, imp)
+			}
+		}
+	}
+	for _, pure := range plannerTree[1:3] {
+		imports, ok := pkgs[pure]
+		if !ok {
+			t.Fatalf("%s not found", pure)
+		}
+		for _, imp := range imports {
+			if !plannerTreeImportAllowed(imp) {
 				t.Errorf("%s imports %s", pure, imp)
 			}
 		}
@@ -184,6 +212,8 @@ func TestImportRules(t *testing.T) {
 		{"cmd/manager", "test/prefillpeer", false},
 		{"internal/localcp", "test/testutil", false},
 		{"hack/run-local", "test/fixtures", false},
+		{"conformance/tokenspeed/contractwire/interop", "pkg/kvwire", true},
+		{"pkg/kvwire", "conformance/tokenspeed", false},
 		{"pkg/kvwire", "pkg/transferplan", true},
 		{"webhooks", "api/v1alpha1", true},
 		{"pkg/receiver", "api/v1alpha1", true},
@@ -203,6 +233,14 @@ func TestImportRules(t *testing.T) {
 	} {
 		if plannerImportAllowed(imp) != ok {
 			t.Errorf("plannerImportAllowed(%s) = %v, want %v", imp, !ok, ok)
+		}
+	}
+	for imp, ok := range map[string]bool{
+		"fmt": true, "net": false, module + "/pkg/pyjson": true, module + "/pkg/transferplan": true,
+		module + "/pkg/kvwire": false, module + "/pkg/planstore": false,
+	} {
+		if plannerTreeImportAllowed(imp) != ok {
+			t.Errorf("plannerTreeImportAllowed(%s) = %v, want %v", imp, !ok, ok)
 		}
 	}
 }

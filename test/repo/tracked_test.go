@@ -210,8 +210,8 @@ func TestTrackedFileRules(t *testing.T) {
 	}
 }
 
-// mainPackages lists the directories under cmd/ and hack/ (of this module)
-// whose non-test Go files are package main.
+// mainPackages lists the directories under cmd/, hack/ and conformance/ (of
+// this module) whose non-test Go files are package main.
 func mainPackages(t *testing.T, root string) []string {
 	t.Helper()
 	seen := map[string]bool{}
@@ -220,7 +220,7 @@ func mainPackages(t *testing.T, root string) []string {
 	for _, file := range repoFiles(t, root, ".go") {
 		dir := path.Dir(file)
 		top, _, _ := strings.Cut(file, "/")
-		if (top != "cmd" && top != "hack") || strings.HasSuffix(file, "_test.go") || seen[dir] || inOtherModule(root, dir) {
+		if (top != "cmd" && top != "hack" && top != "conformance") || strings.HasSuffix(file, "_test.go") || seen[dir] || inOtherModule(root, dir) {
 			continue
 		}
 		f, err := parser.ParseFile(fset, filepath.Join(root, file), nil, parser.PackageClauseOnly)

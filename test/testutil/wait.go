@@ -18,6 +18,7 @@ package testutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -29,26 +30,46 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // Eventually polls check until it returns nil, failing the test with what
-// and check's last error once timeout has passed. It polls often at first
-// (messages crossing loopback sockets land within a millisecond or two),
-// then backs off to every 50ms (an API server's watch takes longer). It is
-// the tests' one polling helper.
-func Eventually(tb testing.TB, timeout time.Duration, what string, check func() error) {
+// and check's last error once timeout has passed (or at once with an error
+// check made with poll.Stop). It polls often at first (messages crossing
+// loopback sockets land within a millisecond or two), then backs off to
+// every 50ms (an API server's watch takes longer); opts change that
+// (poll.Every, poll.Context). It is the tests' one polling helper: the loop
+// is test/testutil/poll's, which tests of the packages this one imports call
+// themselves.
+func Eventually(tb testing.TB, timeout time.Duration, what string, check func() error, opts ...poll.Option) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: still not true after %s: %v", what, timeout, err)
-		}
-		time.Sleep(wait)
+	if err := poll.Until(timeout, check, opts...); err != nil {
+		tb.Fatalf("%s: %v", what, err)
 	}
+}
+
+// EventuallyValue is Eventually for a check that makes something: it
+// returns what check returned with a nil error.
+func EventuallyValue[T any](tb testing.TB, timeout time.Duration, what string, check func() (T, error), opts ...poll.Option) T {
+	tb.Helper()
+	var v T
+	Eventually(tb, timeout, what, func() error {
+		var err error
+		v, err = check()
+		return err
+	}, opts...)
+	return v
+}
+
+// EventuallyTrue is Eventually for a condition without an error to tell.
+func EventuallyTrue(tb testing.TB, timeout time.Duration, what string, cond func() bool, opts ...poll.Option) {
+	tb.Helper()
+	Eventually(tb, timeout, what, func() error {
+		if !cond() {
+			return errors.New("not yet")
+		}
+		return nil
+	}, opts...)
 }
 
 var namespaceSeq atomic.Int64
@@ -85,4 +106,42 @@ func WaitCondition(t testing.TB, c client.Client, timeout time.Duration, key cli
 		return nil
 	})
 	return &pair
+}
+
+// WaitPair waits until ok accepts the pair as the server holds it, and
+// returns it.
+func WaitPair(t testing.TB, c client.Client, timeout time.Duration, key client.ObjectKey, ok func(*pdv1.PDPair) bool) *pdv1.PDPair {
+	t.Helper()
+	return EventuallyValue(t, timeout, fmt.Sprintf("PDPair %s as expected", key), func() (*pdv1.PDPair, error) {
+		var pair pdv1.PDPair
+		if err := c.Get(context.Background(), key, &pair); err != nil {
+			return nil, err
+		}
+		if !ok(&pair) {
+			return nil, fmt.Errorf("status %+v", pair.Status)
+		}
+		return &pair, nil
+	})
+}
+
+// WaitPairs waits until every one of pairs has the condition of type
+// condType at status with reason, for its current generation, and returns
+// the time they all had. It reads the pairs every 100ms: a hundred GETs a
+// round.
+func WaitPairs(t testing.TB, c client.Client, timeout time.Duration, pairs []*pdv1.PDPair, condType pdv1.PDPairConditionType, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason) time.Time {
+	t.Helper()
+	Eventually(t, timeout, fmt.Sprintf("%d PDPairs %s=%s/%s", len(pairs), condType, status, reason), func() error {
+		for _, p := range pairs {
+			var got pdv1.PDPair
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, string(condType))
+			if cond == nil || cond.Status != status || cond.Reason != string(reason) || cond.ObservedGeneration != got.Generation {
+				return fmt.Errorf("e.g. %s/%s: %+v", p.Namespace, p.Name, got.Status.Conditions)
+			}
+		}
+		return nil
+	}, poll.Every(100*time.Millisecond))
+	return time.Now()
 }

@@ -15,7 +15,7 @@
 """What one poll() of an open room costs the scheduler: the adapter's,
 against the reference engine's in-process poll(), in the same run.
 
-The reference (tokenspeed b5c762da, MooncakeKVReceiver.poll) reads the
+The reference (tokenspeed's v1 wire, MooncakeKVReceiver.poll) reads the
 room's status from a dict its transfer threads keep up to date
 (kv_mgr.check_status is request_status[room]) and compares it with
 Success, Failed, WaitingForInput and Transferring; InProcessReceiver below
@@ -35,6 +35,7 @@ import tempfile
 import time
 import timeit
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -55,7 +56,7 @@ class ReferencePoll:
 
 
 class InProcessManager:
-    def __init__(self):
+    def __init__(self) -> None:
         self.request_status: dict[int, int] = {}
         self.waiting_timeout = 300.0
 
@@ -66,11 +67,11 @@ class InProcessManager:
 class InProcessReceiver:
     """The reference receiver's poll(): a dict read and its comparisons."""
 
-    def __init__(self, mgr: InProcessManager, bootstrap_room: int):
+    def __init__(self, mgr: InProcessManager, bootstrap_room: int) -> None:
         self.kv_mgr = mgr
         self.bootstrap_room = bootstrap_room
-        self.conclude_state = None
-        self.init_time = None
+        self.conclude_state: int | None = None
+        self.init_time: float | None = None
 
     def poll(self) -> int:
         if self.conclude_state is None:
@@ -87,7 +88,7 @@ class InProcessReceiver:
         return self.conclude_state
 
 
-def per_call(fn, number: int) -> float:
+def per_call(fn: Callable[[], object], number: int) -> float:
     """Seconds per call of fn: the best of five runs of number calls."""
     return min(timeit.repeat(fn, number=number, repeat=5)) / number
 
@@ -128,11 +129,11 @@ def main() -> int:
             ref_poll = per_call(one_ref.poll, args.polls)
             poll = per_call(one.poll, args.polls)
 
-            def ref_sweep():
+            def ref_sweep() -> None:
                 for rc in ref_rooms:
                     rc.poll()
 
-            def sweep():
+            def sweep() -> None:
                 for rc in rooms:
                     rc.poll()
 
@@ -147,8 +148,10 @@ def main() -> int:
             peer.stop()
 
     print(f"python {sys.version.split()[0]}, {args.rooms} open rooms (Bootstrapped), best of 5 runs")
-    print(f"one poll(): reference in-process {ref_poll * 1e9:.0f} ns, adapter {poll * 1e9:.0f} ns ({poll / ref_poll:.2f}x)")
-    print(f"sweep over {args.rooms} rooms: reference {ref_sweep_s * 1e6:.1f} µs, adapter {sweep_s * 1e6:.1f} µs ({sweep_s / ref_sweep_s:.2f}x)")
+    print(f"one poll(): reference in-process {ref_poll * 1e9:.0f} ns, adapter {poll * 1e9:.0f} ns "
+          f"({poll / ref_poll:.2f}x)")
+    print(f"sweep over {args.rooms} rooms: reference {ref_sweep_s * 1e6:.1f} µs, adapter {sweep_s * 1e6:.1f} µs "
+          f"({sweep_s / ref_sweep_s:.2f}x)")
     return 0
 
 

@@ -41,23 +41,34 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pdtopo_agent import AgentKVManager, AgentKVReceiver, KVTransferError, TransferPoll  # noqa: E402
+from pdtopo_agent import AgentKVManager, AgentKVReceiver, KVTransferError, TransferPoll, V1Wire  # noqa: E402
 from pdtopo_agent.transport import UnixHTTPConnection  # noqa: E402
 from tests import procs  # noqa: E402
 
 
-def engine_rank_loop(socket_dir: str, rank: int, bootstrap_addr: str, ptrs, inflight: int, seconds: float, rooms: int, agent_pid: int, out) -> None:
+Pointers = tuple[list[int], list[int]]
+"""A decode rank's (KV, state) buffer addresses (procs.engine_pointers)."""
+
+Memory = tuple[int, tuple[int, int], tuple[int, int], int]
+"""(rooms done, the engine's and the agent's (VmRSS, VmHWM), the agent's Go heap)."""
+
+
+def engine_rank_loop(socket_dir: str, rank: int, bootstrap_addr: str, ptrs: Pointers, inflight: int, seconds: float,
+                     rooms: int, agent_pid: int, out: Any) -> None:
+    """One engine rank's scheduler loop; puts (done, failed, polls,
+    latencies, memory) on out, a queue.Queue or a multiprocessing one."""
     kv_ptrs, state_ptrs = ptrs
     mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", kv_ptrs, state_ptrs, socket_dir=socket_dir)
     next_room = rank << 40
-    receivers: dict[int, tuple[AgentKVReceiver, float, bool]] = {}
+    receivers: dict[int, tuple[AgentKVReceiver[V1Wire], float, bool]] = {}
     done = failed = polls = 0
-    latencies = []
-    memory = []
+    latencies: list[float] = []
+    memory: list[Memory] = []
     end = time.monotonic() + seconds
     indices = [1, 2, 3, 4]
     while True:
@@ -98,7 +109,7 @@ def engine_rank_loop(socket_dir: str, rank: int, bootstrap_addr: str, ptrs, infl
 
 def process_memory(pid: str) -> tuple[int, int]:
     """(VmRSS, VmHWM) of a process in KiB."""
-    fields = {}
+    fields: dict[str, int] = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             key, _, value = line.partition(":")
@@ -107,7 +118,7 @@ def process_memory(pid: str) -> tuple[int, int]:
     return fields.get("VmRSS", 0), fields.get("VmHWM", 0)
 
 
-def agent_heap(mgr: AgentKVManager) -> int:
+def agent_heap(mgr: AgentKVManager[Any]) -> int:
     """The agent's Go heap in use (bytes), from /metrics on the rank's socket."""
     conn = UnixHTTPConnection(mgr.socket_path, 5)
     conn.request("GET", "/metrics")
@@ -119,7 +130,7 @@ def agent_heap(mgr: AgentKVManager) -> int:
     return -1
 
 
-def poll_cost(socket_dir: str, bootstrap_addr: str, ptrs, n: int = 300000) -> float:
+def poll_cost(socket_dir: str, bootstrap_addr: str, ptrs: Pointers, n: int = 300000) -> float:
     """Microseconds per poll() of a room that stays Bootstrapped (rank 0):
     it reads the manager's table (bench/poll_cost.py compares it with the
     reference's)."""
@@ -142,7 +153,8 @@ def main() -> int:
     ap.add_argument("--ranks", type=int, default=1, help="engine ranks of the pod (threads)")
     ap.add_argument("--inflight", type=int, default=256, help="rooms each rank keeps open")
     ap.add_argument("--seconds", type=float, default=10)
-    ap.add_argument("--rooms", type=int, default=0, help="run this many rooms per rank instead of --seconds, and report memory")
+    ap.add_argument("--rooms", type=int, default=0,
+                    help="run this many rooms per rank instead of --seconds, and report memory")
     ap.add_argument("--processes", action="store_true", help="one process per rank instead of one thread")
     args = ap.parse_args()
 
@@ -158,13 +170,15 @@ def main() -> int:
             out = ctx.Queue() if args.processes else __import__("queue").Queue()
             make = ctx.Process if args.processes else threading.Thread
             workers = [
-                make(target=engine_rank_loop, args=(str(work), r, peer.bootstrap_addr, ptrs, args.inflight, args.seconds, args.rooms, agent.proc.pid, out))
+                make(target=engine_rank_loop, args=(str(work), r, peer.bootstrap_addr, ptrs, args.inflight,
+                                                    args.seconds, args.rooms, agent.proc.pid, out))
                 for r in agent.ranks
             ]
             start = time.monotonic()
             for w in workers:
                 w.start()
-            results = [out.get(timeout=args.seconds + 120 if not args.rooms else args.rooms / 100 + 120) for _ in workers]
+            wait = args.seconds + 120 if not args.rooms else args.rooms / 100 + 120
+            results = [out.get(timeout=wait) for _ in workers]
             elapsed = time.monotonic() - start
             for w in workers:
                 w.join()
@@ -175,8 +189,11 @@ def main() -> int:
     done = sum(r[0] for r in results)
     failed = sum(r[1] for r in results)
     polls = sum(r[2] for r in results)
-    lat = sorted(x for r in results for x in r[3])
-    pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")  # noqa: E731
+    lat: list[float] = sorted(x for r in results for x in r[3])
+
+    def pct(q: float) -> float:
+        return lat[min(len(lat) - 1, int(q * len(lat)))] * 1e3 if lat else float("nan")
+
     mode = "processes" if args.processes else "threads"
     print(
         f"{manifest.name}: {args.ranks} ranks ({mode}), {args.inflight} rooms in flight each: "
@@ -187,7 +204,8 @@ def main() -> int:
     for r in results:
         for n, (rss, hwm), (agent_rss, agent_hwm), heap in r[4]:
             print(f"after {n:,} rooms: engine process RSS {rss / 1024:.1f} MiB (peak {hwm / 1024:.1f}), "
-                  f"agent RSS {agent_rss / 1024:.1f} MiB (peak {agent_hwm / 1024:.1f}), agent Go heap in use {heap / 2**20:.1f} MiB")
+                  f"agent RSS {agent_rss / 1024:.1f} MiB (peak {agent_hwm / 1024:.1f}), "
+                  f"agent Go heap in use {heap / 2**20:.1f} MiB")
     return 1 if failed else 0
 
 

@@ -36,6 +36,7 @@ from .manager import DEFAULT_SOCKET_DIR, SOCKET_DIR_ENV, AgentKVManager, socket_
 from .receiver import AgentKVReceiver
 from .status import TransferPoll
 from .transport import DEFAULT_TIMEOUT, AgentConnection
+from .wire import ContractWire, SupportsWireBytes, V1Wire
 
 __all__ = [
     "AgentConnection",
@@ -45,6 +46,7 @@ __all__ = [
     "AgentRefusedError",
     "AgentTimeoutError",
     "AgentUnavailableError",
+    "ContractWire",
     "DEFAULT_SOCKET_DIR",
     "DEFAULT_TIMEOUT",
     "FAILURE_AGENT_REFUSED",
@@ -55,7 +57,9 @@ __all__ = [
     "FAILURE_UNKNOWN_STATUS",
     "KVTransferError",
     "SOCKET_DIR_ENV",
+    "SupportsWireBytes",
     "TransferPoll",
+    "V1Wire",
     "socket_path_for_rank",
 ]
 __version__ = "0.1.0"

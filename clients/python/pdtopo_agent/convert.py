@@ -29,7 +29,8 @@ def index_list(name: str, values: Any) -> list[int]:
             raise TypeError(f"{name} must hold integers, got an array of dtype {dtype}")
         if getattr(values, "ndim", 1) != 1:
             raise ValueError(f"{name} must be one-dimensional, got shape {getattr(values, 'shape', '?')}")
-        return values.tolist()
+        out: list[int] = values.tolist()
+        return out
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"{name} must be a sequence of integers, got {type(values).__name__}")
     try:

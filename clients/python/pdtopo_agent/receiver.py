@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Generic, SupportsIndex, overload
 
-from .convert import index_list, integer, wire_bytes
+from .convert import integer
 from .errors import FAILURE_AGENT_REFUSED, FAILURE_OTHER_RANK, KVTransferError
 from .manager import AgentKVManager
 from .status import TransferPoll
+from .stream import StreamConnection
+from .wire import ContractWire, IndexArray, V1Wire, WireBytesLike, WireT
 
 logger = logging.getLogger("pdtopo_agent")
 
@@ -33,7 +35,7 @@ _FAILED = TransferPoll.Failed
 _SUCCESS = TransferPoll.Success
 
 
-class AgentKVReceiver:
+class AgentKVReceiver(Generic[WireT]):
     """One room on the decode side, with the reference receiver's methods
     and calling order: construct; poll() until it left Bootstrapping;
     prefill(...); poll() until Success or Failed; clear(), or
@@ -53,14 +55,19 @@ class AgentKVReceiver:
     with the reason (the agent's, or why the agent could not be reached).
     Wrong arguments (not integers, a missing aux_index) raise TypeError /
     ValueError at once: they are the engine's bugs, not the room's.
+
+    A receiver speaks its manager's wire (AgentKVReceiver[V1Wire] or
+    [ContractWire]): prefill() takes that wire's arguments, and the wire
+    (mgr.wire) turns them into the room's request.
     """
 
     # The agent reports spec candidates only for rooms whose plan lets the
     # engine use them (None otherwise), so every receiver may use them.
     supports_remote_spec_candidates = True
 
-    def __init__(self, mgr: AgentKVManager, bootstrap_addr: str, bootstrap_room: int):
-        self.kv_mgr = mgr
+    def __init__(self, mgr: AgentKVManager[WireT], bootstrap_addr: str, bootstrap_room: SupportsIndex) -> None:
+        self.kv_mgr: AgentKVManager[WireT] = mgr
+        self._wire: WireT = mgr.wire
         self.bootstrap_addr = bootstrap_addr
         self.bootstrap_room = integer("bootstrap_room", bootstrap_room)
         self.session_id = mgr.get_session_id()
@@ -68,11 +75,11 @@ class AgentKVReceiver:
         self.init_time: float | None = None
         self.decode_prefix_len = 0
         # the agent's latest event about the room (the fields of its Room)
-        self._room: dict = {"status": "Bootstrapping", "bootstrapToken": -1, "specCandidateIds": None}
+        self._room: dict[str, Any] = {"status": "Bootstrapping", "bootstrapToken": -1, "specCandidateIds": None}
         # (code, message) of a failure the agent did not report
         self._failure: tuple[str, str] | None = None
         self._ref = 0  # the stream's number for this opening of the room
-        self._conn = None  # the stream the room was opened on
+        self._conn: StreamConnection | None = None  # the stream the room was opened on
         self._table = mgr.rooms.status
         mgr.rooms.open(self)
 
@@ -86,61 +93,45 @@ class AgentKVReceiver:
         if self.kv_mgr.rooms.rooms.get(self.bootstrap_room) is not self and self.conclude_state is None:
             self.conclude_state = _FAILED
 
+    # One overload per wire, chosen by the receiver's type (its manager's
+    # wire); at run time the wire object takes the arguments as they came.
+
+    @overload
+    def prefill(
+        self: AgentKVReceiver[V1Wire],
+        kv_indices: IndexArray,
+        aux_index: SupportsIndex,
+        decode_prefix_len: SupportsIndex | None = 0,
+        mla_l1_5_args: None = None,
+        mamba_indices: IndexArray | None = None,
+    ) -> None: ...
+
+    @overload
+    def prefill(self: AgentKVReceiver[ContractWire], block_manifest: WireBytesLike) -> None: ...
+
     def prefill(self, *args: Any, **kwargs: Any) -> None:
         """Send the room's request, as the engine's receiver of the rank's
         wire takes it.
 
-        On the cache-contract wire (tokenspeed f4d8ec6e):
+        On the cache-contract wire:
         prefill(block_manifest), the room's CachePDBlockManifest or its
         to_wire_bytes(); the bytes go to the agent as they are, and the
         agent checks them against the decode contract before sending them
         to the prefill ranks (a manifest that does not fit fails the room,
         ManifestRefused).
 
-        On the v1 wire (b5c762da): prefill(kv_indices, aux_index,
+        On the v1 wire: prefill(kv_indices, aux_index,
         decode_prefix_len=0, mla_l1_5_args=None, mamba_indices=None), the
         decode pages to fill, the request's aux slot, the decode prefix
         length and the state slots. Arrays may be numpy arrays or integer
         sequences."""
-        if self.kv_mgr.contract_wire:
-            self._prefill_manifest(*args, **kwargs)
-        else:
-            self._prefill_pages(*args, **kwargs)
+        self._wire.prefill(self, *args, **kwargs)
 
-    def _prefill_manifest(self, block_manifest: Any = None) -> None:
-        if block_manifest is None:
-            raise ValueError("the cache-contract wire needs the room's block manifest: prefill(block_manifest)")
-        manifest = wire_bytes("block_manifest", block_manifest)
+    def _requested(self) -> bool:
+        """Note that prefill() was called; whether the room still takes a
+        request (one that failed or finished sends nothing)."""
         self.init_time = time.time()
-        if self._failure is None and self.conclude_state is None:
-            self.kv_mgr.rooms.request_manifest(self, manifest)
-
-    def _prefill_pages(
-        self,
-        kv_indices: Any,
-        aux_index: int | None = None,
-        decode_prefix_len: int | None = 0,
-        mla_l1_5_args: Any = None,
-        mamba_indices: Any = None,
-    ) -> None:
-        if mla_l1_5_args is not None:
-            raise ValueError(
-                "mla_l1_5_args: the pdtopo agent does not carry MLA L1.5 page masks "
-                "(the reference decode executor passes None)"
-            )
-        if aux_index is None:
-            raise ValueError("aux_index is required: it is the request's slot the prefill writes the aux data to")
-        body = {
-            "kvIndices": index_list("kv_indices", kv_indices),
-            "auxIndex": integer("aux_index", aux_index),
-            "decodePrefixLen": 0 if decode_prefix_len is None else integer("decode_prefix_len", decode_prefix_len),
-        }
-        if mamba_indices is not None:
-            body["mambaIndices"] = index_list("mamba_indices", mamba_indices)
-        self.decode_prefix_len = body["decodePrefixLen"]
-        self.init_time = time.time()
-        if self._failure is None and self.conclude_state is None:
-            self.kv_mgr.rooms.request(self, body)
+        return self._failure is None and self.conclude_state is None
 
     def poll(self) -> int:
         """The room's TransferPoll value, read from the manager's table.

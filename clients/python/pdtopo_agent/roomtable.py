@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     FAILURE_AGENT_REFUSED,
@@ -45,7 +45,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pdtopo_agent")
 
-_BY_NAME = {name: TransferPoll.from_name(name) for name in ("Failed", "Bootstrapping", "Bootstrapped", "WaitingForInput", "Transferring", "Success")}
+# Keyed by what the agent's JSON holds, which may be anything.
+_BY_NAME: dict[Any, TransferPoll] = {
+    name: TransferPoll.from_name(name)
+    for name in ("Failed", "Bootstrapping", "Bootstrapped", "WaitingForInput", "Transferring", "Success")
+}
 _FAILED = TransferPoll.Failed
 _SUCCESS = TransferPoll.Success
 _BOOTSTRAPPING = TransferPoll.Bootstrapping
@@ -55,13 +59,13 @@ _RECONNECT_FIRST, _RECONNECT_MOST = 0.02, 1.0
 
 
 class RoomTable:
-    def __init__(self, address: str, endpoint: str, registration: dict | bytes, timeout: float):
+    def __init__(self, address: str, endpoint: str, registration: dict[str, Any] | bytes, timeout: float):
         self.address = address
         self.endpoint = endpoint
         self.registration = registration
         self.timeout = timeout
         self.status: dict[int, int] = {}  # what poll() reads
-        self.rooms: dict[int, AgentKVReceiver] = {}
+        self.rooms: dict[int, AgentKVReceiver[Any]] = {}
         # _lock guards the tables, the connection and the writes on it;
         # _connecting serialises connection attempts (done without _lock).
         self._lock = threading.Lock()
@@ -99,7 +103,8 @@ class RoomTable:
                 self.replaced_by = ""
                 self._changed.notify_all()
             if conn.hello.get("replaced"):
-                logger.warning("the agent at %s replaced an older registration of this rank (registration %s)", self.endpoint, conn.hello.get("registration"))
+                logger.warning("the agent at %s replaced an older registration of this rank (registration %s)",
+                               self.endpoint, conn.hello.get("registration"))
             if conn.pending:
                 self._apply(conn, conn.pending)
                 conn.pending = []
@@ -152,42 +157,48 @@ class RoomTable:
 
     # Operations, called by receivers from the engine's threads.
 
-    def open(self, rc: "AgentKVReceiver") -> None:
+    def open(self, rc: AgentKVReceiver[Any]) -> None:
         room = rc.bootstrap_room
         if self.replaced_by:
-            rc._fail(FAILURE_AGENT_REFUSED, f"pdtopo agent at {self.endpoint}: another engine registered on this rank ({self.replaced_by}); "
+            rc._fail(FAILURE_AGENT_REFUSED,
+                     f"pdtopo agent at {self.endpoint}: another engine registered on this rank ({self.replaced_by}); "
                      "AgentKVManager.register() takes the rank back")
             return
         if self._conn is None and not self._closed:
             try:
                 self.connect()
             except AgentError as exc:
-                rc._fail(FAILURE_AGENT_UNAVAILABLE if not isinstance(exc, AgentRefusedError) else FAILURE_AGENT_REFUSED, str(exc))
+                code = FAILURE_AGENT_REFUSED if isinstance(exc, AgentRefusedError) else FAILURE_AGENT_UNAVAILABLE
+                rc._fail(code, str(exc))
                 return
         with self._lock:
             conn = self._conn
             if conn is None:
-                rc._fail(FAILURE_AGENT_UNAVAILABLE, f"pdtopo agent at {self.endpoint}: the stream is closed ({self.last_loss or 'the manager was closed'})")
+                rc._fail(FAILURE_AGENT_UNAVAILABLE, f"pdtopo agent at {self.endpoint}: the stream is closed "
+                         f"({self.last_loss or 'the manager was closed'})")
                 return
             if room in self.rooms:
                 rc._fail(FAILURE_AGENT_REFUSED, str(AgentRefusedError(
-                    "POST /v1/rooms", 409, "RoomExists", f"room {room} is already open; clear it before reusing its number")))
+                    "POST /v1/rooms", 409, "RoomExists",
+                    f"room {room} is already open; clear it before reusing its number")))
                 return
             ref = self._next_ref
             self._next_ref = ref + 1
             rc._ref, rc._conn = ref, conn
             self.rooms[room] = rc
             self.status[room] = _BOOTSTRAPPING
-            self._send(conn, b'{"op":"open","room":%d,"ref":%d,"bootstrapAddr":%s}\n' % (room, ref, json.dumps(rc.bootstrap_addr).encode()))
+            self._send(conn, b'{"op":"open","room":%d,"ref":%d,"bootstrapAddr":%s}\n' % (
+                room, ref, json.dumps(rc.bootstrap_addr).encode()))
 
-    def request(self, rc: "AgentKVReceiver", body: dict) -> None:
+    def request(self, rc: AgentKVReceiver[Any], body: dict[str, Any]) -> None:
         line = b'{"op":"request","room":%d,"ref":%d,"request":%s}\n' % (
             rc.bootstrap_room, rc._ref, json.dumps(body, separators=(",", ":")).encode())
         with self._lock:
-            if self._owns(rc) and rc._conn is self._conn and self.status[rc.bootstrap_room] != _FAILED:
-                self._send(rc._conn, line)
+            conn = self._conn
+            if conn is not None and self._owns(rc) and rc._conn is conn and self.status[rc.bootstrap_room] != _FAILED:
+                self._send(conn, line)
 
-    def request_manifest(self, rc: "AgentKVReceiver", manifest: bytes) -> None:
+    def request_manifest(self, rc: AgentKVReceiver[Any], manifest: bytes) -> None:
         """The room's request on the cache-contract wire: the manifest's
         bytes written into the line as they are (one copy, no decoding; the
         agent reads them). A manifest with a line break would end the line:
@@ -198,16 +209,19 @@ class RoomTable:
             except ValueError as exc:
                 with self._lock:
                     if self._owns(rc) and self.status[rc.bootstrap_room] not in (_SUCCESS, _FAILED):
-                        rc._fail(FAILURE_MANIFEST_REFUSED, f"room {rc.bootstrap_room}'s block manifest ({len(manifest)} bytes) is not JSON: {exc}; nothing was sent")
+                        rc._fail(FAILURE_MANIFEST_REFUSED, f"room {rc.bootstrap_room}'s block manifest "
+                                 f"({len(manifest)} bytes) is not JSON: {exc}; nothing was sent")
                         self.status[rc.bootstrap_room] = _FAILED
                 return
-        line = b"".join((b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":' % (rc.bootstrap_room, rc._ref),
-                         manifest, b"}}\n"))
+        head = b'{"op":"request","room":%d,"ref":%d,"request":{"kind":"contract","manifest":' % (
+            rc.bootstrap_room, rc._ref)
+        line = b"".join((head, manifest, b"}}\n"))
         with self._lock:
-            if self._owns(rc) and rc._conn is self._conn and self.status[rc.bootstrap_room] != _FAILED:
-                self._send(rc._conn, line)
+            conn = self._conn
+            if conn is not None and self._owns(rc) and rc._conn is conn and self.status[rc.bootstrap_room] != _FAILED:
+                self._send(conn, line)
 
-    def clear(self, rc: "AgentKVReceiver") -> None:
+    def clear(self, rc: AgentKVReceiver[Any]) -> None:
         """Forget the room here and in the agent; a room cleared already,
         or whose stream ended, is not sent."""
         room = rc.bootstrap_room
@@ -219,7 +233,7 @@ class RoomTable:
             if rc._conn is self._conn and rc._conn is not None:
                 self._send(rc._conn, b'{"op":"clear","room":%d,"ref":%d}\n' % (room, rc._ref))
 
-    def _owns(self, rc: "AgentKVReceiver") -> bool:
+    def _owns(self, rc: AgentKVReceiver[Any]) -> bool:
         return self.rooms.get(rc.bootstrap_room) is rc
 
     def _send(self, conn: StreamConnection, line: bytes) -> None:
@@ -232,7 +246,7 @@ class RoomTable:
 
     # Events, applied by the reader thread.
 
-    def _apply(self, conn: StreamConnection, events: list[dict]) -> None:
+    def _apply(self, conn: StreamConnection, events: list[dict[str, Any]]) -> None:
         with self._lock:
             if conn is not self._conn:
                 return
@@ -240,7 +254,7 @@ class RoomTable:
             for ev in events:
                 kind = ev.get("ev")
                 if kind == "room":
-                    room = ev.get("room")
+                    room: Any = ev.get("room")  # the agent's JSON: an int when it is one of ours
                     rc = rooms.get(room)
                     if rc is None or rc._ref != ev.get("ref") or rc._conn is not conn:
                         self.unknown_events += 1
@@ -250,7 +264,8 @@ class RoomTable:
                     if cur == _SUCCESS or cur == _FAILED:
                         continue
                     if new is None:
-                        rc._fail(FAILURE_UNKNOWN_STATUS, f"the agent reported room {room} as {ev.get('status')!r}, which this adapter does not know (upgrade it)")
+                        rc._fail(FAILURE_UNKNOWN_STATUS, f"the agent reported room {room} as {ev.get('status')!r}, "
+                                 "which this adapter does not know (upgrade it)")
                         status[room] = _FAILED
                     elif new == _FAILED or new > cur:
                         rc._room = ev  # before the status: a poll that sees Success finds the token
@@ -260,8 +275,9 @@ class RoomTable:
                 elif kind == "resync":
                     self.resyncs += 1
 
-    def _refused(self, conn: StreamConnection, ev: dict) -> None:
-        room, op, code = ev.get("room"), ev.get("op"), str(ev.get("code", ""))
+    def _refused(self, conn: StreamConnection, ev: dict[str, Any]) -> None:
+        room: Any = ev.get("room")  # the agent's JSON: an int when it is one of ours
+        op, code = ev.get("op"), str(ev.get("code", ""))
         rc = self.rooms.get(room)
         if rc is None or rc._ref != ev.get("ref") or rc._conn is not conn:
             self.unknown_events += 1  # a clear's refusal too: the room is gone here already
@@ -272,7 +288,8 @@ class RoomTable:
             return
         call = "POST /v1/rooms" if op == "open" else f"POST /v1/rooms/{room}/request"
         status = ev.get("httpStatus")
-        rc._fail(FAILURE_AGENT_REFUSED, str(AgentRefusedError(call, status if type(status) is int else 0, code, str(ev.get("message", "")))))
+        refusal = AgentRefusedError(call, status if type(status) is int else 0, code, str(ev.get("message", "")))
+        rc._fail(FAILURE_AGENT_REFUSED, str(refusal))
         self.status[room] = _FAILED
 
     def _lost(self, conn: StreamConnection, why: str) -> None:
@@ -296,9 +313,11 @@ class RoomTable:
             if rc._conn is conn and st != _SUCCESS and st != _FAILED:
                 rc._fail(FAILURE_STREAM_LOST, (
                     f"the event stream to the pdtopo agent at {self.endpoint} ended ({why}) while room {room} was "
-                    f"{TransferPoll.name_of(st)}: its outcome is unknown (rooms do not outlive the stream)"), quiet=True)
+                    f"{TransferPoll.name_of(st)}: its outcome is unknown (rooms do not outlive the stream)"),
+                    quiet=True)
                 self.status[room] = _FAILED
                 failed += 1
-        logger.warning("the event stream to the pdtopo agent at %s ended (%s): %d unfinished rooms failed; %s", self.endpoint, why, failed,
+        logger.warning("the event stream to the pdtopo agent at %s ended (%s): %d unfinished rooms failed; %s",
+                       self.endpoint, why, failed,
                        "not connecting again: another engine took the rank" if self.replaced_by else "connecting again")
         self._changed.notify_all()

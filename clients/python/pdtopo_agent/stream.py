@@ -68,16 +68,17 @@ def connect(address: str, timeout: float) -> socket.socket:
 class StreamConnection:
     """One open engine stream."""
 
-    def __init__(self, sock: socket.socket, hello: dict, rest: bytes, endpoint: str):
+    def __init__(self, sock: socket.socket, hello: dict[str, Any], rest: bytes, endpoint: str):
         self.sock = sock
         self.hello = hello
         self.endpoint = endpoint
         self._rest = rest  # bytes received after the last complete line
-        self.pending: list[dict] = []  # events read with the hello
+        self.pending: list[dict[str, Any]] = []  # events read with the hello
         self.closed_by_agent: tuple[str, str] | None = None  # the closed line's code and message
 
     @classmethod
-    def open(cls, address: str, endpoint: str, registration: dict | bytes, timeout: float) -> "StreamConnection":
+    def open(cls, address: str, endpoint: str, registration: dict[str, Any] | bytes,
+             timeout: float) -> StreamConnection:
         """Connect, register (a body, or its encoded bytes), and return the
         stream after its hello.
 
@@ -85,7 +86,7 @@ class StreamConnection:
         cannot be reached or does not answer, AgentRefusedError when it
         refuses the registration (the answer PUT /v1/engine would give).
         """
-        body = registration if isinstance(registration, bytes) else json.dumps(registration, separators=(",", ":")).encode()
+        body = registration if isinstance(registration, bytes) else encode(registration)
         request = (
             f"POST {PATH} HTTP/1.1\r\nHost: agent\r\nConnection: Upgrade\r\nUpgrade: {PROTOCOL}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -110,7 +111,8 @@ class StreamConnection:
             raise AgentTimeoutError(endpoint, CALL, f"no answer within {timeout:g}s") from exc
         except (OSError, StreamEnded) as exc:
             sock.close()
-            raise AgentUnavailableError(endpoint, CALL, _describe(exc) if isinstance(exc, OSError) else str(exc)) from exc
+            why = _describe(exc) if isinstance(exc, OSError) else str(exc)
+            raise AgentUnavailableError(endpoint, CALL, why) from exc
         except BaseException:
             sock.close()
             raise
@@ -127,7 +129,7 @@ class StreamConnection:
         agent did not read within the socket's timeout)."""
         self.sock.sendall(data)
 
-    def read_events(self) -> list[dict]:
+    def read_events(self) -> list[dict[str, Any]]:
         """The next events (at least one, unless the wait timed out: then
         an empty list). Raises StreamEnded at the end of the stream."""
         if self.pending:
@@ -153,8 +155,9 @@ class StreamConnection:
                 raise StreamEnded(f"a line longer than {MAX_LINE} bytes is not the protocol")
             self._rest = data
             return []
-        self._rest = data[end + 1 :]
+        self._rest = data[end + 1:]
         lines = data[:end]
+        events: list[dict[str, Any]] | None
         try:
             events = json.loads(b"[" + lines.replace(b"\n", b",") + b"]")
         except ValueError:
@@ -202,7 +205,9 @@ def _read_head(sock: socket.socket, endpoint: str) -> tuple[int, bytes]:
         raise AgentRefusedError(CALL, 0, "", f"the answer {lines[0]!r:.100} is not HTTP")
     status = int(parts[1])
     if status != 101:
-        length = next((int(v) for k, _, v in (h.partition(":") for h in lines[1:]) if k.strip().lower() == "content-length" and v.strip().isdigit()), None)
+        fields = (h.partition(":") for h in lines[1:])
+        length = next((int(v) for k, _, v in fields
+                       if k.strip().lower() == "content-length" and v.strip().isdigit()), None)
         return status, _read_body(sock, rest, length)
     return status, rest
 

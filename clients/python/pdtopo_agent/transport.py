@@ -26,7 +26,7 @@ import http.client
 import json
 import socket
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .errors import AgentRefusedError, AgentTimeoutError, AgentUnavailableError
 
@@ -74,6 +74,7 @@ class AgentConnection:
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._new: Callable[[], http.client.HTTPConnection]
         if address.startswith("tcp:"):
             host, sep, port = address[len("tcp:"):].rpartition(":")
             if not sep or not port.isdigit():

@@ -23,25 +23,26 @@ import queue
 import socket
 import threading
 import time
+from typing import Any, Callable
 
 
 class FakeStream:
     """One accepted stream: what the client registered and sent, and a way
     to send it lines."""
 
-    def __init__(self, conn: socket.socket, registration: dict, raw_registration: bytes = b""):
+    def __init__(self, conn: socket.socket, registration: dict[str, Any], raw_registration: bytes = b"") -> None:
         self.conn = conn
         self.registration = registration
         self.raw_registration = raw_registration  # the body as it came
-        self.ops: queue.Queue = queue.Queue()
-        self.raw_ops: queue.Queue = queue.Queue()  # the same lines, as they came
+        self.ops: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.raw_ops: queue.Queue[bytes] = queue.Queue()  # the same lines, as they came
         self.read = True
 
-    def send(self, *lines: bytes | dict) -> None:
+    def send(self, *lines: bytes | dict[str, Any]) -> None:
         data = b"".join((json.dumps(x).encode() if isinstance(x, dict) else x) + b"\n" for x in lines)
         self.conn.sendall(data)
 
-    def next_op(self, timeout: float = 5) -> dict:
+    def next_op(self, timeout: float = 5) -> dict[str, Any]:
         return self.ops.get(timeout=timeout)
 
     def close(self) -> None:
@@ -53,10 +54,10 @@ class FakeStream:
 
 
 class FakeAgent:
-    def __init__(self, path: str, read_ops: bool = True):
+    def __init__(self, path: str, read_ops: bool = True) -> None:
         self.path = path
         self.read_ops = read_ops
-        self.streams: queue.Queue = queue.Queue()
+        self.streams: queue.Queue[FakeStream] = queue.Queue()
         self.accepted = 0
         self.sock = socket.socket(socket.AF_UNIX)
         self.sock.bind(path)
@@ -87,7 +88,8 @@ class FakeAgent:
         registration = json.loads(raw)
         conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: pdtopo-stream.v1\r\n\r\n")
         fs = FakeStream(conn, registration, raw)
-        fs.send({"ev": "hello", "protocol": 1, "engineRank": 0, "sessionId": registration["sessionId"], "registration": 1, "replaced": False})
+        fs.send({"ev": "hello", "protocol": 1, "engineRank": 0, "sessionId": registration["sessionId"],
+                 "registration": 1, "replaced": False})
         self.streams.put(fs)
         if not self.read_ops:
             return  # the connection stays open, never read
@@ -113,7 +115,7 @@ class FakeAgent:
             os.unlink(self.path)
 
 
-def wait_for(cond, seconds: float = 5, what: str = "the condition") -> None:
+def wait_for(cond: Callable[[], object], seconds: float = 5, what: str = "the condition") -> None:
     deadline = time.monotonic() + seconds
     while not cond():
         if time.monotonic() > deadline:

@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
 SAMPLES = REPO / "config" / "samples"
@@ -118,6 +119,7 @@ class PrefillPeer(Process):
 
     def _read_line(self, deadline: float) -> str:
         buf = b""
+        assert self.proc.stdout is not None  # Popen(stdout=PIPE)
         fd = self.proc.stdout.fileno()
         while not buf.endswith(b"\n"):
             left = deadline - time.monotonic()
@@ -143,14 +145,15 @@ class PrefillPeer(Process):
 CONTRACT_VECTORS = REPO / "pkg" / "kvwire" / "testdata" / "contract"
 
 
-def contract_pair(name: str) -> dict:
+def contract_pair(name: str) -> dict[str, Any]:
     """A pair of the cache-contract wire as tokenspeed's own code built it
     (pkg/kvwire/testdata/contract/NAME.json): both contracts, TP sizes, the
     manifests its decode builds and the ones its prefill refuses."""
-    return json.loads((CONTRACT_VECTORS / f"{name}.json").read_text())
+    pair: dict[str, Any] = json.loads((CONTRACT_VECTORS / f"{name}.json").read_text())
+    return pair
 
 
-def contract_files(pair: dict, into: Path) -> tuple[Path, Path]:
+def contract_files(pair: dict[str, Any], into: Path) -> tuple[Path, Path]:
     """(the plans `pdtopo plan -o json` makes of a PDPair carrying the
     pair's contracts inline, the prefill contract's file for prefill-peer)."""
     pre, dec = pair["prefill"], pair["decode"]
@@ -171,10 +174,11 @@ def contract_files(pair: dict, into: Path) -> tuple[Path, Path]:
     return plan_file(manifest, into), contract
 
 
-def contract_peer(pair: dict, contract: Path, workdir: Path, *extra: str) -> PrefillPeer:
+def contract_peer(pair: dict[str, Any], contract: Path, workdir: Path, *extra: str) -> PrefillPeer:
     """cmd/prefill-peer playing the pair's prefill side on the contract wire."""
     dp = pair["prefill"].get("dp_size") or 1
-    return PrefillPeer(None, workdir, "--tp", str(pair["prefill"]["tp_size"] * dp), "--dp", str(dp), "--contract", str(contract), *extra)
+    return PrefillPeer(None, workdir, "--tp", str(pair["prefill"]["tp_size"] * dp), "--dp", str(dp), "--contract",
+                       str(contract), *extra)
 
 
 class Agent(Process):
@@ -228,7 +232,8 @@ class Agent(Process):
 def buffer_counts(manifest: Path) -> tuple[int, int]:
     """(KV buffers, state buffers) a decode rank of the manifest's pair
     registers, as `pdtopo plan` summarises the layout."""
-    out = subprocess.run([str(bin_dir() / "pdtopo"), "plan", "-f", str(manifest)], capture_output=True, text=True, check=True)
+    out = subprocess.run([str(bin_dir() / "pdtopo"), "plan", "-f", str(manifest)], capture_output=True, text=True,
+                         check=True)
     # PDPair x: prefill TP 8 DP 1 → decode TP 4 DP 1, MHA, 160 KV + 0 state buffers, 1 token(s)/page
     words = out.stdout.splitlines()[0].replace(",", "").split()
     at = words.index("KV")

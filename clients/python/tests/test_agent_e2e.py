@@ -23,6 +23,7 @@ import threading
 import time
 import unittest
 from pathlib import Path
+from typing import Any, Callable
 
 from pdtopo_agent import (
     FAILURE_AGENT_REFUSED,
@@ -35,7 +36,9 @@ from pdtopo_agent import (
     AgentUnavailableError,
     KVTransferError,
     TransferPoll,
+    V1Wire,
 )
+from pdtopo_agent.wire import IndexArray
 
 from . import procs
 
@@ -45,10 +48,10 @@ MLA_P16_D8 = procs.SAMPLES / "pd_v1alpha1_pdpair_mla_p16_d8.yaml"  # one source 
 try:
     import numpy
 except ImportError:  # the adapter never needs it; the tests use it when present
-    numpy = None
+    numpy = None  # type: ignore[assignment]  # the module, or None without it
 
 
-def int64_array(values):
+def int64_array(values: list[int]) -> IndexArray:
     """What the reference engine passes: a numpy int64 array (array.array
     without numpy)."""
     if numpy is not None:
@@ -56,7 +59,8 @@ def int64_array(values):
     return array.array("q", values)
 
 
-def poll_until(test: unittest.TestCase, receiver: AgentKVReceiver, done, seconds: float = 15) -> int:
+def poll_until(test: unittest.TestCase, receiver: AgentKVReceiver[Any], done: Callable[[int], bool],
+               seconds: float = 15) -> int:
     """Poll once per scheduler loop until done(status)."""
     deadline = time.monotonic() + seconds
     while True:
@@ -72,7 +76,7 @@ def left_bootstrapping(status: int) -> bool:
     return status != TransferPoll.Bootstrapping
 
 
-def wait_gone(test: unittest.TestCase, mgr: AgentKVManager, room: int, seconds: float = 10) -> None:
+def wait_gone(test: unittest.TestCase, mgr: AgentKVManager[Any], room: int, seconds: float = 10) -> None:
     """Wait until the agent forgot room (a clear is sent without waiting for
     the agent, which applies it moments later)."""
     deadline = time.monotonic() + seconds
@@ -96,7 +100,7 @@ class Pod(unittest.TestCase):
     peer_args: tuple[str, ...] = ("--token", "7")
     agent_args: tuple[str, ...] = ()
 
-    def setUp(self):
+    def setUp(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="pdtopo-e2e-")
         self.addCleanup(self._tmp.cleanup)
         self.dir = Path(self._tmp.name)
@@ -107,14 +111,16 @@ class Pod(unittest.TestCase):
         self.agent = procs.Agent(self.plans, self.dir, self.first_rank, self.rank_count, *self.agent_args)
         self.addCleanup(self.agent.stop)
 
-    def manager(self, rank: int) -> AgentKVManager:
-        mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", self.kv_ptrs, self.state_ptrs, socket_dir=str(self.dir))
+    def manager(self, rank: int) -> AgentKVManager[V1Wire]:
+        mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", self.kv_ptrs, self.state_ptrs,
+                                      socket_dir=str(self.dir))
         self.addCleanup(mgr.close)
         return mgr
 
 
 class ReferenceCallingOrder(Pod):
-    def run_rank(self, rank: int, rooms: list[int], prefill_at_once: bool, errors: list) -> None:
+    def run_rank(self, rank: int, rooms: list[int], prefill_at_once: bool,
+                 errors: list[tuple[int, BaseException]]) -> None:
         try:
             mgr = self.manager(rank)
             self.assertEqual(mgr.socket_path, str(self.dir / f"rank-{rank}.sock"))
@@ -133,13 +139,14 @@ class ReferenceCallingOrder(Pod):
                 wait_gone(self, mgr, room)
                 receiver.clear()  # twice is fine: nothing is sent the second time
                 self.assertEqual(receiver.poll(), TransferPoll.Success, "a concluded room keeps its answer")
-            self.assertEqual(mgr.rooms.unknown_events, 0, "no event (a refused second clear) for a room the manager no longer has")
+            self.assertEqual(mgr.rooms.unknown_events, 0,
+                             "no event (a refused second clear) for a room the manager no longer has")
         except BaseException as exc:  # reported by the main thread
             errors.append((rank, exc))
 
     def run_pod(self, prefill_at_once: bool) -> None:
         per_rank = 5
-        errors: list = []
+        errors: list[tuple[int, BaseException]] = []
         threads = [
             threading.Thread(
                 target=self.run_rank,
@@ -157,12 +164,13 @@ class ReferenceCallingOrder(Pod):
         counts = self.peer.counts()
         self.assertEqual(sorted(counts), list(range(8)))
         for prefill_rank, c in counts.items():
-            self.assertEqual((c["requests"], c["completed"], c["errors"]), (per_rank, per_rank, 0), f"prefill rank {prefill_rank}: {c}")
+            self.assertEqual((c["requests"], c["completed"], c["errors"]), (per_rank, per_rank, 0),
+                             f"prefill rank {prefill_rank}: {c}")
 
-    def test_poll_until_bootstrapped_then_prefill(self):
+    def test_poll_until_bootstrapped_then_prefill(self) -> None:
         self.run_pod(prefill_at_once=False)
 
-    def test_prefill_at_once(self):
+    def test_prefill_at_once(self) -> None:
         self.run_pod(prefill_at_once=True)
 
 
@@ -171,7 +179,7 @@ class SpecCandidates(Pod):
     first_rank, rank_count = 2, 2  # a pod holding engine ranks 2 and 3
     peer_args = ("--token", "42", "--spec-candidates", "11,12")
 
-    def test_token_and_spec_candidates(self):
+    def test_token_and_spec_candidates(self) -> None:
         for rank in self.agent.ranks:
             mgr = self.manager(rank)
             receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 500 + rank)
@@ -189,7 +197,7 @@ class PrefillFails(Pod):
     rank_count = 1
     peer_args = ("--behavior", "fail")
 
-    def test_failure_exception_carries_the_agents_reason(self):
+    def test_failure_exception_carries_the_agents_reason(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 77)
         poll_until(self, receiver, left_bootstrapping)
@@ -198,7 +206,8 @@ class PrefillFails(Pod):
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
         e = cm.exception
-        self.assertEqual((e.bootstrap_room, e.remote_endpoint, e.failure_code), (77, self.peer.bootstrap_addr, "PrefillReportedFailure"))
+        self.assertEqual((e.bootstrap_room, e.remote_endpoint, e.failure_code),
+                         (77, self.peer.bootstrap_addr, "PrefillReportedFailure"))
         self.assertIn("prefill", e.failure_reason.lower())
         self.assertIn(f"remote_endpoint={self.peer.bootstrap_addr}", str(e))
         self.assertEqual(receiver.poll(), TransferPoll.Failed)
@@ -210,7 +219,7 @@ class PrefillDies(Pod):
     peer_args = ("--behavior", "die")  # the whole prefill instance dies on the first request
     agent_args = ("--heartbeat-interval=2s", "--heartbeat-misses=1")
 
-    def test_lost_connection(self):
+    def test_lost_connection(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 90)
         poll_until(self, receiver, left_bootstrapping)
@@ -225,7 +234,7 @@ class PrefillDies(Pod):
 class Faults(Pod):
     rank_count = 1
 
-    def test_bootstrap_server_down(self):
+    def test_bootstrap_server_down(self) -> None:
         mgr = self.manager(0)
         down = procs.dead_address()
         receiver = AgentKVReceiver(mgr, down, 5)
@@ -236,7 +245,7 @@ class Faults(Pod):
         self.assertEqual(cm.exception.failure_code, "ParallelInfoUnavailable")
         self.assertIn(down, cm.exception.failure_reason)
 
-    def test_failed_on_another_rank(self):
+    def test_failed_on_another_rank(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 6)
         self.assertEqual(poll_until(self, receiver, left_bootstrapping), TransferPoll.Bootstrapped)
@@ -245,13 +254,13 @@ class Faults(Pod):
         self.assertEqual(cm.exception.failure_code, FAILURE_OTHER_RANK)
         self.assertEqual(cm.exception.failure_reason, "Failed due to an unknown reason from another rank")
 
-    def test_registration_refused(self):
+    def test_registration_refused(self) -> None:
         with self.assertRaises(AgentRefusedError) as cm:
             AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs[:3], socket_dir=str(self.dir))
         self.assertEqual((cm.exception.http_status, cm.exception.code), (400, "InvalidArgument"))
         self.assertIn("registers 3 KV", cm.exception.message)
 
-    def test_room_number_in_use(self):
+    def test_room_number_in_use(self) -> None:
         mgr = self.manager(0)
         first = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 8)
         second = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 8)
@@ -261,25 +270,26 @@ class Faults(Pod):
         self.assertIn("RoomExists", cm.exception.failure_reason)
         first.clear()
 
-    def test_bad_prefill_arguments_raise_at_once(self):
+    def test_bad_prefill_arguments_raise_at_once(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 10)
         poll_until(self, receiver, left_bootstrapping)
         with self.assertRaisesRegex(TypeError, "kv_indices must hold integers"):
-            receiver.prefill([1.5], 0)
+            receiver.prefill([1.5], 0)  # type: ignore[list-item]  # wrong on purpose, as below
         with self.assertRaisesRegex(ValueError, "aux_index is required"):
-            receiver.prefill([1], None)
+            receiver.prefill([1], None)  # type: ignore[arg-type]
         with self.assertRaisesRegex(ValueError, "MLA L1.5"):
-            receiver.prefill([1], 0, 0, object())
+            receiver.prefill([1], 0, 0, object())  # type: ignore[arg-type]
         self.assertEqual(receiver.poll(), TransferPoll.Bootstrapped, "nothing was sent")
         receiver.prefill([-1], 0)  # the agent refuses it: the room fails, with the agent's words
         self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
         self.assertEqual(cm.exception.failure_code, FAILURE_AGENT_REFUSED)
-        self.assertIn("pdtopo agent refused POST /v1/rooms/10/request: 400 InvalidArgument: room 10's request: kvIndices[0] is -1", cm.exception.failure_reason)
+        self.assertIn("pdtopo agent refused POST /v1/rooms/10/request: 400 InvalidArgument: "
+                      "room 10's request: kvIndices[0] is -1", cm.exception.failure_reason)
 
-    def test_agent_restarts(self):
+    def test_agent_restarts(self) -> None:
         mgr = self.manager(0)
         before = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 11)
         poll_until(self, before, left_bootstrapping)
@@ -301,7 +311,7 @@ class Faults(Pod):
         self.assertEqual(poll_until(self, after, TransferPoll.finished), TransferPoll.Success)
         after.clear()
 
-    def test_engine_restarts(self):
+    def test_engine_restarts(self) -> None:
         old = self.manager(0)
         waiting = AgentKVReceiver(old, self.peer.bootstrap_addr, 20)
         self.assertEqual(poll_until(self, waiting, left_bootstrapping), TransferPoll.Bootstrapped)
@@ -317,23 +327,27 @@ class Faults(Pod):
         self.assertEqual(poll_until(self, room, TransferPoll.finished), TransferPoll.Success)
         room.clear()
         time.sleep(0.2)
-        self.assertEqual((old.rooms.connects, new.rooms.connects), (1, 1), "the replaced manager does not take the rank back by itself")
+        self.assertEqual((old.rooms.connects, new.rooms.connects), (1, 1),
+                         "the replaced manager does not take the rank back by itself")
         counts = self.peer.counts()
-        self.assertEqual([counts[r]["registrations"] for r in (0, 1)], [2, 2], "decode rank 0's prefill ranks got the old and the new registration")
+        self.assertEqual([counts[r]["registrations"] for r in (0, 1)], [2, 2],
+                         "decode rank 0's prefill ranks got the old and the new registration")
 
-    def test_engine_disconnects_mid_room(self):
+    def test_engine_disconnects_mid_room(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 30)
         poll_until(self, receiver, left_bootstrapping)
         mgr.close()  # the engine exits: its stream ends, the agent forgets its rooms
-        wait_gone(self, AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs, socket_dir=str(self.dir)), 30)
+        wait_gone(self, AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs,
+                                                socket_dir=str(self.dir)), 30)
 
-    def test_agent_crashes(self):
+    def test_agent_crashes(self) -> None:
         mgr = self.manager(0)
         receiver = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 9)
         poll_until(self, receiver, left_bootstrapping)
         self.agent.stop(signal.SIGKILL)  # no goodbye: the stream just ends
-        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)  # no exception from poll
+        # no exception from poll
+        self.assertEqual(poll_until(self, receiver, TransferPoll.finished), TransferPoll.Failed)
         with self.assertRaises(KVTransferError) as cm:
             receiver.failure_exception()
         self.assertEqual(cm.exception.failure_code, FAILURE_STREAM_LOST)
@@ -342,6 +356,7 @@ class Faults(Pod):
         gone = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 13)  # no agent to open it with
         self.assertEqual(gone.poll(), TransferPoll.Failed)
         self.assertEqual(gone.failure_code, FAILURE_AGENT_UNAVAILABLE)
+
 
 if __name__ == "__main__":
     unittest.main()

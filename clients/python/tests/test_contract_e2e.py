@@ -14,7 +14,8 @@
 """The adapter on the cache-contract wire against the real agent and the
 contract-era prefill peer, with contracts and manifests tokenspeed's own
 code built (pkg/kvwire/testdata/contract), in the calling order of
-tokenspeed f4d8ec6e's decode executor."""
+the decode executor of tokenspeed's cache-contract reference commit
+(conformance/tokenspeed/reference.env)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import time
 import unittest
 from pathlib import Path
 
-from pdtopo_agent import AgentKVManager, AgentKVReceiver, AgentRefusedError, KVTransferError, TransferPoll
+from pdtopo_agent import AgentKVManager, AgentKVReceiver, AgentRefusedError, ContractWire, KVTransferError, TransferPoll
 
 from . import procs
 from .test_agent_e2e import left_bootstrapping, poll_until
@@ -35,7 +36,7 @@ TOKEN = 4242
 class WireBytes:
     """What tokenspeed holds: an object with to_wire_bytes()."""
 
-    def __init__(self, raw: bytes):
+    def __init__(self, raw: bytes) -> None:
         self.raw = raw
 
     def to_wire_bytes(self) -> bytes:
@@ -45,7 +46,7 @@ class WireBytes:
 class ContractPair:
     """A pair's prefill peer and the agent of its decode ranks (DP group 0)."""
 
-    def __init__(self, test: unittest.TestCase, name: str):
+    def __init__(self, test: unittest.TestCase, name: str) -> None:
         tmp = tempfile.TemporaryDirectory(prefix="pdtopo-contract-")
         test.addCleanup(tmp.cleanup)
         self.dir = Path(tmp.name)
@@ -58,23 +59,26 @@ class ContractPair:
         test.addCleanup(self.agent.stop)
         self.decode_contract = self.vectors["decode"]["contract"].encode()
 
-    def manager(self, test: unittest.TestCase, rank: int, contract=None) -> AgentKVManager:
+    def manager(self, test: unittest.TestCase, rank: int,
+                contract: bytes | None = None) -> AgentKVManager[ContractWire]:
         mgr = AgentKVManager.for_rank(rank, f"127.0.0.1:{17000 + rank}", kv_data_ptr=ARENA + (rank << 32),
-                                      cache_layout=WireBytes(contract or self.decode_contract), socket_dir=str(self.dir))
+                                      cache_layout=WireBytes(contract or self.decode_contract),
+                                      socket_dir=str(self.dir))
         test.addCleanup(mgr.close)
         return mgr
 
     def manifest(self, name: str) -> bytes:
-        return next(m["wire"] for m in self.vectors["manifest_refusals"] if m["name"] == name).encode()
+        wire: str = next(m["wire"] for m in self.vectors["manifest_refusals"] if m["name"] == name)
+        return wire.encode()
 
 
 class ContractRooms(unittest.TestCase):
-    def test_rooms_complete_for_every_decode_rank(self):
+    def test_rooms_complete_for_every_decode_rank(self) -> None:
         for name in ("gqa-replicas-p8-d2", "gqa-dp2-p4-d2", "hybrid-qwen35-p4-d2", "mla-p2-d4"):
             with self.subTest(pair=name):
                 self.rooms_complete(name)
 
-    def rooms_complete(self, name: str):
+    def rooms_complete(self, name: str) -> None:
         p = ContractPair(self, name)
         managers = [p.manager(self, r) for r in range(p.ranks)]
         dp = p.vectors["prefill"].get("dp_size") or 1
@@ -89,7 +93,8 @@ class ContractRooms(unittest.TestCase):
                     rc.prefill(block_manifest=WireBytes(manifest))
                 for rank, (mgr, rc) in enumerate(zip(managers, receivers)):
                     status = poll_until(self, rc, lambda s: s in (TransferPoll.Success, TransferPoll.Failed))
-                    self.assertEqual(status, TransferPoll.Success, f"decode rank {rank}, room {room}: {rc.failure_code}")
+                    self.assertEqual(status, TransferPoll.Success,
+                                     f"decode rank {rank}, room {room}: {rc.failure_code}")
                     self.assertEqual(rc.bootstrap_token, TOKEN)
                     self.assertEqual(mgr.pop_prefill_metadata(room)[0], TOKEN)
                     rc.clear()
@@ -101,9 +106,10 @@ class ContractRooms(unittest.TestCase):
             met = [d for d, r in enumerate(p.vectors["ranks"]) if tp in r["targets"] or tp in r["dummies"]]
             dummies = [d for d, r in enumerate(p.vectors["ranks"]) if tp in r["dummies"]]
             self.assertEqual((c["registrations"], c["requests"], c["dummies"], c["errors"]),
-                             (len(met), len(met) * rooms, len(dummies) * rooms, 0), f"prefill engine rank {engine_rank}: {c}")
+                             (len(met), len(met) * rooms, len(dummies) * rooms, 0),
+                             f"prefill engine rank {engine_rank}: {c}")
 
-    def test_a_manifest_outside_the_arena_is_refused_and_never_sent(self):
+    def test_a_manifest_outside_the_arena_is_refused_and_never_sent(self) -> None:
         p = ContractPair(self, "gqa-replicas-p8-d2")
         mgr = p.manager(self, 0)
         rc = AgentKVReceiver(mgr, p.peer.bootstrap_addr, 7)
@@ -116,12 +122,14 @@ class ContractRooms(unittest.TestCase):
             self.assertIn(part, ctx.exception.failure_reason)
         ok = AgentKVReceiver(mgr, p.peer.bootstrap_addr, 8)
         ok.prefill(p.manifest("block id = page_count - 1"))  # the engine takes the last page
-        self.assertEqual(poll_until(self, ok, lambda s: s in (TransferPoll.Success, TransferPoll.Failed)), TransferPoll.Success)
+        self.assertEqual(poll_until(self, ok, lambda s: s in (TransferPoll.Success, TransferPoll.Failed)),
+                         TransferPoll.Success)
         time.sleep(0.5)  # as above: the dummies' messages
         counts = p.peer.counts()
-        self.assertEqual(sum(c["requests"] for c in counts.values()), 7, f"only room 8's pre-allocations (1 source, 6 dummies): {counts}")
+        self.assertEqual(sum(c["requests"] for c in counts.values()), 7,
+                         f"only room 8's pre-allocations (1 source, 6 dummies): {counts}")
 
-    def test_another_decode_contract_is_refused(self):
+    def test_another_decode_contract_is_refused(self) -> None:
         p = ContractPair(self, "gqa-p4-d2")
         other = procs.contract_pair("gqa-p2-d4")["decode"]["contract"].encode()
         with self.assertRaises(AgentRefusedError) as ctx:

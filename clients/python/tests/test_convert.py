@@ -18,34 +18,35 @@ from __future__ import annotations
 
 import array
 import unittest
+from typing import Any
 
 from pdtopo_agent.convert import index_list, integer
 
 try:
     import numpy
-except ImportError:
-    numpy = None
+except ImportError:  # the numpy test skips itself (go test fails on a skip)
+    numpy = None  # type: ignore[assignment]  # the module, or None without it
 
 
 class _ArrayLike:
     """What the adapter may rely on of a numpy array: dtype.kind, ndim, tolist()."""
 
     class _DType:
-        def __init__(self, kind):
+        def __init__(self, kind: str) -> None:
             self.kind = kind
 
-        def __str__(self):
+        def __str__(self) -> str:
             return {"i": "int64", "f": "float32"}[self.kind]
 
-    def __init__(self, values, kind="i", ndim=1):
+    def __init__(self, values: list[Any], kind: str = "i", ndim: int = 1) -> None:
         self.values, self.dtype, self.ndim, self.shape = values, self._DType(kind), ndim, (len(values),)
 
-    def tolist(self):
+    def tolist(self) -> list[Any]:
         return list(self.values)
 
 
 class Convert(unittest.TestCase):
-    def test_sequences(self):
+    def test_sequences(self) -> None:
         for given in ([1, 2, 3], (1, 2, 3), range(1, 4), array.array("q", [1, 2, 3]), _ArrayLike([1, 2, 3])):
             got = index_list("kv_indices", given)
             self.assertEqual(got, [1, 2, 3], repr(given))
@@ -53,7 +54,7 @@ class Convert(unittest.TestCase):
         self.assertEqual(index_list("kv_indices", []), [])
 
     @unittest.skipIf(numpy is None, "numpy is not installed")
-    def test_numpy(self):
+    def test_numpy(self) -> None:
         self.assertEqual(index_list("kv_indices", numpy.arange(4, dtype=numpy.int64)), [0, 1, 2, 3])
         self.assertEqual(index_list("kv_indices", [numpy.int64(9)]), [9])
         self.assertEqual(integer("aux_index", numpy.int32(5)), 5)
@@ -62,7 +63,7 @@ class Convert(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "one-dimensional"):
             index_list("kv_indices", numpy.zeros((2, 2), dtype=numpy.int64))
 
-    def test_refusals_name_the_argument(self):
+    def test_refusals_name_the_argument(self) -> None:
         with self.assertRaisesRegex(TypeError, r"kv_indices must hold integers, found 1\.5"):
             index_list("kv_indices", [1, 1.5])
         with self.assertRaisesRegex(TypeError, "mamba_indices must hold integers, got an array of dtype float32"):

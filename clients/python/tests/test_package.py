@@ -44,14 +44,14 @@ REFERENCE_VALUES = {
 
 
 class TransferPollTest(unittest.TestCase):
-    def test_int_enum_with_the_reference_values(self):
+    def test_int_enum_with_the_reference_values(self) -> None:
         self.assertTrue(issubclass(TransferPoll, enum.IntEnum))
         self.assertEqual({m.name: int(m) for m in TransferPoll}, REFERENCE_VALUES)
         for name, value in REFERENCE_VALUES.items():
             self.assertEqual(TransferPoll[name], value)  # equal to the plain int
             self.assertIs(TransferPoll(value), TransferPoll[name])
 
-    def test_names(self):
+    def test_names(self) -> None:
         self.assertIs(TransferPoll.from_name("Success"), TransferPoll.Success)
         with self.assertRaises(KeyError):
             TransferPoll.from_name("Done")
@@ -61,7 +61,7 @@ class TransferPollTest(unittest.TestCase):
         self.assertEqual(TransferPoll.name_of(TransferPoll.Transferring), "Transferring")
         self.assertEqual(TransferPoll.name_of(9), "TransferPoll(9)")
 
-    def test_finished(self):
+    def test_finished(self) -> None:
         finished = {m.name for m in TransferPoll if TransferPoll.finished(m)}
         self.assertEqual(finished, {"Success", "Failed"})
         self.assertTrue(TransferPoll.finished(5))
@@ -69,14 +69,15 @@ class TransferPollTest(unittest.TestCase):
 
 
 class PackageTest(unittest.TestCase):
-    def test_one_version(self):
+    def test_one_version(self) -> None:
         with open(os.path.join(HERE, "pyproject.toml"), "rb") as f:
             project = tomllib.load(f)
-        self.assertNotIn("version", project["project"], "pyproject.toml writes the version: it belongs to pdtopo_agent.__version__")
+        self.assertNotIn("version", project["project"],
+                         "pyproject.toml writes the version: it belongs to pdtopo_agent.__version__")
         self.assertIn("version", project["project"]["dynamic"])
         self.assertEqual(project["tool"]["setuptools"]["dynamic"]["version"], {"attr": "pdtopo_agent.__version__"})
 
-    def test_wheel_ships_py_typed_and_the_version(self):
+    def test_wheel_ships_py_typed_and_the_version(self) -> None:
         """Build the wheel, as pip would, from a copy of the sources, and read
         it: the PEP 561 marker is inside, and its version is __version__."""
         with tempfile.TemporaryDirectory() as tmp:

@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import unittest
+from typing import Any
 
 from pdtopo_agent import (
     AgentConnection,
@@ -45,8 +46,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the agent serves
+    server: _CountingServer
 
-    def do_GET(self):
+    def do_GET(self) -> None:
         self.server.calls.append((self.command, self.path, None))
         status, body, close = self.server.answer
         raw = json.dumps(body).encode()
@@ -60,16 +62,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
 
-    def do_PUT(self):
+    def do_PUT(self) -> None:
         n = int(self.headers.get("Content-Length", "0"))
         self.server.calls.append((self.command, self.path, json.loads(self.rfile.read(n))))
         self._reply()
 
-    def do_POST(self):
+    def do_POST(self) -> None:
         self.server.upgrades.append((self.headers.get("Connection"), self.headers.get("Upgrade")))
         self.do_PUT()
 
-    def _reply(self):
+    def _reply(self) -> None:
         status, body, _ = self.server.answer
         raw = json.dumps(body).encode()
         self.send_response(status)
@@ -77,26 +79,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(raw)
 
-    def log_message(self, *args):
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
 class _CountingServer(_Server):
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         super().__init__(path, _Handler)
         self.accepted = 0
-        self.calls = []
-        self.upgrades = []
-        self.answer = (200, {"status": "ok"}, False)
+        self.calls: list[tuple[str, str, Any]] = []
+        self.upgrades: list[tuple[str | None, str | None]] = []
+        self.answer: tuple[int, Any, bool] = (200, {"status": "ok"}, False)
 
-    def get_request(self):
+    def get_request(self) -> tuple[Any, Any]:
         conn, addr = super().get_request()
         self.accepted += 1
         return conn, addr
 
 
 class Transport(unittest.TestCase):
-    def setUp(self):
+    def setUp(self) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="pdtopo-transport-")
         self.addCleanup(self._tmp.cleanup)
         self.path = os.path.join(self._tmp.name, "rank-0.sock")
@@ -108,14 +110,14 @@ class Transport(unittest.TestCase):
         self.addCleanup(srv.shutdown)
         return srv
 
-    def test_reuses_one_connection(self):
+    def test_reuses_one_connection(self) -> None:
         srv = self.serve()
         conn = AgentConnection(self.path)
         for _ in range(25):
             self.assertEqual(conn.call("GET", "/healthz"), {"status": "ok"})
         self.assertEqual(srv.accepted, 1)
 
-    def test_retries_once_when_a_kept_connection_was_dropped(self):
+    def test_retries_once_when_a_kept_connection_was_dropped(self) -> None:
         srv = self.serve()
         srv.answer = (200, {"status": "ok"}, True)
         conn = AgentConnection(self.path)
@@ -124,7 +126,7 @@ class Transport(unittest.TestCase):
         self.assertEqual(srv.accepted, 3)
         self.assertEqual(len(srv.calls), 3, "each call reached the server exactly once")
 
-    def test_absent_agent(self):
+    def test_absent_agent(self) -> None:
         conn = AgentConnection(self.path)
         with self.assertRaises(AgentUnavailableError) as cm:
             conn.call("GET", "/healthz")
@@ -134,7 +136,7 @@ class Transport(unittest.TestCase):
         with self.assertRaises(AgentUnavailableError):
             AgentKVManager(self.path, "127.0.0.1:1", [1, 2])
 
-    def test_stale_socket_file(self):
+    def test_stale_socket_file(self) -> None:
         s = socket.socket(socket.AF_UNIX)
         s.bind(self.path)  # a socket file nobody listens on: a dead agent's
         self.addCleanup(s.close)
@@ -142,7 +144,7 @@ class Transport(unittest.TestCase):
             AgentConnection(self.path).call("GET", "/healthz")
         self.assertIn("connection refused", str(cm.exception))
 
-    def test_silent_agent_times_out(self):
+    def test_silent_agent_times_out(self) -> None:
         s = socket.socket(socket.AF_UNIX)
         s.bind(self.path)
         s.listen(1)  # accepted by the kernel, never answered
@@ -154,25 +156,27 @@ class Transport(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 5)
         self.assertIn("0.2s", str(cm.exception))
 
-    def test_refusal_carries_the_agents_code(self):
+    def test_refusal_carries_the_agents_code(self) -> None:
         srv = self.serve()
         refusal = "the engine registers 2 KV and 1 state buffers but the plan was made for 4 KV and 0 state buffers"
         srv.answer = (400, {"error": {"code": "InvalidArgument", "message": refusal}}, False)
         with self.assertRaises(AgentRefusedError) as cm:
             AgentKVManager(self.path, "127.0.0.1:1", [5, 6], [7])
         e = cm.exception
-        self.assertEqual((e.http_status, e.code, e.message, e.call), (400, "InvalidArgument", refusal, "POST /v1/engine/stream"))
-        self.assertEqual(srv.calls, [("POST", "/v1/engine/stream", {"sessionId": "127.0.0.1:1", "kvDataPtrs": [5, 6], "stateDataPtrs": [7]})])
+        self.assertEqual((e.http_status, e.code, e.message, e.call),
+                         (400, "InvalidArgument", refusal, "POST /v1/engine/stream"))
+        self.assertEqual(srv.calls, [("POST", "/v1/engine/stream",
+                                      {"sessionId": "127.0.0.1:1", "kvDataPtrs": [5, 6], "stateDataPtrs": [7]})])
         self.assertEqual(srv.upgrades, [("Upgrade", "pdtopo-stream.v1")])
 
-    def test_answer_that_is_not_the_agents(self):
+    def test_answer_that_is_not_the_agents(self) -> None:
         srv = self.serve()
         srv.answer = (502, "bad gateway", False)
         with self.assertRaises(AgentRefusedError) as cm:
             AgentConnection(self.path).call("GET", "/healthz")
         self.assertEqual((cm.exception.http_status, cm.exception.code), (502, ""))
 
-    def test_bad_arguments(self):
+    def test_bad_arguments(self) -> None:
         with self.assertRaises(ValueError):
             AgentConnection(self.path, timeout=0)
         with self.assertRaises(ValueError):
@@ -184,11 +188,14 @@ class Transport(unittest.TestCase):
 class Answers(unittest.TestCase):
     """Whatever bytes come back, a call ends in a value or an AgentRefusedError."""
 
-    def test_arbitrary_answers(self):
+    def test_arbitrary_answers(self) -> None:
         rng = random.Random(12)
         seeds = [b'{"error":{"code":"RoomNotFound","message":"m"}}', b'{"error":"flat"}', b"null", b"[1]", b"\xff", b""]
         for i in range(3000):
-            raw = seeds[i % len(seeds)] if i < len(seeds) else bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
+            if i < len(seeds):
+                raw = seeds[i % len(seeds)]
+            else:
+                raw = bytes(rng.randrange(256) for _ in range(rng.randrange(40)))
             if i % 3 == 0 and raw:
                 raw = bytearray(seeds[i % len(seeds)])
                 raw[rng.randrange(len(raw))] = rng.randrange(256)
@@ -203,7 +210,7 @@ class Answers(unittest.TestCase):
 
 
 class SocketPaths(unittest.TestCase):
-    def test_rank_sockets(self):
+    def test_rank_sockets(self) -> None:
         self.assertEqual(socket_path_for_rank(3, "/tmp/s"), "/tmp/s/rank-3.sock")
         self.assertEqual(socket_path_for_rank(12, "/tmp/s"), "/tmp/s/rank-12.sock")
         old = os.environ.pop("PDTOPO_AGENT_SOCKET_DIR", None)
@@ -217,7 +224,7 @@ class SocketPaths(unittest.TestCase):
                 os.environ["PDTOPO_AGENT_SOCKET_DIR"] = old
         for bad in (-1, "0", 1.0, True):
             with self.assertRaises(ValueError):
-                socket_path_for_rank(bad, "/tmp/s")
+                socket_path_for_rank(bad, "/tmp/s")  # type: ignore[arg-type]  # wrong on purpose
 
 
 if __name__ == "__main__":

@@ -104,11 +104,8 @@ func TestClusterPlanOfContractPairs(t *testing.T) {
 	if err := tc.k8s.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	live := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "contract-live"}}
-	live.Spec.Wire = pdv1.WireCacheContract
-	live.Spec.Prefill.TensorParallelSize, live.Spec.Prefill.BootstrapAddress = 4, peer.BootstrapAddr()
-	live.Spec.Decode.TensorParallelSize = 2
-	live.Spec.CacheContracts = &pdv1.CacheContracts{Decode: &pdv1.CacheContractSource{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: cm.Name, Key: "contract.json"}}}
+	live := fixtures.Pair(nsA, "contract-live").Wire(pdv1.WireCacheContract).PrefillTP(4).BootstrapAddress(peer.BootstrapAddr()).DecodeTP(2).
+		DecodeContract(pdv1.CacheContractSource{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: cm.Name, Key: "contract.json"}}).Obj()
 	if err := tc.k8s.Create(ctx, live); err != nil {
 		t.Fatal(err)
 	}

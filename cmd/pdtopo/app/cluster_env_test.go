@@ -26,7 +26,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,8 +33,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/controllers"
@@ -63,7 +60,7 @@ type testCluster struct {
 	env    *testutil.Env
 	k8s    client.Client
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   <-chan struct{}
 	// kubeconfig has the contexts "live" (namespace team-a), "live-b"
 	// (namespace team-b) and "dead" (an address nothing listens on), and
 	// "dead" is the current context.
@@ -97,7 +94,7 @@ func startCluster() (*testCluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := &testCluster{env: env, done: make(chan struct{})}
+	tc := &testCluster{env: env}
 	fail := func(err error) (*testCluster, error) {
 		_ = env.Stop()
 		return nil, err
@@ -111,34 +108,19 @@ func startCluster() (*testCluster, error) {
 			return fail(err)
 		}
 	}
-	level := zapcore.ErrorLevel
-	if os.Getenv("PDTOPO_TEST_VERBOSE") == "1" {
-		level = zapcore.DebugLevel
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(level)))
 	cacheOpts := controllers.CacheOptions()
 	cacheOpts.DefaultNamespaces = map[string]cache.Config{nsA: {}, nsB: {}}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, Cache: cacheOpts,
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return fail(err)
-	}
-	r := controllers.NewPDPairReconciler(mgr)
-	// Contract tests change a contract ConfigMap and what engines answer.
-	r.ContractRefreshInterval, r.LiveContractRefreshInterval, r.LiveContractRetryInterval = time.Second, time.Second, time.Second
-	if err := r.SetupWithManager(mgr); err != nil {
-		return fail(err)
-	}
 	mctx, cancel := context.WithCancel(ctx)
 	tc.cancel = cancel
-	go func() {
-		defer close(tc.done)
-		if err := mgr.Start(mctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
+	if tc.done, err = (testutil.InProcessManager{Cache: cacheOpts, Setup: func(mgr ctrl.Manager) error {
+		r := controllers.NewPDPairReconciler(mgr)
+		// Contract tests change a contract ConfigMap and what engines answer.
+		r.ContractRefreshInterval, r.LiveContractRefreshInterval, r.LiveContractRetryInterval = time.Second, time.Second, time.Second
+		return r.SetupWithManager(mgr)
+	}}).Run(mctx, env); err != nil {
+		cancel()
+		return fail(err)
+	}
 	if tc.dir, err = os.MkdirTemp("", "pdtopo-cli-"); err != nil {
 		return fail(err)
 	}
@@ -203,18 +185,7 @@ func (tc *testCluster) waitSettled(t *testing.T, ns, name string) *pdv1.PDPair {
 // waitFor polls the pair until ok holds, for at most 30 seconds.
 func (tc *testCluster) waitFor(t *testing.T, ns, name string, ok func(*pdv1.PDPair) bool) *pdv1.PDPair {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var pair pdv1.PDPair
-		err := tc.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pair)
-		if err == nil && ok(&pair) {
-			return &pair
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("PDPair %s/%s not as expected within 30s (err %v, status %+v)", ns, name, err, pair.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return testutil.WaitPair(t, tc.k8s, 30*time.Second, client.ObjectKey{Namespace: ns, Name: name}, ok)
 }
 
 func hasCondition(p *pdv1.PDPair, t pdv1.PDPairConditionType) bool {

@@ -36,6 +36,8 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 const (
@@ -55,7 +57,7 @@ func samplePlans(t *testing.T, file string) *transferplan.PlanSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := transferplan.Plan(layout)
+	set, err := planv1.Plan(layout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,11 +280,7 @@ func TestClusterStatusColumns(t *testing.T) {
 	tc.applySample(t, nsB, gqaSample, gqaName)
 	tc.waitSettled(t, nsB, gqaName)
 	// One decode pod opts in; with no kubelet its agent never gets ready.
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "gqa-status-decode-0", Namespace: nsB,
-			Labels: map[string]string{pdv1.LabelPDPair: gqaName, pdv1.LabelRole: pdv1.RoleDecode}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "engine", Image: "engine:test"}}},
-	}
+	pod := fixtures.DecodePod(nsB, "gqa-status-decode-0", gqaName).Obj()
 	if err := tc.k8s.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
@@ -396,10 +394,7 @@ func TestClusterModelAwarePairFromAConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = tc.k8s.Delete(ctx, cm) })
-	pair := &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "llama-from-configmap"}}
-	pair.Spec.Prefill.TensorParallelSize, pair.Spec.Decode.TensorParallelSize = 8, 4
-	pair.Spec.KVCacheDtype = "bfloat16"
-	pair.Spec.Model = &pdv1.ModelSpec{ConfigMapKeyRef: &pdv1.ConfigMapKeyReference{Name: "llama-config", Key: "config.json"}}
+	pair := fixtures.Pair(nsA, "llama-from-configmap").PrefillTP(8).DecodeTP(4).ModelRef("llama-config", "config.json", "bfloat16").Obj()
 	if err := tc.k8s.Create(ctx, pair); err != nil {
 		t.Fatal(err)
 	}

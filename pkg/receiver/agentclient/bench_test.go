@@ -18,6 +18,7 @@ package agentclient_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -34,6 +35,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // BenchmarkRoomsClient runs whole rooms through the Go client against a
@@ -107,7 +109,7 @@ func BenchmarkSchedulerLoop(b *testing.B) {
 					return done, p.rc.Failure(ctx)
 				}
 			}
-			if step > 0 {
+			if step > 0 { // the scheduler's own pace, which the benchmark measures: not a wait
 				time.Sleep(step)
 			} else {
 				runtime.Gosched()
@@ -227,9 +229,16 @@ func serveUnix(b *testing.B, m *receiver.Manager, path string) {
 func clientRoom(c *agentclient.Client, addr string, room int64) error {
 	ctx := context.Background()
 	got, err := c.Open(ctx, addr, room)
-	for err == nil && got.Status == receiver.Bootstrapping {
-		time.Sleep(100 * time.Microsecond)
-		got, err = c.Room(ctx, room)
+	if err == nil && got.Status == receiver.Bootstrapping {
+		err = poll.Until(time.Minute, func() error { // every 100µs, a pace the room's latency includes
+			if got, err = c.Room(ctx, room); err != nil {
+				return poll.Stop(err)
+			}
+			if got.Status == receiver.Bootstrapping {
+				return errors.New("still Bootstrapping")
+			}
+			return nil
+		}, poll.Every(100*time.Microsecond))
 	}
 	if err == nil {
 		_, err = c.Request(ctx, room, agentclient.Request{KVIndices: []int64{1, 2, 3}, AuxIndex: room % 512})
@@ -250,14 +259,23 @@ func clientRoom(c *agentclient.Client, addr string, room int64) error {
 func referenceRoom(mgr *agentclient.Manager, addr string, room int64) error {
 	ctx := context.Background()
 	rc := mgr.NewReceiver(ctx, addr, room)
-	st := rc.Poll(ctx)
-	for ; st == receiver.Bootstrapping; st = rc.Poll(ctx) {
-		time.Sleep(100 * time.Microsecond)
+	// The engine polls every 100µs, a pace the room's latency includes.
+	var st receiver.TransferPoll
+	until := func(done func(receiver.TransferPoll) bool) error {
+		return poll.Until(time.Minute, func() error {
+			if st = rc.Poll(ctx); !done(st) {
+				return fmt.Errorf("room %d %v", room, st)
+			}
+			return nil
+		}, poll.Every(100*time.Microsecond))
+	}
+	if err := until(func(st receiver.TransferPoll) bool { return st != receiver.Bootstrapping }); err != nil {
+		return err
 	}
 	if st == receiver.Bootstrapped {
 		rc.Prefill(ctx, agentclient.Request{KVIndices: []int64{1, 2, 3}, AuxIndex: room % 512})
-		for st = rc.Poll(ctx); !st.Finished(); st = rc.Poll(ctx) {
-			time.Sleep(100 * time.Microsecond)
+		if err := until(receiver.TransferPoll.Finished); err != nil {
+			return err
 		}
 	}
 	if st != receiver.Success {

@@ -26,7 +26,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 )
 
-// The cache-contract wire (docs/contract-wire.md): an engine that sets
+// The cache-contract wire (docs/wire.md): an engine that sets
 // receiver.EngineInfo.Contract (its decode contract, the bytes of
 // CacheTransferContract.to_wire_bytes()) and ArenaPtr registers for it, and
 // its rooms' requests carry Request.Manifest (the block manifest's

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -32,6 +33,8 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // contractRanks serves the local API of every decode engine rank of a
@@ -75,7 +78,7 @@ func runRoom(t *testing.T, mgrs []*agentclient.Manager, addr string, room int64,
 	for i, m := range mgrs {
 		rcs[i] = m.NewReceiver(ctx, addr, room)
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("room %d finished on every rank", room), func() error {
 		finished := 0
 		for i, rc := range rcs {
 			switch rc.Poll(ctx) {
@@ -88,13 +91,12 @@ func runRoom(t *testing.T, mgrs []*agentclient.Manager, addr string, room int64,
 				finished++
 			}
 		}
-		if finished == len(rcs) {
-			return rcs
+		if finished < len(rcs) {
+			return fmt.Errorf("%d of %d ranks finished", finished, len(rcs))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("room %d did not finish on every rank", room)
-		}
-	}
+		return nil
+	}, poll.Every(time.Millisecond)) // polled once per loop, as a decode scheduler does
+	return rcs
 }
 
 // manifestObject is a block manifest as tokenspeed holds one: an object

@@ -27,10 +27,12 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // rig is a real agent for one decode rank of a layout, serving its local
@@ -55,7 +57,7 @@ func (r *rig) restart(t *testing.T) {
 	r.server = r.serve(t, r.agent)
 }
 
-func newRig(t testing.TB, l transferplan.Layout, rank int) *rig {
+func newRig(t testing.TB, l planv1.Layout, rank int) *rig {
 	t.Helper()
 	peer := receivertest.StartPeer(t, l, nil)
 	snap := receivertest.Snapshot(t, l, rank)
@@ -119,17 +121,12 @@ func deadAddr(t *testing.T) string {
 // waiting for the agent, which applies it moments later).
 func waitGone(t *testing.T, c *agentclient.Client, room int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := c.Room(t.Context(), room)
-		if agentclient.CodeOf(err) == string(receiver.CodeRoomNotFound) {
-			return
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("room %d gone after Clear", room), func() error {
+		if _, err := c.Room(t.Context(), room); agentclient.CodeOf(err) != string(receiver.CodeRoomNotFound) {
+			return fmt.Errorf("%v, want RoomNotFound", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("room %d after Clear: %v, want RoomNotFound", room, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func pollUntil(t *testing.T, rc *agentclient.Receiver, done func(receiver.TransferPoll) bool) receiver.TransferPoll {
@@ -144,17 +141,14 @@ func pollUntil(t *testing.T, rc *agentclient.Receiver, done func(receiver.Transf
 // pollFor is pollUntil for goroutines other than the test's: it returns
 // an error after 10s.
 func pollFor(t *testing.T, rc *agentclient.Receiver, done func(receiver.TransferPoll) bool) (receiver.TransferPoll, error) {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := rc.Poll(t.Context())
-		if done(st) {
-			return st, nil
+	var st receiver.TransferPoll
+	err := poll.Until(10*time.Second, func() error {
+		if st = rc.Poll(t.Context()); !done(st) {
+			return fmt.Errorf("room %d still %v", rc.BootstrapRoom(), st)
 		}
-		if time.Now().After(deadline) {
-			return st, fmt.Errorf("room %d still %v after 10s", rc.BootstrapRoom(), st)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	}, poll.Every(time.Millisecond)) // once per loop, as the scheduler polls
+	return st, err
 }
 
 func leftBootstrapping(st receiver.TransferPoll) bool { return st != receiver.Bootstrapping }

@@ -18,6 +18,7 @@ package agentclient_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // TestReceiverInTheReferenceCallingOrder drives rooms the way the
@@ -239,13 +241,12 @@ func TestReceiverAfterAnAgentRestart(t *testing.T) {
 	if fe := before.Failure(t.Context()); fe.FailureCode != string(receiver.ReasonShutdown) {
 		t.Fatalf("failure: %+v", fe)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for mgr.Stats().Connects < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the manager did not connect again: %+v", mgr.Stats())
+	testutil.Eventually(t, 10*time.Second, "the manager connecting again", func() error {
+		if st := mgr.Stats(); st.Connects < 2 {
+			return fmt.Errorf("%+v", st)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	after := mgr.NewReceiver(t.Context(), r.peer.BootstrapAddr(), 62)
 	after.Prefill(t.Context(), agentclient.Request{KVIndices: []int64{1}})
 	if st := pollUntil(t, after, finished); st != receiver.Success {

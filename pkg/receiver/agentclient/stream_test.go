@@ -30,6 +30,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // fakeAgent speaks the stream's handshake on a real unix socket and lets
@@ -120,13 +121,7 @@ func roomEvent(room, ref int64, status string) string {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not happen within 5s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.EventuallyTrue(t, 5*time.Second, what, cond)
 }
 
 func fakeManager(t *testing.T) (*fakeAgent, *fakeStream, *agentclient.Manager) {

@@ -34,6 +34,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // apiPair is the local API of a real agent serving decode rank 0 of the
@@ -95,15 +96,14 @@ func (p *apiPair) expectError(method, path, body string, status int, code string
 // room of an address waits for the bootstrap server).
 func (p *apiPair) waitBootstrapped(room string) RoomBody {
 	p.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return testutil.EventuallyValue(p.t, 10*time.Second, "room "+room+" out of Bootstrapping", func() (RoomBody, error) {
 		var b RoomBody
 		p.do("GET", "/v1/rooms/"+room, "", http.StatusOK, &b)
-		if b.Status != "Bootstrapping" || time.Now().After(deadline) {
-			return b
+		if b.Status == "Bootstrapping" {
+			return b, fmt.Errorf("%+v", b)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return b, nil
+	})
 }
 
 func (p *apiPair) engineBody() string {

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -39,6 +40,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // BenchmarkRoomsHTTP runs whole rooms (open → request → success → clear)
@@ -248,11 +250,21 @@ func (d *driver) room(rc *rawConn, id int64) (time.Duration, error) {
 	if err := d.call(rc, "POST", "/v1/rooms", map[string]any{"bootstrapAddr": d.addr, "room": id}, 201, &st); err != nil {
 		return 0, err
 	}
-	for st.Status == receiver.Bootstrapping.String() { // only the first rooms wait for the bootstrap server
-		time.Sleep(time.Millisecond)
-		if err := d.call(rc, "GET", path, nil, 200, &st); err != nil {
-			return 0, err
+	// Only the first rooms wait for the bootstrap server, polled every
+	// millisecond (a pace the room's latency includes).
+	if err := poll.Until(time.Minute, func() error {
+		if st.Status != receiver.Bootstrapping.String() {
+			return nil
 		}
+		if err := d.call(rc, "GET", path, nil, 200, &st); err != nil {
+			return poll.Stop(err)
+		}
+		if st.Status == receiver.Bootstrapping.String() {
+			return errors.New("still Bootstrapping")
+		}
+		return nil
+	}, poll.Every(time.Millisecond)); err != nil {
+		return 0, err
 	}
 	if err := d.call(rc, "POST", path+"/request", requestBody, 202, nil); err != nil {
 		return 0, err

@@ -33,6 +33,8 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // contractRig is a real agent for decode rank 0 of a contract pair (GQA, 2
@@ -194,8 +196,8 @@ func TestContractRoomsOnTheStream(t *testing.T) {
 		openOp(4, 4, addr), requestOp(4, 4, contractRequestBody(r.pair.Manifests[0])))
 	tab := roomTable{}
 	var refused StreamEvent
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		ev := s.next()
+	testutil.Eventually(t, 10*time.Second, "every room's last event and the refusal", func() error {
+		ev := s.next() // waits for the event itself
 		tab.apply(ev)
 		if ev.Ev == EvRefused && refused.Ev == "" {
 			refused = ev
@@ -204,9 +206,10 @@ func TestContractRoomsOnTheStream(t *testing.T) {
 			t.Fatalf("the stream ended: %+v", ev)
 		}
 		if done(tab, 1) && done(tab, 2) && done(tab, 3) && done(tab, 4) && refused.Ev != "" {
-			break
+			return nil
 		}
-	}
+		return fmt.Errorf("rooms %+v, refused %+v", tab, refused)
+	}, poll.Every(0))
 	if st := tab[1]; *st.Status != receiver.Success || st.BootstrapToken != 31 {
 		t.Fatalf("room 1: %+v", st)
 	}

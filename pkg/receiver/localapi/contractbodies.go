@@ -22,11 +22,11 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // WireContract is the kind of registration and request of the engine's
-// cache-contract wire (docs/contract-wire.md): the registration names the
+// cache-contract wire (docs/wire.md): the registration names the
 // engine's cache arena and its contract, a request carries the room's block
 // manifest. Both JSON documents travel as JSON values inside the body,
 // byte for byte as the engine wrote them, and are sent to prefill ranks
@@ -69,7 +69,7 @@ func parseContractEngine(raw []byte) (receiver.EngineInfo, error) {
 	case b.CacheLayout == nil:
 		return receiver.EngineInfo{}, badBody(`"cacheLayout" is required (the cache contract, as to_wire_bytes() writes it)`)
 	}
-	if err := checkEmbedded("cacheLayout", b.CacheLayout, transferplan.MaxContractBytes); err != nil {
+	if err := checkEmbedded("cacheLayout", b.CacheLayout, plancontract.MaxBytes); err != nil {
 		return receiver.EngineInfo{}, err
 	}
 	return receiver.EngineInfo{SessionID: *b.SessionID, ArenaPtr: *b.KVDataPtr, Contract: b.CacheLayout}, nil

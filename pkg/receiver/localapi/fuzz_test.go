@@ -26,7 +26,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // The local API's bodies come from another process: no input may panic,
@@ -48,7 +48,7 @@ func FuzzParseEngine(f *testing.F) {
 		if info.Contract != nil { // the contract kind: an object within budget, as it was written
 			var again ContractEngineBody
 			if json.Unmarshal(body, &again) != nil || again.Kind != WireContract || *again.SessionID != info.SessionID || *again.KVDataPtr != info.ArenaPtr ||
-				!bytes.Equal(again.CacheLayout, info.Contract) || info.Contract[0] != '{' || len(info.Contract) > transferplan.MaxContractBytes {
+				!bytes.Equal(again.CacheLayout, info.Contract) || info.Contract[0] != '{' || len(info.Contract) > plancontract.MaxBytes {
 				t.Fatalf("accepted %q as %+v", body, info)
 			}
 			return

@@ -39,6 +39,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 const openAPIPath = "../../../docs/agent-api.openapi.yaml"
@@ -354,10 +355,14 @@ func TestOpenAPIDocumentMatchesTheServers(t *testing.T) {
 		}
 	}
 
-	waitForStreams := time.Now().Add(10 * time.Second) // the stream's handler logs once its connection closed
-	for !loggedStatus(&log, http.StatusSwitchingProtocols) && time.Now().Before(waitForStreams) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The stream's handler logs once its connection closed; without that
+	// line the check below fails on the stream's status.
+	_ = poll.Until(10*time.Second, func() error {
+		if !loggedStatus(&log, http.StatusSwitchingProtocols) {
+			return fmt.Errorf("no %d logged", http.StatusSwitchingProtocols)
+		}
+		return nil
+	})
 	logMu.Lock()
 	defer logMu.Unlock()
 	documented := map[string]bool{} // server path method status

@@ -18,6 +18,7 @@ package localapi
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
 	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 const okRequest = `{"kvIndices":[1,2],"auxIndex":3}`
@@ -297,20 +299,24 @@ func TestStreamOpensFasterThanBootstrap(t *testing.T) {
 	// the fetch that hung gives up after the agent's HTTP timeout; a room
 	// that joined it fails with it (or times out first, on a loaded
 	// machine), the next one asks again
-	for room := int64(100); ; room++ {
+	room := int64(100)
+	// The rooms tried (up to 160) bound the wait; the timeout is only a
+	// backstop, as long as go test's own.
+	testutil.Eventually(t, 10*time.Minute, "a room once the bootstrap server answers", func() error {
 		s.send(openOp(room, 1, r.peer.BootstrapAddr()), requestOp(room, 1, okRequest))
 		for tab[room].Status == nil || !tab[room].Status.Finished() {
 			tab.apply(s.next())
 		}
 		ev := tab[room]
 		if *ev.Status == receiver.Success {
-			break
+			return nil
 		}
 		waiting := *ev.FailureCode == string(receiver.ReasonParallelInfoUnavailable) || *ev.FailureCode == string(receiver.ReasonBootstrapTimeout)
 		if !waiting || room > 160 {
 			t.Fatalf("a room once the bootstrap server answers: %+v (%s)", ev, *ev.FailureMessage)
 		}
 		s.send(clearOp(room, 1))
-		time.Sleep(100 * time.Millisecond)
-	}
+		room++
+		return fmt.Errorf("room %d: %s", room-1, *ev.FailureCode)
+	}, poll.Every(100*time.Millisecond))
 }

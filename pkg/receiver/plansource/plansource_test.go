@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,12 +42,13 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/receivertest"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
-func dpDecode() transferplan.Layout { // decode DP 2: engine ranks 5, 6 are decode TP ranks 1, 2
+func dpDecode() planv1.Layout { // decode DP 2: engine ranks 5, 6 are decode TP ranks 1, 2
 	l := fixtures.FragmentedP8D4()
 	l.Decode = transferplan.Parallelism{TPSize: 8, DPSize: 2}
 	return l
@@ -184,15 +186,8 @@ func TestAPISourceFollowsConfigMaps(t *testing.T) {
 	}
 	applyAgentRBAC(ctx, t, env.Root, admin, "llm")
 
-	var loaded Loaded
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) { // by GET, once the binding is in the authorizer's cache
-		if loaded, err = Load(ctx, src); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent cannot read its plans with the shipped Role: %v", err)
-		}
-	}
+	// by GET, once the binding is in the authorizer's cache
+	loaded := testutil.EventuallyValue(t, 10*time.Second, "the agent reading its plans with the shipped Role", func() (Loaded, error) { return Load(ctx, src) })
 	if loaded.Plans.Ranks[0].Plan.DecodeTPRank != 1 || loaded.Plans.Hash != firstHash || loaded.Plans.PDPair != "pair" || loaded.Version == "" {
 		t.Fatalf("loaded %+v", loaded)
 	}
@@ -296,19 +291,15 @@ func (r *recorder) fail(stage string) {
 // containing report ("" for none).
 func (r *recorder) waitFor(t *testing.T, applied []string, report string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "the follower's plans and report", func() error {
 		r.mu.Lock()
 		got, rep := strings.Join(r.applied, ","), r.report
 		r.mu.Unlock()
 		if got == strings.Join(applied, ",") && (report == "" && rep == "" || report != "" && strings.Contains(rep, report)) {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("applied %s and report %q; want %v and a report containing %q", got, rep, applied, report)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return fmt.Errorf("applied %s and report %q; want %v and a report containing %q", got, rep, applied, report)
+	})
 }
 
 // TestFollowerWatchesAProjectedDir follows a kubelet-style projected

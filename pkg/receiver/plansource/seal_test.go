@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/receivertest"
 )
@@ -100,7 +100,7 @@ func TestSealedDirSource(t *testing.T) {
 
 // dpDecode2Layers is dpDecode with fewer layers: another plan set for the
 // same fleet.
-func dpDecode2Layers() transferplan.Layout {
+func dpDecode2Layers() planv1.Layout {
 	l := dpDecode()
 	half := len(l.KVBuffers) / 2
 	l.KVBuffers = append(l.KVBuffers[:1:1], l.KVBuffers[half])

@@ -182,9 +182,9 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 	}
 	createAll(t, k8s, pairs)
 	if watchedOnly == nil {
-		waitFor(t, k8s, pairs, func(*pdv1.PDPair) bool { return true }, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady, time.Minute)
+		testutil.WaitPairs(t, k8s, time.Minute, pairs, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 	} else {
-		waitFor(t, k8s, pairs[1:], func(*pdv1.PDPair) bool { return true }, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady, time.Minute)
+		testutil.WaitPairs(t, k8s, time.Minute, pairs[1:], pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 		var outside pdv1.PDPair
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pairs[0]), &outside); err != nil {
 			t.Fatal(err)

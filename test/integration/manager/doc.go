@@ -24,5 +24,7 @@ limitations under the License.
 // many PDPairs of mixed layouts at once, measured for wall time, reconciles
 // per object and peak memory (TestScale: 100 pairs in every run, 500 with
 // PDTOPO_SCALE=1 as `make bench-scale` runs it; results in
-// docs/benchmarks.md).
+// docs/benchmarks.md). One test runs the controller in its own process
+// instead, to read the heap after a GC: 300 pairs whose prefills answer
+// 256 KiB bogus contracts (TestLiveReadsKeepOnlyWhatTheyValidated).
 package manager

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/internal/controlplane"
+	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // peakRSS is the manager's peak resident set size (VmHWM), in bytes.
@@ -105,19 +107,16 @@ func pdpairMetric(ctx context.Context, t *testing.T, m *controlplane.Process, na
 // quiet, then returns the count.
 func settledReconciles(ctx context.Context, t *testing.T, m *controlplane.Process, quiet time.Duration) float64 {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
 	last, since := -1.0, time.Now()
-	for {
+	testutil.Eventually(t, time.Minute, fmt.Sprintf("the PDPair controller quiet for %s", quiet), func() error {
 		n := reconciles(ctx, t, m)
 		busy := pdpairMetric(ctx, t, m, "workqueue_depth") + pdpairMetric(ctx, t, m, "controller_runtime_active_workers")
 		if n != last || busy > 0 {
 			last, since = n, time.Now()
 		} else if time.Since(since) >= quiet {
-			return n
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the PDPair controller did not go quiet for %s within a minute: %v reconciles, %v queued or running", quiet, n, busy)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("%v reconciles, %v queued or running", n, busy)
+	}, poll.Every(100*time.Millisecond))
+	return last
 }

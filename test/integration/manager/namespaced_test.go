@@ -92,7 +92,7 @@ func TestNamespacedMode(t *testing.T) {
 		pairs = append(pairs, fixtures.GQAP8D4(ns, "inside"))
 	}
 	createAll(t, k8s, pairs) // the one outside first
-	waitFor(t, k8s, pairs[1:], func(*pdv1.PDPair) bool { return true }, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady, time.Minute)
+	testutil.WaitPairs(t, k8s, time.Minute, pairs[1:], pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
 
 	// Everything inside is done; the pair outside, created first, was never
 	// looked at: no status, no ConfigMaps, and no refusal in the log.

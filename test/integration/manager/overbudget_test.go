@@ -18,18 +18,17 @@ package manager
 
 import (
 	"context"
-	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -116,18 +115,18 @@ func TestOverBudgetPairsDoNotTakeTheManagerDown(t *testing.T) {
 	var pairs []*pdv1.PDPair
 	overBudget := map[string]bool{}
 	for name, spec := range overBudgetShapes() {
-		pairs = append(pairs, &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "scale-0", Name: name}, Spec: spec})
+		pairs = append(pairs, fixtures.Pair("scale-0", name).Spec(spec).Obj())
 		overBudget[name] = true
 	}
-	pairs = append(pairs, &pdv1.PDPair{ObjectMeta: metav1.ObjectMeta{Namespace: "scale-1", Name: "largest-admitted"}, Spec: largestAdmitted()})
+	pairs = append(pairs, fixtures.Pair("scale-1", "largest-admitted").Spec(largestAdmitted()).Obj())
 	pairs = append(pairs, workload(layoutMix(t, env.Root), 20, namespaces)...)
 
 	start := time.Now()
 	createAll(t, k8s, pairs)
-	refused := waitFor(t, k8s, pairs, func(p *pdv1.PDPair) bool { return overBudget[p.Name] }, pdv1.PDPairPlansPublished,
-		metav1.ConditionFalse, pdv1.ReasonPlanTooLarge, refusedWithin)
-	ready := waitFor(t, k8s, pairs, func(p *pdv1.PDPair) bool { return !overBudget[p.Name] }, pdv1.PDPairReady,
-		metav1.ConditionTrue, pdv1.ReasonReady, 3*time.Minute)
+	refused := testutil.WaitPairs(t, k8s, refusedWithin, pick(pairs, func(p *pdv1.PDPair) bool { return overBudget[p.Name] }), pdv1.PDPairPlansPublished,
+		metav1.ConditionFalse, pdv1.ReasonPlanTooLarge)
+	ready := testutil.WaitPairs(t, k8s, 3*time.Minute, pick(pairs, func(p *pdv1.PDPair) bool { return !overBudget[p.Name] }), pdv1.PDPairReady,
+		metav1.ConditionTrue, pdv1.ReasonReady)
 	rss := peakRSS(t, mgr)
 	t.Logf("%d over-budget pairs refused with PlanTooLarge after %s; %d others Ready after %s (the largest P512→D1024, 409,600 fragments); manager peak RSS %.1f MiB",
 		len(overBudget), refused.Sub(start).Round(time.Millisecond), len(pairs)-len(overBudget), ready.Sub(start).Round(time.Millisecond), float64(rss)/(1<<20))
@@ -155,36 +154,15 @@ func TestOverBudgetPairsDoNotTakeTheManagerDown(t *testing.T) {
 	}
 }
 
-// waitFor polls the PDPairs selected until each has the condition for its
-// current generation, and returns when they all had.
-func waitFor(t *testing.T, c client.Client, pairs []*pdv1.PDPair, selected func(*pdv1.PDPair) bool,
-	condType pdv1.PDPairConditionType, status metav1.ConditionStatus, reason pdv1.PDPairConditionReason, timeout time.Duration) time.Time {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		pending := ""
-		for _, p := range pairs {
-			if !selected(p) {
-				continue
-			}
-			var got pdv1.PDPair
-			if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
-				t.Fatal(err)
-			}
-			cond := meta.FindStatusCondition(got.Status.Conditions, string(condType))
-			if cond == nil || cond.Status != status || cond.Reason != string(reason) || cond.ObservedGeneration != got.Generation {
-				pending = fmt.Sprintf("%s/%s: %+v", p.Namespace, p.Name, got.Status.Conditions)
-				break
-			}
+// pick is the pairs keep accepts.
+func pick(pairs []*pdv1.PDPair, keep func(*pdv1.PDPair) bool) []*pdv1.PDPair {
+	var picked []*pdv1.PDPair
+	for _, p := range pairs {
+		if keep(p) {
+			picked = append(picked, p)
 		}
-		if pending == "" {
-			return time.Now()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s=%s/%s not reached within %s; e.g. %s", condType, status, reason, timeout, pending)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
+	return picked
 }
 
 // listPlanConfigMaps names the plan ConfigMaps of a PDPair on the server.

@@ -31,6 +31,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // Targets from the operator issue, on a 2-core machine: the full run
@@ -142,8 +143,7 @@ func createAll(t *testing.T, c client.Client, pairs []*pdv1.PDPair) {
 // current generation.
 func waitAllReady(t *testing.T, c client.Client, n int, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testutil.Eventually(t, timeout, fmt.Sprintf("%d PDPairs Ready", n), func() error {
 		var list pdv1.PDPairList
 		if err := c.List(context.Background(), &list); err != nil {
 			t.Fatal(err)
@@ -160,13 +160,13 @@ func waitAllReady(t *testing.T, c client.Client, n int, timeout time.Duration) {
 			}
 		}
 		if ready == n {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d PDPairs Ready after %s; e.g. %s: %+v", ready, n, timeout, notReady.Name, notReady.Status.Conditions)
+		if notReady == nil {
+			return fmt.Errorf("%d of %d PDPairs listed", len(list.Items), n)
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return fmt.Errorf("%d of %d Ready; e.g. %s: %+v", ready, n, notReady.Name, notReady.Status.Conditions)
+	}, poll.Every(250*time.Millisecond)) // a list of every pair a round
 }
 
 func envInt(t *testing.T, name string, def int) int {

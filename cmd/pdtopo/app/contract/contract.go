@@ -39,7 +39,7 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 type options struct {
@@ -157,7 +157,7 @@ func (o *options) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, err := transferplan.ParseContract([]byte(got.Contract))
+	c, err := plancontract.Parse([]byte(got.Contract))
 	if err != nil {
 		return cli.UsageErrorf("%s (%s) gave a contract the engine cannot decode, not written: %v", got.Source, got.From, err)
 	}

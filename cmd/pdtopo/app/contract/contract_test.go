@@ -36,7 +36,7 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/contract"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/clitest"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
@@ -48,7 +48,7 @@ import (
 func TestContractFromAPrefill(t *testing.T) {
 	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
 	peer := clitest.StartContractPeer(t, v, kvwire.WireCacheContract)
-	want, err := transferplan.ParseContract(v.PrefillContract)
+	want, err := plancontract.Parse(v.PrefillContract)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 type options struct {
@@ -237,7 +238,7 @@ func (o *options) document(spec pdv1.PDPairSpec) ([]byte, error) {
 }
 
 // verdictLine says what the operator will find, in one line.
-func verdictLine(l transferplan.Layout, planErr error) string {
+func verdictLine(l planv1.Layout, planErr error) string {
 	var le *transferplan.LayoutError
 	var ee *cli.ExitError
 	switch {
@@ -246,7 +247,7 @@ func verdictLine(l transferplan.Layout, planErr error) string {
 	case errors.As(planErr, &ee):
 		return ee.Msg
 	}
-	size, _ := transferplan.EstimatePlanSize(l)
+	size, _ := planv1.EstimatePlanSize(l)
 	return fmt.Sprintf("Compatible: prefill TP %d DP %d → decode TP %d DP %d, %s plans, %d fragments",
 		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, size.Kind, size.Fragments)
 }

@@ -22,25 +22,27 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // PlanLayout sizes the layout's plans arithmetically and plans it only when
 // they are within the budget: a layout within every field's limits can still
 // describe billions of bytes of plans. Its errors are the planner's
 // *LayoutError or a *cli.ExitError with cli.ExitTooLarge or cli.ExitUsage.
-func PlanLayout(budget transferplan.Budget, layout transferplan.Layout) (*transferplan.PlanSet, error) {
+func PlanLayout(budget transferplan.Budget, layout planv1.Layout) (*transferplan.PlanSet, error) {
 	return WithinBudget(budget, func() error {
-		_, err := transferplan.CheckBudget(layout, budget)
+		_, err := planv1.CheckBudget(layout, budget)
 		return err
-	}, func() (*transferplan.PlanSet, error) { return transferplan.Plan(layout) })
+	}, func() (*transferplan.PlanSet, error) { return planv1.Plan(layout) })
 }
 
 // PlanContract sizes a cache-contract pair's plans and plans it within the budget.
-func PlanContract(budget transferplan.Budget, cp transferplan.ContractPair) (*transferplan.PlanSet, error) {
+func PlanContract(budget transferplan.Budget, cp plancontract.Pair) (*transferplan.PlanSet, error) {
 	return WithinBudget(budget, func() error {
-		_, err := transferplan.CheckContractBudget(cp, budget)
+		_, err := plancontract.CheckBudget(cp, budget)
 		return err
-	}, func() (*transferplan.PlanSet, error) { return transferplan.PlanContractPair(cp) })
+	}, func() (*transferplan.PlanSet, error) { return plancontract.Plan(cp) })
 }
 
 // WithinBudget runs check (a pair's arithmetic sizing against the budget)

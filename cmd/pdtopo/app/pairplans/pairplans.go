@@ -31,11 +31,12 @@ import (
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // Plans is a PDPair's plans and where they came from.
 type Plans struct {
-	Layout transferplan.Layout
+	Layout planv1.Layout
 	// Res is the resolved spec: the layout and, for a model-aware pair,
 	// what its buffers were derived from.
 	Res *pairlayout.Resolved

@@ -28,6 +28,7 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // runContract plans a pair on the cache-contract wire from its inline
@@ -69,7 +70,7 @@ func malformedContract(r transferplan.Reason) bool {
 // writeContractTable prints a contract pair's verdict and every decode
 // rank's sources: the fields each prefill rank sends and how many row
 // copies a page costs.
-func writeContractTable(w io.Writer, name string, cp transferplan.ContractPair, roles [2]pairlayout.ContractRole, set *transferplan.PlanSet) error {
+func writeContractTable(w io.Writer, name string, cp plancontract.Pair, roles [2]pairlayout.ContractRole, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, wire CacheContract\n",

@@ -29,6 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
@@ -50,7 +51,7 @@ func TestPlanContractPairJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := transferplan.PlanContractPair(cp)
+	want, err := plancontract.Plan(cp)
 	if err != nil {
 		t.Fatal(err)
 	}

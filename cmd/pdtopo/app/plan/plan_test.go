@@ -29,6 +29,7 @@ import (
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/clitest"
 )
 
@@ -47,7 +48,7 @@ func TestPlanJSONMatchesPlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := transferplan.Plan(layout)
+	want, err := planv1.Plan(layout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,44 +24,31 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/status"
 	"github.com/pdtopo/pdtopo/test/clitest"
+	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
 // statusPairs are two pairs as the API server would list them: one planned
 // and published, one never reconciled.
 func statusPairs() []pdv1.PDPair {
-	planned := pdv1.PDPair{
-		ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: "llm", Generation: 2},
-		Spec: pdv1.PDPairSpec{
-			Prefill: pdv1.FleetLayout{TensorParallelSize: 8},
-			Decode:  pdv1.FleetLayout{TensorParallelSize: 4},
+	planned := fixtures.Pair("llm", "llama").Generation(2).PrefillTP(8).DecodeTP(4).Status(pdv1.PDPairStatus{
+		Conditions: []metav1.Condition{
+			{Type: string(pdv1.PDPairLayoutCompatible), Status: metav1.ConditionTrue, ObservedGeneration: 2},
+			{Type: string(pdv1.PDPairPlansPublished), Status: metav1.ConditionTrue, ObservedGeneration: 2},
+			{Type: string(pdv1.PDPairReady), Status: metav1.ConditionTrue, ObservedGeneration: 2},
 		},
-		Status: pdv1.PDPairStatus{
-			Conditions: []metav1.Condition{
-				{Type: string(pdv1.PDPairLayoutCompatible), Status: metav1.ConditionTrue, ObservedGeneration: 2},
-				{Type: string(pdv1.PDPairPlansPublished), Status: metav1.ConditionTrue, ObservedGeneration: 2},
-				{Type: string(pdv1.PDPairReady), Status: metav1.ConditionTrue, ObservedGeneration: 2},
-			},
-			Plan: &pdv1.PlanSummary{Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 3,
-				IdlePrefillTPRanks: []int32{5, 7}, FragmentCount: 1280, FragmentsPerPage: 16,
-				Hash: "0123456789abcdef0123", ConfigMaps: []string{"llama-plans", "llama-plans-0", "llama-plans-1"}},
-			DecodeFleet: &pdv1.DecodeFleetStatus{Pods: 2, AgentsReady: 2, AgentsCurrent: 1},
-		},
-	}
-	fresh := pdv1.PDPair{
-		ObjectMeta: metav1.ObjectMeta{Name: "mla", Namespace: "llm", Generation: 1},
-		Spec: pdv1.PDPairSpec{
-			Prefill: pdv1.FleetLayout{TensorParallelSize: 16, DataParallelSize: ptr.To[int32](2)},
-			Decode:  pdv1.FleetLayout{TensorParallelSize: 8},
-		},
-	}
-	return []pdv1.PDPair{planned, fresh}
+		Plan: &pdv1.PlanSummary{Kind: "fragmented", DecodeTPRanks: 4, MinTargetsPerDecodeRank: 2, MaxTargetsPerDecodeRank: 3,
+			IdlePrefillTPRanks: []int32{5, 7}, FragmentCount: 1280, FragmentsPerPage: 16,
+			Hash: "0123456789abcdef0123", ConfigMaps: []string{"llama-plans", "llama-plans-0", "llama-plans-1"}},
+		DecodeFleet: &pdv1.DecodeFleetStatus{Pods: 2, AgentsReady: 2, AgentsCurrent: 1},
+	}).Obj()
+	fresh := fixtures.Pair("llm", "mla").Generation(1).Prefill(16, 2).DecodeTP(8).Obj()
+	return []pdv1.PDPair{*planned, *fresh}
 }
 
 // printWith prints the pairs as `status -o format` would.
