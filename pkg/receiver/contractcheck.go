@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
@@ -31,7 +32,7 @@ import (
 // the pair when it refuses it, else the first field in which it differs
 // from the plan's contract (when a prefill served that one), else the two
 // hashes.
-func (m *Manager) checkContractAnswer(view *routeView, addr string, ans *kvwire.ContractParallelInfo) (*prefillInfo, *RoomFailure) {
+func (m *Manager) checkContractAnswer(view *routeView, addr string, ans *kvcontract.ParallelInfo) (*prefillInfo, *RoomFailure) {
 	rec := &view.snap.Layout
 	mismatch := func(reason FailureReason, format string, args ...any) (*prefillInfo, *RoomFailure) {
 		return nil, &RoomFailure{Reason: reason, Message: fmt.Sprintf("prefill at %s does not match the plan (%s): ", addr, shortHash(view.snap.Hash)) + fmt.Sprintf(format, args...)}
@@ -72,7 +73,7 @@ func (m *Manager) describeContractMismatch(view *routeView, live *plancontract.C
 		}
 	}
 	if planned := view.plannedPrefill.Load(); planned != nil {
-		if d, found, err := kvwire.FirstContractDifference(*planned, live.Canonical()); err == nil && found {
+		if d, found, err := kvcontract.FirstDifference(*planned, live.Canonical()); err == nil && found {
 			return fmt.Sprintf("its cache contract differs from the one the plan was made for: %s is %s in the plan's contract, %s in the prefill's %s", d.Field, d.A, d.B, hashes)
 		}
 	}
@@ -82,11 +83,11 @@ func (m *Manager) describeContractMismatch(view *routeView, live *plancontract.C
 // contractChange says what changed between the answer a live address gave
 // when it was bootstrapped (was) and its answer now, or "" when nothing
 // did. reason is ReasonWireMismatch when it now speaks the v1 wire.
-func contractChange(addr string, was *prefillInfo, now *kvwire.BootstrapAnswer) (FailureReason, string) {
-	if now.Wire != kvwire.WireCacheContract {
+func contractChange(addr string, was *prefillInfo, now *bootstrapAnswer) (FailureReason, string) {
+	if now.wire != kvwire.WireCacheContract {
 		return ReasonWireMismatch, fmt.Sprintf("the bootstrap server at %s now answers the v1 wire (item lengths, no cache_layout); it answered a cache contract when the room's ranks were registered", addr)
 	}
-	c := &now.Contract
+	c := &now.contract
 	if c.PrefillTPSize != was.tpSize || c.PrefillDPSize != was.dpSize {
 		return ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers prefill_tp_size %d and prefill_dp_size %d; it answered %d and %d when the room's ranks were registered",
 			addr, c.PrefillTPSize, c.PrefillDPSize, was.tpSize, was.dpSize)
@@ -99,7 +100,7 @@ func contractChange(addr string, was *prefillInfo, now *kvwire.BootstrapAnswer) 
 		return "", ""
 	}
 	what := "its cache contract changed"
-	if d, found, err := kvwire.FirstContractDifference(was.contract, live.Canonical()); err == nil && found {
+	if d, found, err := kvcontract.FirstDifference(was.contract, live.Canonical()); err == nil && found {
 		what = fmt.Sprintf("%s was %s, is now %s", d.Field, d.A, d.B)
 	}
 	return ReasonContractChanged, fmt.Sprintf("the prefill at %s changed its cache contract while the room was open: %s (SHA-256 %s, now %s); its ranks no longer plan with the registration the room was sent under",

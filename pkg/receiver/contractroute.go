@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -56,7 +56,7 @@ func checkContractDummies(plan *transferplan.RoutePlan) error {
 // contract wire: the engine's contract bytes as it gave them, and the TP
 // coordinates of the plan.
 func (m *Manager) contractRegistrationFrames(view *routeView, eng *registration) [][]byte {
-	reg := kvwire.ContractRegistration{
+	reg := kvcontract.Registration{
 		DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
 		ArenaPtr: eng.ArenaPtr, Contract: eng.contract.raw,
 		DecodeTPSize: view.snap.Layout.Decode.TPPerDP(), DecodeTPRank: view.snap.Plan.DecodeTPRank,
@@ -69,10 +69,10 @@ func (m *Manager) contractRegistrationFrames(view *routeView, eng *registration)
 // room and session frames are encoded once and the manifest is the
 // engine's bytes: a room costs no copy of its manifest per target.
 func (m *Manager) sendPreAllocation(e *roomEntry, manifest []byte) {
-	p := kvwire.PreAllocation{Room: e.id, SessionID: e.reg.SessionID, Manifest: manifest}
-	var frames [kvwire.PreAllocationFrames][]byte
+	p := kvcontract.PreAllocation{Room: e.id, SessionID: e.reg.SessionID, Manifest: manifest}
+	var frames [kvcontract.PreAllocationFrames][]byte
 	full := p.AppendFrames(frames[:0])
-	dummy := [kvwire.PreAllocationFrames][]byte{full[0], full[1], {}}
+	dummy := [kvcontract.PreAllocationFrames][]byte{full[0], full[1], {}}
 	for i := range e.view.sends {
 		t := &e.view.sends[i]
 		out := full
@@ -87,11 +87,11 @@ func (m *Manager) sendPreAllocation(e *roomEntry, manifest []byte) {
 }
 
 // checkManifest refuses a manifest that does not fit the engine's decode
-// contract (kvwire.ValidateManifest: the engine's checks in its order, a
+// contract (kvcontract.ValidateManifest: the engine's checks in its order, a
 // block id outside the arena among them), naming the reason, the group and
 // the numbers.
 func checkManifest(e *roomEntry, manifest []byte) error {
-	if _, err := kvwire.ValidateManifest(manifest, &e.reg.contract.manifest); err != nil {
+	if _, err := kvcontract.ValidateManifest(manifest, &e.reg.contract.manifest); err != nil {
 		return errorf(CodeManifestRefused, "room %d's block manifest (%d bytes) does not fit the decode contract the engine registered: %v; nothing of the room was sent",
 			e.id, len(manifest), err)
 	}

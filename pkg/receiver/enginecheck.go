@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 func sameEngine(a, b EngineInfo) bool {
@@ -42,7 +42,7 @@ func validateEngine(info EngineInfo, advertiseHost string) (*engineContract, err
 	if len(info.KVDataPtrs) == 0 {
 		return nil, errorf(CodeInvalidArgument, "kvDataPtrs is empty: a decode rank registers at least one KV buffer")
 	}
-	reg := kvwire.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID, KVPtrs: info.KVDataPtrs, StatePtrs: info.StateDataPtrs}
+	reg := kvv1.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID, KVPtrs: info.KVDataPtrs, StatePtrs: info.StateDataPtrs}
 	if err := reg.Validate(); err != nil {
 		return nil, errorf(CodeInvalidArgument, "sessionId %q: %v", info.SessionID, err)
 	}

@@ -18,6 +18,7 @@ package receiver
 
 import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
@@ -30,7 +31,7 @@ type engineContract struct {
 	raw      []byte
 	contract *plancontract.CacheContract
 	sha      string
-	manifest kvwire.ManifestLayout
+	manifest kvcontract.ManifestLayout
 }
 
 // newEngineContract checks a contract-wire registration the way a prefill
@@ -41,7 +42,7 @@ func newEngineContract(info EngineInfo, advertiseHost string) (*engineContract, 
 		return nil, errorf(CodeInvalidArgument, "a cache-contract registration names its arena (kvDataPtr) and contract (cacheLayout), not %d KV and %d state buffer pointers",
 			len(info.KVDataPtrs), len(info.StateDataPtrs))
 	}
-	reg := kvwire.ContractRegistration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID,
+	reg := kvcontract.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID,
 		ArenaPtr: info.ArenaPtr, Contract: info.Contract, DecodeTPSize: 1}
 	if err := reg.Validate(); err != nil {
 		return nil, errorf(CodeInvalidArgument, "%s", engineField(err))
@@ -50,7 +51,7 @@ func newEngineContract(info EngineInfo, advertiseHost string) (*engineContract, 
 	if err != nil {
 		return nil, errorf(CodeInvalidArgument, "cacheLayout does not decode as the engine decodes a contract: %v", err)
 	}
-	layout, err := kvwire.ManifestLayoutFromContract(info.Contract)
+	layout, err := kvcontract.ManifestLayoutFromContract(info.Contract)
 	if err != nil {
 		return nil, errorf(CodeInvalidArgument, "cacheLayout cannot check block manifests: %v", err)
 	}

@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
@@ -33,7 +33,7 @@ import (
 // decode does (item: decode item × D / P; unit: 1), since that is what the
 // reference would have planned with. It returns nil or one sentence listing
 // every difference with both values.
-func checkLayout(info *kvwire.ParallelInfo, rec transferplan.LayoutRecord) error {
+func checkLayout(info *kvv1.ParallelInfo, rec transferplan.LayoutRecord) error {
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
 	if info.PrefillTPSize != rec.Prefill.TPSize {

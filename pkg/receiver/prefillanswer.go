@@ -53,16 +53,16 @@ func (m *Manager) fetchPrefillInfo(view *routeView, addr string) (*prefillInfo, 
 	if err != nil {
 		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
 	}
-	if f := checkAnswerWire(view, addr, ans.Wire); f != nil {
+	if f := checkAnswerWire(view, addr, ans.wire); f != nil {
 		return nil, f
 	}
-	if ans.Wire == kvwire.WireCacheContract {
-		return m.checkContractAnswer(view, addr, &ans.Contract)
+	if ans.wire == kvwire.WireCacheContract {
+		return m.checkContractAnswer(view, addr, &ans.contract)
 	}
-	if err := checkLayout(&ans.V1, view.snap.Layout); err != nil {
+	if err := checkLayout(&ans.v1, view.snap.Layout); err != nil {
 		return nil, &RoomFailure{Reason: ReasonLayoutMismatch, Message: fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
 	}
-	return &prefillInfo{wire: kvwire.WireV1, tpSize: ans.V1.PrefillTPSize, dpSize: ans.V1.PrefillDPSize}, nil
+	return &prefillInfo{wire: kvwire.WireV1, tpSize: ans.v1.PrefillTPSize, dpSize: ans.v1.PrefillDPSize}, nil
 }
 
 // checkAnswerWire refuses an answer of the other wire than the plan's.

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // resolve is the one goroutine working for a bootstrap address: it fetches
@@ -145,7 +145,7 @@ func (m *Manager) registrationFrames(view *routeView) [][]byte {
 	if view.contract {
 		return m.contractRegistrationFrames(view, eng)
 	}
-	reg := kvwire.Registration{
+	reg := kvv1.Registration{
 		DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
 		KVPtrs: eng.KVDataPtrs, StatePtrs: eng.StateDataPtrs,
 	}

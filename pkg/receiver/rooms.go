@@ -22,7 +22,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // TransferRequest is what the engine sends once a room is bootstrapped:
@@ -217,8 +217,8 @@ func (m *Manager) checkPayload(e *roomEntry, req TransferRequest) error {
 	return nil
 }
 
-func (m *Manager) request(e *roomEntry, t *sendTarget, req *TransferRequest) kvwire.Request {
-	q := kvwire.Request{
+func (m *Manager) request(e *roomEntry, t *sendTarget, req *TransferRequest) kvv1.Request {
+	q := kvv1.Request{
 		Room: e.id, DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: e.reg.SessionID,
 		RequiredDstInfoNum: t.dstInfo, Dummy: t.dummy,
 	}
@@ -230,7 +230,7 @@ func (m *Manager) request(e *roomEntry, t *sendTarget, req *TransferRequest) kvw
 
 func (m *Manager) requestFrames(e *roomEntry, t *sendTarget, req *TransferRequest) [][]byte {
 	q := m.request(e, t, req)
-	return q.AppendFrames(make([][]byte, 0, kvwire.RequestFramesWithFragments), t.fragments)
+	return q.AppendFrames(make([][]byte, 0, kvv1.RequestFramesWithFragments), t.fragments)
 }
 
 // Status reports a room. A room past its deadline is failed here too, so

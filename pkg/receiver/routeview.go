@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -60,7 +60,7 @@ type sendTarget struct {
 	dstInfo int  // required_dst_info_num
 	// fragments is empty for dummies and for targets without fragments
 	// (identity, MLA): then no fragment frames are sent.
-	fragments kvwire.FragmentFrames
+	fragments kvv1.FragmentFrames
 }
 
 // newRouteView checks a snapshot and prepares it. Every check names the
@@ -131,7 +131,7 @@ func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]boo
 	} else {
 		v.expectIdx[t.PrefillTPRank] = v.expected
 		v.expected++
-		s.fragments = kvwire.EncodeFragmentFrames(t.Fragments)
+		s.fragments = kvv1.EncodeFragmentFrames(t.Fragments)
 	}
 	v.sends = append(v.sends, s)
 	return nil

@@ -28,6 +28,8 @@ import (
 	"sync/atomic"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
@@ -47,7 +49,7 @@ type bootstrapServer struct {
 	worldSize, dpSize int
 	// From the last PUT, as the reference's _ingest_put_extra overwrites them.
 	mla  bool
-	lens kvwire.BufferLens
+	lens kvv1.BufferLens
 	// wire is what the ranks register with; on the contract wire, contract
 	// is the first rank's contract as the engine re-encodes it (later ranks
 	// must register the same one).
@@ -118,8 +120,8 @@ func (b *bootstrapServer) put(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else if err == nil {
-		var reg kvwire.RankRegistration
-		if reg, err = kvwire.DecodeRankRegistration(body); err == nil {
+		var reg kvv1.RankRegistration
+		if reg, err = kvv1.DecodeRankRegistration(body); err == nil {
 			b.file(reg)
 			b.counts.put.Add(1)
 			text(w, http.StatusOK, "OK")
@@ -134,7 +136,7 @@ func (b *bootstrapServer) put(w http.ResponseWriter, r *http.Request) {
 // file records a registration the way the reference does: sizes from the
 // first one, extras from the last, and — for role "Prefill" only — the
 // address under the dp group that the registration's own sizes give.
-func (b *bootstrapServer) file(reg kvwire.RankRegistration) {
+func (b *bootstrapServer) file(reg kvv1.RankRegistration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.worldSize == 0 {
@@ -201,17 +203,17 @@ func (b *bootstrapServer) parallelInfoBody(otherWire bool) []byte {
 		if otherWire {
 			contract = []byte(`{}`)
 		}
-		info := kvwire.ContractParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, CacheLayout: contract}
+		info := kvcontract.ParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, CacheLayout: contract}
 		return info.MarshalPython()
 	}
-	info := kvwire.ParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, EnableMLAL15Cache: b.mla, BufferLens: b.lens}
+	info := kvv1.ParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, EnableMLAL15Cache: b.mla, BufferLens: b.lens}
 	return info.MarshalPython()
 }
 
 // putContract files a contract-era registration as the engine's server
 // does: the contract must parse, and equal (re-encoded) the first one.
 func (b *bootstrapServer) putContract(body []byte) error {
-	reg, err := kvwire.DecodeContractRankRegistration(body)
+	reg, err := kvcontract.DecodeRankRegistration(body)
 	if err != nil {
 		return err
 	}
@@ -226,7 +228,7 @@ func (b *bootstrapServer) putContract(body []byte) error {
 	}
 	b.contract = contract.Canonical()
 	b.mu.Unlock()
-	b.file(kvwire.RankRegistration{Role: reg.Role, WorldSize: reg.WorldSize, DPSize: reg.DPSize, RankIP: reg.RankIP, RankPort: reg.RankPort, EngineRank: reg.EngineRank})
+	b.file(kvv1.RankRegistration{Role: reg.Role, WorldSize: reg.WorldSize, DPSize: reg.DPSize, RankIP: reg.RankIP, RankPort: reg.RankPort, EngineRank: reg.EngineRank})
 	return nil
 }
 

@@ -17,10 +17,12 @@ limitations under the License.
 package prefillpeer
 
 import (
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+
 	"fmt"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
 // rankContract is the contract engine rank r registers and plans with.
@@ -32,8 +34,8 @@ func (c *Config) rankContract(r int) []byte {
 }
 
 // contractRegistration is the body engine rank r PUTs on the contract wire.
-func (c *Config) contractRegistration(r, port int) kvwire.ContractRankRegistration {
-	return kvwire.ContractRankRegistration{
+func (c *Config) contractRegistration(r, port int) kvcontract.RankRegistration {
+	return kvcontract.RankRegistration{
 		Role: kvwire.RolePrefill, WorldSize: c.WorldSize, DPSize: c.DPSize,
 		RankIP: c.Host, RankPort: port, EngineRank: r, CacheLayout: c.rankContract(r),
 	}

@@ -17,11 +17,13 @@ limitations under the License.
 package prefillpeer
 
 import (
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+
 	"fmt"
 	"slices"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
 // maxFailedRooms bounds the failed rooms a rank remembers (the engine keeps
@@ -46,14 +48,14 @@ type contractRank struct {
 
 // contractSession is a registered decode rank, as this rank prepared it.
 type contractSession struct {
-	registration kvwire.ContractRegistration
+	registration kvcontract.Registration
 	canonical    string // the decode contract as the engine re-encodes it
 	endpoint     string // where its statuses go
 	dummy        bool
 	// expected are the decode ranks whose pre-allocations a room waits for.
 	expected  []int
 	fragments int
-	layout    kvwire.ManifestLayout
+	layout    kvcontract.ManifestLayout
 	layoutErr error
 }
 
@@ -78,7 +80,7 @@ func (r *Rank) handleContract(msg [][]byte) {
 
 func (r *Rank) registerContract(msg [][]byte) {
 	c := r.contract
-	reg, err := kvwire.DecodeContractRegistration(msg)
+	reg, err := kvcontract.DecodeRegistration(msg)
 	var s *contractSession
 	if err == nil {
 		s, err = c.prepare(reg)
@@ -92,7 +94,7 @@ func (r *Rank) registerContract(msg [][]byte) {
 		ExpectedDecodeRanks: expectedOf(s, err), Fragments: fragmentsOf(s, err)})
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonRegistrationRefused, Detail: err.Error(), Err: err})
-		if route, rerr := kvwire.DecodeContractRegistrationRoute(msg); rerr == nil {
+		if route, rerr := kvcontract.DecodeRegistrationRoute(msg); rerr == nil {
 			r.rejectSession(route)
 		}
 		return
@@ -103,7 +105,7 @@ func (r *Rank) registerContract(msg [][]byte) {
 
 // rejectSession fails the rooms that already count on the session and
 // remembers where to fail its later ones (_reject_decode_registration).
-func (r *Rank) rejectSession(route kvwire.RegistrationRoute) {
+func (r *Rank) rejectSession(route kvcontract.RegistrationRoute) {
 	c := r.contract
 	for room, dests := range c.rooms {
 		if _, ok := dests[route.SessionID]; ok {
@@ -119,12 +121,12 @@ func (r *Rank) rejectSession(route kvwire.RegistrationRoute) {
 // is in.
 func (r *Rank) preAllocate(msg [][]byte) {
 	c := r.contract
-	head, err := kvwire.DecodePreAllocationRoute(msg)
+	head, err := kvcontract.DecodePreAllocationRoute(msg)
 	if err != nil { // no room to fail
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: roomOf(msg), Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
 		return
 	}
-	p, err := kvwire.DecodePreAllocation(msg)
+	p, err := kvcontract.DecodePreAllocation(msg)
 	r.rec.preAllocation(head, len(msg[2]) == 0)
 	s := c.sessions[head.SessionID]
 	switch {
@@ -142,7 +144,7 @@ func (r *Rank) preAllocate(msg [][]byte) {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: head.Room, Reason: ReasonNeverAnswers, Detail: s.layoutErr.Error(), Err: s.layoutErr})
 		return
 	case !s.dummy:
-		_, err = kvwire.ValidateManifest(p.Manifest, &s.layout)
+		_, err = kvcontract.ValidateManifest(p.Manifest, &s.layout)
 	}
 	if err == nil {
 		err = c.checkFanOut(head, s)
@@ -168,7 +170,7 @@ func (r *Rank) preAllocate(msg [][]byte) {
 
 // checkFanOut is the engine's: one pre-allocation per session, no more than
 // the expected decode ranks, and once all are in, exactly those ranks.
-func (c *contractRank) checkFanOut(head kvwire.PreAllocation, s *contractSession) error {
+func (c *contractRank) checkFanOut(head kvcontract.PreAllocation, s *contractSession) error {
 	dests := c.rooms[head.Room]
 	if _, dup := dests[head.SessionID]; dup {
 		return fmt.Errorf("a second pre-allocation of room %d from session %s", head.Room, head.SessionID)

@@ -26,6 +26,8 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -45,7 +47,7 @@ type Rank struct {
 	Endpoint string
 	Port     int
 
-	buffers kvwire.BufferLens
+	buffers kvv1.BufferLens
 	pull    *zmq.Socket
 	push    pushCache // owned by the receive goroutine
 	delayed *delayedSender
@@ -67,7 +69,7 @@ type Rank struct {
 
 // session is a registered decode rank's memory, and what is wrong with it.
 type session struct {
-	registration kvwire.Registration
+	registration kvv1.Registration
 	problem      *RankError
 }
 
@@ -150,7 +152,7 @@ func (r *Rank) handle(msg [][]byte) {
 		return
 	}
 	r.frags.last = nil
-	q, err := kvwire.DecodeRequestWith(msg, r.frags.decode)
+	q, err := kvv1.DecodeRequestWith(msg, r.frags.decode)
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: roomOf(msg), Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
 		return
@@ -185,7 +187,7 @@ func (r *Rank) handle(msg [][]byte) {
 }
 
 func (r *Rank) register(msg [][]byte) {
-	g, err := kvwire.DecodeRegistration(msg)
+	g, err := kvv1.DecodeRegistration(msg)
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
 		return
@@ -200,7 +202,7 @@ func (r *Rank) register(msg [][]byte) {
 
 // collect files a request under its room and session, as the reference
 // does, and answers the room once required_dst_info_num sessions are in.
-func (r *Rank) collect(q *kvwire.Request, problem *RankError) {
+func (r *Rank) collect(q *kvv1.Request, problem *RankError) {
 	infos := r.rooms[q.Room]
 	if infos == nil {
 		infos = make(map[string]destination, q.RequiredDstInfoNum)
@@ -307,10 +309,10 @@ func (r *Rank) Counts() RankCounts {
 }
 
 // Registrations returns the registrations received, in order.
-func (r *Rank) Registrations() []kvwire.Registration {
+func (r *Rank) Registrations() []kvv1.Registration {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
-	return append([]kvwire.Registration(nil), r.rec.regs...)
+	return append([]kvv1.Registration(nil), r.rec.regs...)
 }
 
 // ContractRegistrations returns the registrations received on the contract
@@ -323,7 +325,7 @@ func (r *Rank) ContractRegistrations() []ContractRegistration {
 
 // PreAllocations returns the most recent pre-allocations received on the
 // contract wire (Config.KeepRequests), manifests not kept, in order.
-func (r *Rank) PreAllocations() []kvwire.PreAllocation {
+func (r *Rank) PreAllocations() []kvcontract.PreAllocation {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	return r.rec.preAllocs.snapshot()
@@ -331,7 +333,7 @@ func (r *Rank) PreAllocations() []kvwire.PreAllocation {
 
 // Requests returns the most recent requests received (Config.KeepRequests),
 // decoded, fragments included, in arrival order.
-func (r *Rank) Requests() []kvwire.Request {
+func (r *Rank) Requests() []kvv1.Request {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	return r.rec.reqs.snapshot()

@@ -14,12 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // manifestScan reads a manifest's JSON in one pass without building more
@@ -49,15 +51,15 @@ type scannedGroup struct {
 	ids          []int64
 }
 
-func (s *manifestScan) fail(field string, reason Reason, format string, args ...any) error {
-	return fieldError(KindManifest, field, reason, "at byte %d: %s", s.pos, fmt.Sprintf(format, args...))
+func (s *manifestScan) fail(field string, reason kvwire.Reason, format string, args ...any) error {
+	return kvwire.FieldError(kvwire.KindManifest, field, reason, "at byte %d: %s", s.pos, fmt.Sprintf(format, args...))
 }
 
 func (s *manifestScan) malformed(field, want string) error {
 	if s.pos >= len(s.raw) {
-		return s.fail(field, ReasonMalformedJSON, "the JSON ends where %s is due", want)
+		return s.fail(field, kvwire.ReasonMalformedJSON, "the JSON ends where %s is due", want)
 	}
-	return s.fail(field, ReasonMalformedJSON, "%q where %s is due", s.raw[s.pos], want)
+	return s.fail(field, kvwire.ReasonMalformedJSON, "%q where %s is due", s.raw[s.pos], want)
 }
 
 func (s *manifestScan) ws() {
@@ -90,7 +92,7 @@ func (s *manifestScan) literal(word string) bool {
 
 func (s *manifestScan) run() error {
 	if len(s.raw) == 0 || len(s.raw) > MaxManifestBytes {
-		return fieldError(KindManifest, "", ReasonPayloadSize, "%d bytes; the engine takes 1..%d", len(s.raw), MaxManifestBytes)
+		return kvwire.FieldError(kvwire.KindManifest, "", kvwire.ReasonPayloadSize, "%d bytes; the engine takes 1..%d", len(s.raw), MaxManifestBytes)
 	}
 	if s.next() != '{' {
 		return s.malformed("", "the manifest's JSON object")
@@ -106,10 +108,10 @@ func (s *manifestScan) run() error {
 		case "prompt_len":
 			slot = 2
 		default:
-			return s.fail(string(key), ReasonUnknownField, "a manifest has groups, prefix_len and prompt_len only")
+			return s.fail(string(key), kvwire.ReasonUnknownField, "a manifest has groups, prefix_len and prompt_len only")
 		}
 		if seen[slot] {
-			return s.fail(string(key), ReasonDuplicateKey, "%q appears twice", key)
+			return s.fail(string(key), kvwire.ReasonDuplicateKey, "%q appears twice", key)
 		}
 		seen[slot] = true
 		switch slot {
@@ -129,15 +131,15 @@ func (s *manifestScan) run() error {
 		return err
 	}
 	if s.next() != 0 {
-		return s.fail("", ReasonMalformedJSON, "%d bytes follow the manifest's object", len(s.raw)-s.pos)
+		return s.fail("", kvwire.ReasonMalformedJSON, "%d bytes follow the manifest's object", len(s.raw)-s.pos)
 	}
 	for i, k := range [3]string{"groups", "prefix_len", "prompt_len"} {
 		if !seen[i] {
-			return fieldError(KindManifest, k, ReasonMissingField, "key %q is absent", k)
+			return kvwire.FieldError(kvwire.KindManifest, k, kvwire.ReasonMissingField, "key %q is absent", k)
 		}
 	}
 	if s.prefixLen < 0 {
-		return fieldError(KindManifest, "prefix_len", ReasonOutOfRange, "%d is negative", s.prefixLen)
+		return kvwire.FieldError(kvwire.KindManifest, "prefix_len", kvwire.ReasonOutOfRange, "%d is negative", s.prefixLen)
 	}
 	return nil
 }
@@ -185,7 +187,7 @@ func (s *manifestScan) groupList() error {
 	switch s.next() {
 	case 'n':
 		if s.literal("null") {
-			return fieldError(KindManifest, "groups", ReasonMissingField, "key \"groups\" is null")
+			return kvwire.FieldError(kvwire.KindManifest, "groups", kvwire.ReasonMissingField, "key \"groups\" is null")
 		}
 	case '[':
 		s.pos++
@@ -220,7 +222,7 @@ func (s *manifestScan) group(i int) error {
 		switch string(key) {
 		case "group_id":
 			if haveID {
-				return s.fail(field("group_id"), ReasonDuplicateKey, "\"group_id\" appears twice")
+				return s.fail(field("group_id"), kvwire.ReasonDuplicateKey, "\"group_id\" appears twice")
 			}
 			haveID = true
 			switch s.next() {
@@ -230,27 +232,27 @@ func (s *manifestScan) group(i int) error {
 				return err
 			case 'n':
 				if s.literal("null") {
-					return fieldError(KindManifest, field("group_id"), ReasonMissingField, "null")
+					return kvwire.FieldError(kvwire.KindManifest, field("group_id"), kvwire.ReasonMissingField, "null")
 				}
 			}
-			return s.fail(field("group_id"), ReasonInvalidValue, "not a string")
+			return s.fail(field("group_id"), kvwire.ReasonInvalidValue, "not a string")
 		case "block_ids":
 			if haveIDs {
-				return s.fail(field("block_ids"), ReasonDuplicateKey, "\"block_ids\" appears twice")
+				return s.fail(field("block_ids"), kvwire.ReasonDuplicateKey, "\"block_ids\" appears twice")
 			}
 			haveIDs = true
 			return s.blockIDs(i, &g)
 		}
-		return s.fail(field(string(key)), ReasonUnknownField, "a group has group_id and block_ids only")
+		return s.fail(field(string(key)), kvwire.ReasonUnknownField, "a group has group_id and block_ids only")
 	})
 	if err != nil {
 		return err
 	}
 	if !haveID {
-		return fieldError(KindManifest, field("group_id"), ReasonMissingField, "absent")
+		return kvwire.FieldError(kvwire.KindManifest, field("group_id"), kvwire.ReasonMissingField, "absent")
 	}
 	if !haveIDs {
-		return fieldError(KindManifest, field("block_ids"), ReasonMissingField, "absent")
+		return kvwire.FieldError(kvwire.KindManifest, field("block_ids"), kvwire.ReasonMissingField, "absent")
 	}
 	if s.keep < 0 || len(s.groups) < s.keep {
 		s.groups = append(s.groups, g)
@@ -264,7 +266,7 @@ func (s *manifestScan) blockIDs(i int, g *scannedGroup) error {
 	case '[':
 	case 'n':
 		if s.literal("null") {
-			return fieldError(KindManifest, field(), ReasonMissingField, "null")
+			return kvwire.FieldError(kvwire.KindManifest, field(), kvwire.ReasonMissingField, "null")
 		}
 		fallthrough
 	default:
@@ -279,7 +281,7 @@ func (s *manifestScan) blockIDs(i int, g *scannedGroup) error {
 		s.ws()
 		v, err := s.integer("")
 		if err != nil {
-			e := asError(err)
+			e := kvwire.AsError(err)
 			e.Field = fmt.Sprintf("groups[%d].block_ids[%d]", i, g.count)
 			return e
 		}
@@ -318,11 +320,11 @@ func (s *manifestScan) integer(field string) (int64, error) {
 	}
 	switch c := s.raw[s.pos]; {
 	case c == 'n' && !neg && s.literal("null"):
-		return 0, fieldError(KindManifest, field, ReasonMissingField, "null")
+		return 0, kvwire.FieldError(kvwire.KindManifest, field, kvwire.ReasonMissingField, "null")
 	case (c == 't' || c == 'f') && !neg && (s.literal("true") || s.literal("false")):
-		return 0, s.fail(field, ReasonNotAnInteger, "a boolean, not an integer")
+		return 0, s.fail(field, kvwire.ReasonNotAnInteger, "a boolean, not an integer")
 	case c == '"':
-		return 0, s.fail(field, ReasonNotAnInteger, "a string, not an integer")
+		return 0, s.fail(field, kvwire.ReasonNotAnInteger, "a string, not an integer")
 	case c == '0':
 		s.pos++
 	case c >= '1' && c <= '9':
@@ -334,7 +336,7 @@ func (s *manifestScan) integer(field string) (int64, error) {
 	}
 	if s.pos < len(s.raw) {
 		if c := s.raw[s.pos]; c == '.' || c == 'e' || c == 'E' {
-			return 0, s.fail(field, ReasonNotAnInteger, "%s… has a fraction or exponent; block ids and lengths are integers", s.raw[start:s.pos])
+			return 0, s.fail(field, kvwire.ReasonNotAnInteger, "%s… has a fraction or exponent; block ids and lengths are integers", s.raw[start:s.pos])
 		}
 	}
 	digits := s.raw[start:s.pos]
@@ -349,7 +351,7 @@ func (s *manifestScan) integer(field string) (int64, error) {
 	for _, c := range digits {
 		d := uint64(c - '0')
 		if acc > (limit-d)/10 {
-			return 0, s.fail(field, ReasonOutOfRange, "%s does not fit in 64 bits", quote(s.raw[start:s.pos]))
+			return 0, s.fail(field, kvwire.ReasonOutOfRange, "%s does not fit in 64 bits", kvwire.Quote(s.raw[start:s.pos]))
 		}
 		acc = acc*10 + d
 	}
@@ -375,25 +377,25 @@ func (s *manifestScan) str(field string) ([]byte, error) {
 				return nil, err
 			}
 		case c < 0x20:
-			return nil, s.fail(field, ReasonMalformedJSON, "control byte 0x%02x inside a string", c)
+			return nil, s.fail(field, kvwire.ReasonMalformedJSON, "control byte 0x%02x inside a string", c)
 		case c < utf8.RuneSelf:
 			s.scratch = append(s.scratch, c)
 			s.pos++
 		default:
 			r, size := utf8.DecodeRune(s.raw[s.pos:])
 			if r == utf8.RuneError && size <= 1 {
-				return nil, s.fail(field, ReasonMalformedJSON, "a string holds bytes that are not UTF-8")
+				return nil, s.fail(field, kvwire.ReasonMalformedJSON, "a string holds bytes that are not UTF-8")
 			}
 			s.scratch = append(s.scratch, s.raw[s.pos:s.pos+size]...)
 			s.pos += size
 		}
 	}
-	return nil, s.fail(field, ReasonMalformedJSON, "a string does not end")
+	return nil, s.fail(field, kvwire.ReasonMalformedJSON, "a string does not end")
 }
 
 func (s *manifestScan) escape(field string) error {
 	if s.pos+1 >= len(s.raw) {
-		return s.fail(field, ReasonMalformedJSON, "a string ends inside an escape")
+		return s.fail(field, kvwire.ReasonMalformedJSON, "a string ends inside an escape")
 	}
 	c := s.raw[s.pos+1]
 	s.pos += 2
@@ -402,11 +404,11 @@ func (s *manifestScan) escape(field string) error {
 		return nil
 	}
 	if c != 'u' {
-		return s.fail(field, ReasonMalformedJSON, "invalid escape \\%c", c)
+		return s.fail(field, kvwire.ReasonMalformedJSON, "invalid escape \\%c", c)
 	}
 	r, ok := s.hex4()
 	if !ok {
-		return s.fail(field, ReasonMalformedJSON, "invalid \\u escape")
+		return s.fail(field, kvwire.ReasonMalformedJSON, "invalid \\u escape")
 	}
 	if r >= 0xd800 && r < 0xdc00 && s.pos+1 < len(s.raw) && s.raw[s.pos] == '\\' && s.raw[s.pos+1] == 'u' {
 		save := s.pos

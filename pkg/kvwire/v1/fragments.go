@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -109,17 +110,17 @@ func DecodeFragments(versionFrame, payloadFrame []byte) ([]transferplan.Transfer
 		return nil, nil
 	}
 	if len(versionFrame) == 0 || len(payloadFrame) == 0 {
-		return nil, frameError(KindFragments, 12, "fragments_version", ReasonFrameCount,
+		return nil, kvwire.FrameError(kvwire.KindFragments, 12, "fragments_version", kvwire.ReasonFrameCount,
 			"version frame %d bytes, payload frame %d bytes; both or neither are required", len(versionFrame), len(payloadFrame))
 	}
-	version, isInt, _ := parseDecimal(bytes.TrimSpace(versionFrame))
+	version, isInt, _ := kvwire.ParseDecimal(bytes.TrimSpace(versionFrame))
 	if !isInt || version != FragmentsVersion {
-		return nil, frameError(KindFragments, 12, "fragments_version", ReasonUnsupportedVersion,
-			"version %s, this side speaks %d", quote(versionFrame), FragmentsVersion)
+		return nil, kvwire.FrameError(kvwire.KindFragments, 12, "fragments_version", kvwire.ReasonUnsupportedVersion,
+			"version %s, this side speaks %d", kvwire.Quote(versionFrame), FragmentsVersion)
 	}
 	var raw []map[string]json.RawMessage
 	if err := json.Unmarshal(payloadFrame, &raw); err != nil {
-		return nil, frameError(KindFragments, 13, "fragments", ReasonMalformedJSON, "%v", err)
+		return nil, kvwire.FrameError(kvwire.KindFragments, 13, "fragments", kvwire.ReasonMalformedJSON, "%v", err)
 	}
 	out := make([]transferplan.TransferFragment, len(raw))
 	for i, obj := range raw {
@@ -131,18 +132,18 @@ func DecodeFragments(versionFrame, payloadFrame []byte) ([]transferplan.Transfer
 	return out, nil
 }
 
-func decodeFragment(obj map[string]json.RawMessage, f *transferplan.TransferFragment) *Error {
+func decodeFragment(obj map[string]json.RawMessage, f *transferplan.TransferFragment) *kvwire.Error {
 	if obj == nil {
-		return frameError(KindFragments, 13, "fragments", ReasonInvalidValue, "not an object")
+		return kvwire.FrameError(kvwire.KindFragments, 13, "fragments", kvwire.ReasonInvalidValue, "not an object")
 	}
 	for _, key := range fragmentKeys {
 		if _, ok := obj[key]; !ok {
-			return frameError(KindFragments, 13, key, ReasonMissingField, "key %q is missing", key)
+			return kvwire.FrameError(kvwire.KindFragments, 13, key, kvwire.ReasonMissingField, "key %q is missing", key)
 		}
 	}
 	var kind string
 	if err := json.Unmarshal(obj["buffer_kind"], &kind); err != nil || !transferplan.BufferKind(kind).Valid() {
-		return frameError(KindFragments, 13, "buffer_kind", ReasonInvalidValue, "%s is not a known kind", quote(obj["buffer_kind"]))
+		return kvwire.FrameError(kvwire.KindFragments, 13, "buffer_kind", kvwire.ReasonInvalidValue, "%s is not a known kind", kvwire.Quote(obj["buffer_kind"]))
 	}
 	f.BufferKind = transferplan.BufferKind(kind)
 	for _, it := range []struct {
@@ -178,10 +179,10 @@ func decodeFragment(obj map[string]json.RawMessage, f *transferplan.TransferFrag
 	return nil
 }
 
-func decodeFragmentInt(obj map[string]json.RawMessage, key string) (int64, *Error) {
+func decodeFragmentInt(obj map[string]json.RawMessage, key string) (int64, *kvwire.Error) {
 	v, err := strconv.ParseInt(string(bytes.TrimSpace(obj[key])), 10, 64)
 	if err != nil {
-		return 0, frameError(KindFragments, 13, key, ReasonInvalidValue, "%s is not an integer", quote(obj[key]))
+		return 0, kvwire.FrameError(kvwire.KindFragments, 13, key, kvwire.ReasonInvalidValue, "%s is not an integer", kvwire.Quote(obj[key]))
 	}
 	return v, nil
 }

@@ -14,11 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
 	"reflect"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 func TestRegistrationFramesGolden(t *testing.T) {
@@ -61,27 +63,27 @@ func TestDecodeRegistration(t *testing.T) {
 	bad := []struct {
 		name   string
 		edit   func([][]byte) [][]byte
-		reason Reason
+		reason kvwire.Reason
 		frame  int
 	}{
-		{"seven legacy frames", func(f [][]byte) [][]byte { return f[:7] }, ReasonFrameCount, -1},
-		{"nine frames", func(f [][]byte) [][]byte { return append(f, nil) }, ReasonFrameCount, -1},
-		{"no frames", func([][]byte) [][]byte { return nil }, ReasonFrameCount, -1},
-		{"room is a number", func(f [][]byte) [][]byte { f[0] = []byte("5"); return f }, ReasonNotRegistration, 0},
-		{"ip not ascii", func(f [][]byte) [][]byte { f[1] = []byte("10.0.0.\xe9"); return f }, ReasonNotASCII, 1},
-		{"ip empty", func(f [][]byte) [][]byte { f[1] = nil; return f }, ReasonInvalidValue, 1},
-		{"ip v6", func(f [][]byte) [][]byte { f[1] = []byte("fe80::1"); return f }, ReasonInvalidValue, 1},
-		{"port not a number", func(f [][]byte) [][]byte { f[2] = []byte("http"); return f }, ReasonNotAnInteger, 2},
-		{"port zero", func(f [][]byte) [][]byte { f[2] = []byte("0"); return f }, ReasonOutOfRange, 2},
-		{"port too big", func(f [][]byte) [][]byte { f[2] = []byte("65536"); return f }, ReasonOutOfRange, 2},
-		{"session without port", func(f [][]byte) [][]byte { f[3] = []byte("host"); return f }, ReasonInvalidValue, 3},
-		{"session ipv6", func(f [][]byte) [][]byte { f[3] = []byte("[::1]:80"); return f }, ReasonInvalidValue, 3},
-		{"session port text", func(f [][]byte) [][]byte { f[3] = []byte("h:rpc"); return f }, ReasonInvalidValue, 3},
-		{"kv ptrs misaligned", func(f [][]byte) [][]byte { f[4] = f[4][:15]; return f }, ReasonMisalignedArray, 4},
-		{"aux ptrs present", func(f [][]byte) [][]byte { f[5] = []byte(le64(9)); return f }, ReasonInvalidValue, 5},
-		{"state ptrs misaligned", func(f [][]byte) [][]byte { f[6] = []byte("abc"); return f }, ReasonMisalignedArray, 6},
-		{"prefix len text", func(f [][]byte) [][]byte { f[7] = []byte("None"); return f }, ReasonNotAnInteger, 7},
-		{"prefix len negative", func(f [][]byte) [][]byte { f[7] = []byte("-3"); return f }, ReasonOutOfRange, 7},
+		{"seven legacy frames", func(f [][]byte) [][]byte { return f[:7] }, kvwire.ReasonFrameCount, -1},
+		{"nine frames", func(f [][]byte) [][]byte { return append(f, nil) }, kvwire.ReasonFrameCount, -1},
+		{"no frames", func([][]byte) [][]byte { return nil }, kvwire.ReasonFrameCount, -1},
+		{"room is a number", func(f [][]byte) [][]byte { f[0] = []byte("5"); return f }, kvwire.ReasonNotRegistration, 0},
+		{"ip not ascii", func(f [][]byte) [][]byte { f[1] = []byte("10.0.0.\xe9"); return f }, kvwire.ReasonNotASCII, 1},
+		{"ip empty", func(f [][]byte) [][]byte { f[1] = nil; return f }, kvwire.ReasonInvalidValue, 1},
+		{"ip v6", func(f [][]byte) [][]byte { f[1] = []byte("fe80::1"); return f }, kvwire.ReasonInvalidValue, 1},
+		{"port not a number", func(f [][]byte) [][]byte { f[2] = []byte("http"); return f }, kvwire.ReasonNotAnInteger, 2},
+		{"port zero", func(f [][]byte) [][]byte { f[2] = []byte("0"); return f }, kvwire.ReasonOutOfRange, 2},
+		{"port too big", func(f [][]byte) [][]byte { f[2] = []byte("65536"); return f }, kvwire.ReasonOutOfRange, 2},
+		{"session without port", func(f [][]byte) [][]byte { f[3] = []byte("host"); return f }, kvwire.ReasonInvalidValue, 3},
+		{"session ipv6", func(f [][]byte) [][]byte { f[3] = []byte("[::1]:80"); return f }, kvwire.ReasonInvalidValue, 3},
+		{"session port text", func(f [][]byte) [][]byte { f[3] = []byte("h:rpc"); return f }, kvwire.ReasonInvalidValue, 3},
+		{"kv ptrs misaligned", func(f [][]byte) [][]byte { f[4] = f[4][:15]; return f }, kvwire.ReasonMisalignedArray, 4},
+		{"aux ptrs present", func(f [][]byte) [][]byte { f[5] = []byte(le64(9)); return f }, kvwire.ReasonInvalidValue, 5},
+		{"state ptrs misaligned", func(f [][]byte) [][]byte { f[6] = []byte("abc"); return f }, kvwire.ReasonMisalignedArray, 6},
+		{"prefix len text", func(f [][]byte) [][]byte { f[7] = []byte("None"); return f }, kvwire.ReasonNotAnInteger, 7},
+		{"prefix len negative", func(f [][]byte) [][]byte { f[7] = []byte("-3"); return f }, kvwire.ReasonOutOfRange, 7},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,13 +99,13 @@ func TestRegistrationValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.SessionID = "fe80::1:15500"
-	wantReason(t, g.Validate(), ReasonInvalidValue, 3)
+	wantReason(t, g.Validate(), kvwire.ReasonInvalidValue, 3)
 	g.SessionID, g.DecodeStatusPort = "h:1", 70000
-	wantReason(t, g.Validate(), ReasonOutOfRange, 2)
+	wantReason(t, g.Validate(), kvwire.ReasonOutOfRange, 2)
 }
 
 func TestIsRegistration(t *testing.T) {
-	if !IsRegistration(frames("None", "x")) || IsRegistration(frames("17")) || IsRegistration(nil) {
+	if !kvwire.IsRegistration(frames("None", "x")) || kvwire.IsRegistration(frames("17")) || kvwire.IsRegistration(nil) {
 		t.Fatal("IsRegistration misclassifies")
 	}
 }

@@ -14,12 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
+	"github.com/pdtopo/pdtopo/pkg/pyjson"
+
 	"strconv"
 
-	"github.com/pdtopo/pdtopo/pkg/pyjson"
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // Manifest is a block manifest (the engine's CachePDBlockManifest): for one
@@ -74,7 +76,7 @@ func (m *Manifest) AppendWire(dst []byte) []byte {
 func (m *Manifest) WireBytes() ([]byte, error) {
 	b := m.AppendWire(nil)
 	if len(b) > MaxManifestBytes {
-		return nil, fieldError(KindManifest, "", ReasonPayloadSize, "%d bytes; a manifest is at most %d", len(b), MaxManifestBytes)
+		return nil, kvwire.FieldError(kvwire.KindManifest, "", kvwire.ReasonPayloadSize, "%d bytes; a manifest is at most %d", len(b), MaxManifestBytes)
 	}
 	return b, nil
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
 	"bytes"
@@ -23,11 +23,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
-// The vectors under testdata/contract were written once by tokenspeed's own
-// code at tokenspeed.CacheContractCommit (conformance/tokenspeed; the
-// README of testdata/contract says how): what its bootstrap server answers, what its decode receiver
+// The vectors under pkg/kvwire/testdata/contract were written once by
+// tokenspeed's own code at tokenspeed.CacheContractCommit
+// (conformance/tokenspeed; the README of testdata/contract says how): what
+// its bootstrap server answers, what its decode receiver
 // sends, and what its prefill makes of frames and manifests. These tests
 // hold pkg/kvwire to them byte for byte and verdict for verdict.
 
@@ -84,7 +87,7 @@ type engineVerdict struct {
 
 func loadContractPairs(t testing.TB) []contractPairVectors {
 	t.Helper()
-	files, err := filepath.Glob("testdata/contract/*-*.json")
+	files, err := filepath.Glob("../testdata/contract/*-*.json")
 	if err != nil || len(files) < 8 {
 		t.Fatalf("contract vectors: %v, %d files", err, len(files))
 	}
@@ -106,11 +109,13 @@ func loadContractPairs(t testing.TB) []contractPairVectors {
 func TestContractVectorsBootstrap(t *testing.T) {
 	for _, v := range loadContractPairs(t) {
 		t.Run(v.Pair, func(t *testing.T) {
-			ans, err := DecodeBootstrapAnswer([]byte(v.Bootstrap.ParallelInfo))
-			if err != nil || ans.Wire != WireCacheContract {
-				t.Fatalf("DecodeBootstrapAnswer: %v, wire %q", err, ans.Wire)
+			if w, err := kvwire.AnswerWire([]byte(v.Bootstrap.ParallelInfo)); err != nil || w != kvwire.WireCacheContract {
+				t.Fatalf("AnswerWire: %v, wire %q", err, w)
 			}
-			c := ans.Contract
+			c, err := DecodeParallelInfo([]byte(v.Bootstrap.ParallelInfo))
+			if err != nil {
+				t.Fatalf("DecodeParallelInfo: %v", err)
+			}
 			if c.PrefillTPSize != v.Prefill.TPSize*v.Prefill.DPSize || c.PrefillDPSize != v.Prefill.DPSize || c.TPPerDPGroup() != v.Prefill.TPSize {
 				t.Errorf("sizes %d/%d, want world %d in %d DP groups", c.PrefillTPSize, c.PrefillDPSize, v.Prefill.TPSize*v.Prefill.DPSize, v.Prefill.DPSize)
 			}
@@ -121,18 +126,18 @@ func TestContractVectorsBootstrap(t *testing.T) {
 				t.Errorf("MarshalPython:\n%.200s\nthe engine's server:\n%.200s", got, v.Bootstrap.ParallelInfo)
 			}
 			for i, body := range v.Bootstrap.RankRegistrations {
-				g, err := DecodeContractRankRegistration([]byte(body))
+				g, err := DecodeRankRegistration([]byte(body))
 				if err != nil {
 					t.Fatalf("rank registration %d: %v", i, err)
 				}
-				if g.EngineRank != i || string(g.CacheLayout) != v.Prefill.Contract || g.Role != RolePrefill {
+				if g.EngineRank != i || string(g.CacheLayout) != v.Prefill.Contract || g.Role != kvwire.RolePrefill {
 					t.Errorf("rank registration %d: engine rank %d, role %q", i, g.EngineRank, g.Role)
 				}
 				if got := g.MarshalPython(); string(got) != body {
 					t.Errorf("rank registration %d re-encodes as\n%.200s\nnot\n%.200s", i, got, body)
 				}
 			}
-			if _, err := DecodeRankAddress([]byte(v.Bootstrap.RankAddress)); err != nil {
+			if _, err := kvwire.DecodeRankAddress([]byte(v.Bootstrap.RankAddress)); err != nil {
 				t.Errorf("rank address: %v", err)
 			}
 		})
@@ -142,11 +147,11 @@ func TestContractVectorsBootstrap(t *testing.T) {
 func TestContractVectorsRegistration(t *testing.T) {
 	for _, v := range loadContractPairs(t) {
 		for _, r := range v.Ranks {
-			g, err := DecodeContractRegistration(r.Registration)
+			g, err := DecodeRegistration(r.Registration)
 			if err != nil {
 				t.Fatalf("%s decode rank %d: %v", v.Pair, r.DecodeTPRank, err)
 			}
-			want := ContractRegistration{DecodeIP: "127.0.0.1", DecodeStatusPort: v.Decode.StatusPort, SessionID: r.SessionID,
+			want := Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: v.Decode.StatusPort, SessionID: r.SessionID,
 				ArenaPtr: v.Decode.ArenaPtr, Contract: []byte(v.Decode.Contract), DecodeTPSize: v.Decode.TPSize, DecodeTPRank: r.DecodeTPRank}
 			if !sameContractRegistration(g, want) {
 				t.Errorf("%s decode rank %d: decoded %+v", v.Pair, r.DecodeTPRank, g)
@@ -161,7 +166,7 @@ func TestContractVectorsRegistration(t *testing.T) {
 	}
 }
 
-func sameContractRegistration(a, b ContractRegistration) bool {
+func sameContractRegistration(a, b Registration) bool {
 	return bytes.Equal(a.Contract, b.Contract) && a.DecodeIP == b.DecodeIP && a.DecodeStatusPort == b.DecodeStatusPort &&
 		a.SessionID == b.SessionID && a.ArenaPtr == b.ArenaPtr && a.DecodeTPSize == b.DecodeTPSize && a.DecodeTPRank == b.DecodeTPRank
 }
@@ -228,26 +233,26 @@ func checkPreAllocations(t *testing.T, v contractPairVectors, wire string, pres 
 // gives; a KeyError is the engine crashing on a missing key.
 var engineReasons = []struct {
 	message string
-	reason  Reason
+	reason  kvwire.Reason
 }{
-	{"requires prefix_len < prompt_len", ReasonManifestPrefixNotBeforePrompt},
-	{"group order disagrees with layout", ReasonManifestGroupOrder},
-	{"not aligned to prefix_granularity", ReasonManifestPrefixUnaligned},
-	{"block count disagrees with its transfer policy", ReasonManifestBlockCount},
-	{"has an out-of-bounds block", ReasonManifestBlockOutsideArena},
-	{"invalid Cache block manifest JSON", ReasonMalformedJSON},
-	{"payload must be a JSON object", ReasonMalformedJSON},
-	{"payload must be 1..", ReasonPayloadSize},
+	{"requires prefix_len < prompt_len", kvwire.ReasonManifestPrefixNotBeforePrompt},
+	{"group order disagrees with layout", kvwire.ReasonManifestGroupOrder},
+	{"not aligned to prefix_granularity", kvwire.ReasonManifestPrefixUnaligned},
+	{"block count disagrees with its transfer policy", kvwire.ReasonManifestBlockCount},
+	{"has an out-of-bounds block", kvwire.ReasonManifestBlockOutsideArena},
+	{"invalid Cache block manifest JSON", kvwire.ReasonMalformedJSON},
+	{"payload must be a JSON object", kvwire.ReasonMalformedJSON},
+	{"payload must be 1..", kvwire.ReasonPayloadSize},
 }
 
 // stricterThanTheEngine are the vectors the engine accepts and pkg/kvwire
 // refuses, on purpose (doc.go).
-var stricterThanTheEngine = map[string]Reason{"unknown key": ReasonUnknownField}
+var stricterThanTheEngine = map[string]kvwire.Reason{"unknown key": kvwire.ReasonUnknownField}
 
-func engineReason(t *testing.T, v engineVerdict) Reason {
+func engineReason(t *testing.T, v engineVerdict) kvwire.Reason {
 	t.Helper()
 	if v.Exception == "KeyError" {
-		return ReasonMissingField
+		return kvwire.ReasonMissingField
 	}
 	for _, e := range engineReasons {
 		if strings.Contains(v.Error, e.message) {
@@ -268,7 +273,7 @@ func TestContractVectorsManifestRefusals(t *testing.T) {
 		for _, r := range v.ManifestRefusals {
 			_, err := ValidateManifest([]byte(r.Wire), &layout)
 			if want, ok := stricterThanTheEngine[r.Name]; ok {
-				if !r.Verdict.Accepted || ReasonOf(err) != want {
+				if !r.Verdict.Accepted || kvwire.ReasonOf(err) != want {
 					t.Errorf("%s %q: engine accepts: %v; ValidateManifest: %v, want reason %s", v.Pair, r.Name, r.Verdict.Accepted, err, want)
 				}
 				continue
@@ -280,7 +285,7 @@ func TestContractVectorsManifestRefusals(t *testing.T) {
 				continue
 			}
 			n++
-			if want := engineReason(t, r.Verdict); ReasonOf(err) != want {
+			if want := engineReason(t, r.Verdict); kvwire.ReasonOf(err) != want {
 				t.Errorf("%s %q: the engine refuses it (%s); ValidateManifest: %v, want reason %s", v.Pair, r.Name, r.Verdict.Error, err, want)
 			}
 		}
@@ -321,7 +326,7 @@ func sentFrames(frames [][]byte, padFrame, padTo int) [][]byte {
 // The engine's own parsers and pkg/kvwire's decoders agree on every frame
 // set one edit away from what the engine sends.
 func TestContractVectorsFrameVerdicts(t *testing.T) {
-	b, err := os.ReadFile("testdata/contract/frames.json")
+	b, err := os.ReadFile("../testdata/contract/frames.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +340,7 @@ func TestContractVectorsFrameVerdicts(t *testing.T) {
 		var err error
 		switch r.Kind {
 		case "registration":
-			_, err = DecodeContractRegistration(frames)
+			_, err = DecodeRegistration(frames)
 		case "pre_allocation":
 			_, err = DecodePreAllocation(frames)
 		default:
@@ -356,7 +361,7 @@ func TestContractVectorsFrameVerdicts(t *testing.T) {
 		t.Fatalf("%d status vectors", len(v.Status))
 	}
 	for i, frames := range v.Status {
-		s, err := DecodeStatus(frames)
+		s, err := kvwire.DecodeStatus(frames)
 		if err != nil {
 			t.Fatalf("status %d: %v", i, err)
 		}

@@ -14,11 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // The slot counts below are worked by hand from the engine's _logical_slots:
@@ -63,25 +65,25 @@ func TestValidateManifest(t *testing.T) {
 	ok := `{"groups":[{"group_id":"full","block_ids":[5,6,63]},{"group_id":"state","block_ids":[8]},{"group_id":"window","block_ids":[1,39]}],"prefix_len":16,"prompt_len":60}`
 	for _, c := range []struct {
 		name, wire string
-		reason     Reason
+		reason     kvwire.Reason
 		field      string
 		detail     []string // numbers the refusal must name
 	}{
 		{"valid", ok, "", "", nil},
-		{"prefix not before prompt", strings.Replace(ok, `"prefix_len":16`, `"prefix_len":64`, 1), ReasonManifestPrefixNotBeforePrompt, "prefix_len", []string{"64", "60"}},
-		{"groups swapped", strings.Replace(strings.Replace(ok, `"state"`, `"tmp"`, 1), `"window"`, `"state"`, 1), ReasonManifestGroupOrder, "groups[1].group_id", []string{`"tmp"`, `"state"`}},
-		{"a group missing", `{"groups":[{"group_id":"full","block_ids":[5,6,63]},{"group_id":"state","block_ids":[8]}],"prefix_len":16,"prompt_len":60}`, ReasonManifestGroupOrder, "groups", []string{"2 groups", "has 3"}},
-		{"a group too many", strings.Replace(ok, `]}],`, `]},{"group_id":"x","block_ids":[]}],`, 1), ReasonManifestGroupOrder, "groups", []string{"4 groups", "has 3"}},
-		{"prefix unaligned", strings.Replace(ok, `"prefix_len":16`, `"prefix_len":8`, 1), ReasonManifestPrefixUnaligned, "prefix_len", []string{"8", "16"}},
-		{"a block too many", strings.Replace(ok, `[5,6,63]`, `[5,6,63,7]`, 1), ReasonManifestBlockCount, "groups[0].block_ids", []string{"4 blocks", "selects 3", "16", "60"}},
-		{"a sliding block too many", strings.Replace(ok, `[1,39]`, `[1,2,39]`, 1), ReasonManifestBlockCount, "groups[2].block_ids", []string{"3 blocks", "selects 2", "window 20"}},
-		{"null page", strings.Replace(ok, `[5,6,63]`, `[5,0,63]`, 1), ReasonManifestBlockOutsideArena, "groups[0].block_ids[1]", []string{"block id 0", "[1, 64)"}},
-		{"past the arena", strings.Replace(ok, `[8]`, `[9]`, 1), ReasonManifestBlockOutsideArena, "groups[1].block_ids[0]", []string{"block id 9", "[1, 9)"}},
-		{"negative", strings.Replace(ok, `[1,39]`, `[-1,39]`, 1), ReasonManifestBlockOutsideArena, "groups[2].block_ids[0]", []string{"block id -1", "[1, 40)"}},
+		{"prefix not before prompt", strings.Replace(ok, `"prefix_len":16`, `"prefix_len":64`, 1), kvwire.ReasonManifestPrefixNotBeforePrompt, "prefix_len", []string{"64", "60"}},
+		{"groups swapped", strings.Replace(strings.Replace(ok, `"state"`, `"tmp"`, 1), `"window"`, `"state"`, 1), kvwire.ReasonManifestGroupOrder, "groups[1].group_id", []string{`"tmp"`, `"state"`}},
+		{"a group missing", `{"groups":[{"group_id":"full","block_ids":[5,6,63]},{"group_id":"state","block_ids":[8]}],"prefix_len":16,"prompt_len":60}`, kvwire.ReasonManifestGroupOrder, "groups", []string{"2 groups", "has 3"}},
+		{"a group too many", strings.Replace(ok, `]}],`, `]},{"group_id":"x","block_ids":[]}],`, 1), kvwire.ReasonManifestGroupOrder, "groups", []string{"4 groups", "has 3"}},
+		{"prefix unaligned", strings.Replace(ok, `"prefix_len":16`, `"prefix_len":8`, 1), kvwire.ReasonManifestPrefixUnaligned, "prefix_len", []string{"8", "16"}},
+		{"a block too many", strings.Replace(ok, `[5,6,63]`, `[5,6,63,7]`, 1), kvwire.ReasonManifestBlockCount, "groups[0].block_ids", []string{"4 blocks", "selects 3", "16", "60"}},
+		{"a sliding block too many", strings.Replace(ok, `[1,39]`, `[1,2,39]`, 1), kvwire.ReasonManifestBlockCount, "groups[2].block_ids", []string{"3 blocks", "selects 2", "window 20"}},
+		{"null page", strings.Replace(ok, `[5,6,63]`, `[5,0,63]`, 1), kvwire.ReasonManifestBlockOutsideArena, "groups[0].block_ids[1]", []string{"block id 0", "[1, 64)"}},
+		{"past the arena", strings.Replace(ok, `[8]`, `[9]`, 1), kvwire.ReasonManifestBlockOutsideArena, "groups[1].block_ids[0]", []string{"block id 9", "[1, 9)"}},
+		{"negative", strings.Replace(ok, `[1,39]`, `[-1,39]`, 1), kvwire.ReasonManifestBlockOutsideArena, "groups[2].block_ids[0]", []string{"block id -1", "[1, 40)"}},
 		// The engine checks in this order: prefix < prompt before the groups.
-		{"first failure wins", `{"groups":[],"prefix_len":64,"prompt_len":60}`, ReasonManifestPrefixNotBeforePrompt, "prefix_len", nil},
-		{"count before bounds", strings.Replace(ok, `[5,6,63]`, `[0,6]`, 1), ReasonManifestBlockCount, "groups[0].block_ids", nil},
-		{"malformed", ok[:40], ReasonMalformedJSON, "groups[0]", nil},
+		{"first failure wins", `{"groups":[],"prefix_len":64,"prompt_len":60}`, kvwire.ReasonManifestPrefixNotBeforePrompt, "prefix_len", nil},
+		{"count before bounds", strings.Replace(ok, `[5,6,63]`, `[0,6]`, 1), kvwire.ReasonManifestBlockCount, "groups[0].block_ids", nil},
+		{"malformed", ok[:40], kvwire.ReasonMalformedJSON, "groups[0]", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sum, err := ValidateManifest([]byte(c.wire), testLayout())
@@ -91,7 +93,7 @@ func TestValidateManifest(t *testing.T) {
 				}
 				return
 			}
-			e := asError(err)
+			e := kvwire.AsError(err)
 			if e == nil || e.Reason != c.reason || e.Field != c.field {
 				t.Fatalf("got %v; want reason %s field %q", err, c.reason, c.field)
 			}
@@ -102,7 +104,7 @@ func TestValidateManifest(t *testing.T) {
 			}
 			// A parsed manifest gets the same verdict.
 			if m, derr := DecodeManifest([]byte(c.wire)); derr == nil {
-				if r := ReasonOf(testLayout().Check(&m)); r != c.reason {
+				if r := kvwire.ReasonOf(testLayout().Check(&m)); r != c.reason {
 					t.Errorf("Check: reason %s, ValidateManifest: %s", r, c.reason)
 				}
 			}
@@ -132,20 +134,20 @@ func TestManifestLayoutFromContract(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, contract string
-		reason         Reason
+		reason         kvwire.Reason
 		field          string
 	}{
-		{"not JSON", `{"plan":`, ReasonMalformedJSON, "cache_layout"},
-		{"no positive granularity", strings.Replace(contract(planGroups, full), `"prefix_granularity":16`, `"prefix_granularity":0`, 1), ReasonContractUnusable, "plan.prefix_granularity"},
-		{"a spec without a plan group", contract(`{"group_id":"s","page_count":4}`, full), ReasonContractUnusable, "group_specs[0].group_id"},
-		{"a sliding suffix without a window", contract(planGroups, strings.Replace(slide, `"sliding_window_tokens":128`, `"sliding_window_tokens":null`, 1)), ReasonContractUnusable, "group_specs[0].sliding_window_tokens"},
-		{"a window of 0", contract(planGroups, strings.Replace(slide, `"sliding_window_tokens":128`, `"sliding_window_tokens":0`, 1)), ReasonContractUnusable, "group_specs[0].sliding_window_tokens"},
-		{"no granularity", contract(planGroups, strings.Replace(state, `"checkpoint_granularity":64`, `"checkpoint_granularity":null`, 1)), ReasonContractUnusable, "group_specs[0].checkpoint_granularity"},
-		{"granularity over 64 bits", contract(planGroups, strings.Replace(full, `"entry_stride_tokens":1`, `"entry_stride_tokens":4611686018427387904`, 1)), ReasonContractUnusable, "group_specs[0].rows_per_page"},
-		{"a fractional page count", contract(`{"group_id":"f","page_count":4.5}`, full), ReasonContractUnusable, ""},
+		{"not JSON", `{"plan":`, kvwire.ReasonMalformedJSON, "cache_layout"},
+		{"no positive granularity", strings.Replace(contract(planGroups, full), `"prefix_granularity":16`, `"prefix_granularity":0`, 1), kvwire.ReasonContractUnusable, "plan.prefix_granularity"},
+		{"a spec without a plan group", contract(`{"group_id":"s","page_count":4}`, full), kvwire.ReasonContractUnusable, "group_specs[0].group_id"},
+		{"a sliding suffix without a window", contract(planGroups, strings.Replace(slide, `"sliding_window_tokens":128`, `"sliding_window_tokens":null`, 1)), kvwire.ReasonContractUnusable, "group_specs[0].sliding_window_tokens"},
+		{"a window of 0", contract(planGroups, strings.Replace(slide, `"sliding_window_tokens":128`, `"sliding_window_tokens":0`, 1)), kvwire.ReasonContractUnusable, "group_specs[0].sliding_window_tokens"},
+		{"no granularity", contract(planGroups, strings.Replace(state, `"checkpoint_granularity":64`, `"checkpoint_granularity":null`, 1)), kvwire.ReasonContractUnusable, "group_specs[0].checkpoint_granularity"},
+		{"granularity over 64 bits", contract(planGroups, strings.Replace(full, `"entry_stride_tokens":1`, `"entry_stride_tokens":4611686018427387904`, 1)), kvwire.ReasonContractUnusable, "group_specs[0].rows_per_page"},
+		{"a fractional page count", contract(`{"group_id":"f","page_count":4.5}`, full), kvwire.ReasonContractUnusable, ""},
 	} {
 		_, err := ManifestLayoutFromContract([]byte(c.contract))
-		if e := asError(err); e == nil || e.Reason != c.reason || e.Field != c.field {
+		if e := kvwire.AsError(err); e == nil || e.Reason != c.reason || e.Field != c.field {
 			t.Errorf("%s: %v; want reason %s field %q", c.name, err, c.reason, c.field)
 		}
 	}

@@ -14,15 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+
 	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
 
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // Fuzzers for the cache-contract wire's decoders: never a panic, every
@@ -114,7 +116,7 @@ func FuzzDecodeContractRegistration(f *testing.F) {
 	reg := sampleContractRegistration()
 	f.Add(joinFrames(reg.Frames()))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := DecodeContractRegistration(splitFrames(data))
+		c, err := DecodeRegistration(splitFrames(data))
 		if err != nil {
 			wantTypedError(t, err)
 			return
@@ -122,7 +124,7 @@ func FuzzDecodeContractRegistration(f *testing.F) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("decoded registration fails Validate: %v", err)
 		}
-		again, err := DecodeContractRegistration(c.Frames())
+		again, err := DecodeRegistration(c.Frames())
 		if err != nil || !sameContractRegistration(again, c) {
 			t.Fatalf("re-decode: %+v, %v; want %+v", again, err, c)
 		}
@@ -153,34 +155,25 @@ func FuzzDecodePreAllocation(f *testing.F) {
 	})
 }
 
-func FuzzDecodeBootstrapAnswer(f *testing.F) {
+func FuzzDecodeParallelInfo(f *testing.F) {
 	addContractVectorSeeds(f, func(v contractPairVectors) [][]byte { return [][]byte{[]byte(v.Bootstrap.ParallelInfo)} })
-	v1 := ParallelInfo{PrefillTPSize: 8, PrefillDPSize: 2, BufferLens: BufferLens{KVItemLens: []int64{2048}}}
-	f.Add(v1.MarshalPython())
+	f.Add([]byte(`{"prefill_tp_size": 8, "prefill_dp_size": 2, "enable_mla_l1_5_cache": false, "kv_item_lens": [2048], "kv_unit_lens": [], "state_item_lens": [], "state_unit_lens": []}`))
 	f.Add([]byte(`{"prefill_tp_size": null, "prefill_dp_size": null, "cache_layout": null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ans, err := DecodeBootstrapAnswer(body)
+		c, err := DecodeParallelInfo(body)
 		if err != nil {
 			wantTypedError(t, err)
 			return
 		}
-		switch ans.Wire {
-		case WireCacheContract:
-			c := ans.Contract
-			if c.TPPerDPGroup() < 1 || c.TPPerDPGroup() > plancontract.MaxTPSize || c.PrefillTPSize%c.PrefillDPSize != 0 {
-				t.Fatalf("accepted impossible sizes %+v", c)
-			}
-			again, err := DecodeBootstrapAnswer(c.MarshalPython())
-			if err != nil || again.Wire != WireCacheContract || !bytes.Equal(again.Contract.CacheLayout, c.CacheLayout) {
-				t.Fatalf("re-decode: %+v, %v", again, err)
-			}
-		case WireV1:
-			again, err := DecodeParallelInfo(ans.V1.MarshalPython())
-			if err != nil || !sameParallelInfo(again, ans.V1) {
-				t.Fatalf("re-decode: %+v, %v", again, err)
-			}
-		default:
-			t.Fatalf("accepted with wire %q", ans.Wire)
+		if w, err := kvwire.AnswerWire(body); err != nil || w != kvwire.WireCacheContract {
+			t.Fatalf("accepted an answer of wire %q (%v)", w, err)
+		}
+		if c.TPPerDPGroup() < 1 || c.TPPerDPGroup() > plancontract.MaxTPSize || c.PrefillTPSize%c.PrefillDPSize != 0 {
+			t.Fatalf("accepted impossible sizes %+v", c)
+		}
+		again, err := DecodeParallelInfo(c.MarshalPython())
+		if err != nil || !bytes.Equal(again.CacheLayout, c.CacheLayout) {
+			t.Fatalf("re-decode: %+v, %v", again, err)
 		}
 	})
 }
@@ -188,12 +181,12 @@ func FuzzDecodeBootstrapAnswer(f *testing.F) {
 func FuzzDecodeContractRankRegistration(f *testing.F) {
 	addContractVectorSeeds(f, func(v contractPairVectors) [][]byte { return [][]byte{[]byte(v.Bootstrap.RankRegistrations[0])} })
 	f.Fuzz(func(t *testing.T, body []byte) {
-		g, err := DecodeContractRankRegistration(body)
+		g, err := DecodeRankRegistration(body)
 		if err != nil {
 			wantTypedError(t, err)
 			return
 		}
-		again, err := DecodeContractRankRegistration(g.MarshalPython())
+		again, err := DecodeRankRegistration(g.MarshalPython())
 		if err != nil || !reflect.DeepEqual(again, g) {
 			t.Fatalf("re-decode: %+v, %v; want %+v", again, err, g)
 		}

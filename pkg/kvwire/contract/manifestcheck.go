@@ -14,9 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
 
 // ManifestSummary is what a checked manifest holds, for logs and metrics.
 type ManifestSummary struct {
@@ -46,7 +50,7 @@ func ValidateManifest(raw []byte, layout *ManifestLayout) (ManifestSummary, erro
 func (l *ManifestLayout) Check(m *Manifest) error {
 	s := manifestScan{prefixLen: m.PrefixLen, promptLen: m.PromptLen, groupCount: len(m.Groups)}
 	if m.PrefixLen < 0 {
-		return fieldError(KindManifest, "prefix_len", ReasonOutOfRange, "%d is negative", m.PrefixLen)
+		return kvwire.FieldError(kvwire.KindManifest, "prefix_len", kvwire.ReasonOutOfRange, "%d is negative", m.PrefixLen)
 	}
 	for i, g := range m.Groups {
 		if i > len(l.Groups) {
@@ -71,19 +75,19 @@ func (l *ManifestLayout) Check(m *Manifest) error {
 func (l *ManifestLayout) check(s *manifestScan) (ManifestSummary, error) {
 	sum := ManifestSummary{PrefixLen: s.prefixLen, PromptLen: s.promptLen, Groups: s.groupCount, Blocks: s.blocks}
 	if s.prefixLen >= s.promptLen {
-		return sum, fieldError(KindManifest, "prefix_len", ReasonManifestPrefixNotBeforePrompt, "prefix_len %d is not below prompt_len %d", s.prefixLen, s.promptLen)
+		return sum, kvwire.FieldError(kvwire.KindManifest, "prefix_len", kvwire.ReasonManifestPrefixNotBeforePrompt, "prefix_len %d is not below prompt_len %d", s.prefixLen, s.promptLen)
 	}
 	if err := l.checkGroupOrder(s); err != nil {
 		return sum, err
 	}
 	if s.prefixLen%l.PrefixGranularity != 0 {
-		return sum, fieldError(KindManifest, "prefix_len", ReasonManifestPrefixUnaligned, "prefix_len %d is not a multiple of the decode contract's prefix_granularity %d", s.prefixLen, l.PrefixGranularity)
+		return sum, kvwire.FieldError(kvwire.KindManifest, "prefix_len", kvwire.ReasonManifestPrefixUnaligned, "prefix_len %d is not a multiple of the decode contract's prefix_granularity %d", s.prefixLen, l.PrefixGranularity)
 	}
 	for i := range l.Groups {
 		rule, g := &l.Groups[i], &s.groups[i]
 		field := fmt.Sprintf("groups[%d].block_ids", i)
 		if want := rule.SlotCount(s.prefixLen, s.promptLen); int64(g.count) != want {
-			return sum, fieldError(KindManifest, field, ReasonManifestBlockCount,
+			return sum, kvwire.FieldError(kvwire.KindManifest, field, kvwire.ReasonManifestBlockCount,
 				"group %q has %d blocks; its %s policy selects %d for prefix_len %d, prompt_len %d (block granularity %d%s)",
 				rule.GroupID, g.count, policyName(rule.Policy), want, s.prefixLen, s.promptLen, rule.BlockGranularity, windowNote(rule))
 		}
@@ -91,11 +95,11 @@ func (l *ManifestLayout) check(s *manifestScan) (ManifestSummary, error) {
 			continue
 		}
 		if g.min <= 0 {
-			return sum, fieldError(KindManifest, fmt.Sprintf("%s[%d]", field, g.minAt), ReasonManifestBlockOutsideArena,
+			return sum, kvwire.FieldError(kvwire.KindManifest, fmt.Sprintf("%s[%d]", field, g.minAt), kvwire.ReasonManifestBlockOutsideArena,
 				"group %q block id %d is outside the decode arena's pages [1, %d)", rule.GroupID, g.min, rule.PageCount)
 		}
 		if g.max >= rule.PageCount {
-			return sum, fieldError(KindManifest, fmt.Sprintf("%s[%d]", field, g.maxAt), ReasonManifestBlockOutsideArena,
+			return sum, kvwire.FieldError(kvwire.KindManifest, fmt.Sprintf("%s[%d]", field, g.maxAt), kvwire.ReasonManifestBlockOutsideArena,
 				"group %q block id %d is outside the decode arena's pages [1, %d)", rule.GroupID, g.max, rule.PageCount)
 		}
 	}
@@ -105,12 +109,12 @@ func (l *ManifestLayout) check(s *manifestScan) (ManifestSummary, error) {
 func (l *ManifestLayout) checkGroupOrder(s *manifestScan) error {
 	for i := range min(len(l.Groups), len(s.groups)) {
 		if s.groups[i].id != l.Groups[i].GroupID {
-			return fieldError(KindManifest, fmt.Sprintf("groups[%d].group_id", i), ReasonManifestGroupOrder,
+			return kvwire.FieldError(kvwire.KindManifest, fmt.Sprintf("groups[%d].group_id", i), kvwire.ReasonManifestGroupOrder,
 				"%q where the decode contract's group %d is %q (%s)", s.groups[i].id, i, l.Groups[i].GroupID, l.groupIDs())
 		}
 	}
 	if s.groupCount != len(l.Groups) {
-		return fieldError(KindManifest, "groups", ReasonManifestGroupOrder,
+		return kvwire.FieldError(kvwire.KindManifest, "groups", kvwire.ReasonManifestGroupOrder,
 			"%d groups; the decode contract has %d (%s)", s.groupCount, len(l.Groups), l.groupIDs())
 	}
 	return nil

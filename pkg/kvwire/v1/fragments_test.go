@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -61,25 +62,25 @@ func TestDecodeFragmentsRejects(t *testing.T) {
 	cases := []struct {
 		name             string
 		version, payload string
-		reason           Reason
+		reason           kvwire.Reason
 		field            string
 	}{
-		{"payload without version", "", "[" + good + "]", ReasonFrameCount, "fragments_version"},
-		{"version without payload", "1", "", ReasonFrameCount, "fragments_version"},
-		{"version 2", "2", "[" + good + "]", ReasonUnsupportedVersion, "fragments_version"},
-		{"version not a number", "v1", "[" + good + "]", ReasonUnsupportedVersion, "fragments_version"},
-		{"malformed JSON", "1", "[" + good, ReasonMalformedJSON, "fragments"},
-		{"not a list", "1", good, ReasonMalformedJSON, "fragments"},
-		{"missing key", "1", `[{"buffer_index":0}]`, ReasonMissingField, "buffer_kind"},
-		{"unknown kind", "1", `[{"buffer_index":0,"buffer_kind":"target_q","src_rank":0,"dst_rank":0,"src_page_stride_bytes":1,"dst_page_stride_bytes":1,"src_byte_offset":0,"dst_byte_offset":0,"bytes_per_page":1,"page_count":null}]`, ReasonInvalidValue, "buffer_kind"},
-		{"string where an int belongs", "1", `[{"buffer_index":"0","buffer_kind":"target_k","src_rank":0,"dst_rank":0,"src_page_stride_bytes":1,"dst_page_stride_bytes":1,"src_byte_offset":0,"dst_byte_offset":0,"bytes_per_page":1,"page_count":null}]`, ReasonInvalidValue, "buffer_index"},
-		{"null element", "1", `[null]`, ReasonInvalidValue, "fragments"},
+		{"payload without version", "", "[" + good + "]", kvwire.ReasonFrameCount, "fragments_version"},
+		{"version without payload", "1", "", kvwire.ReasonFrameCount, "fragments_version"},
+		{"version 2", "2", "[" + good + "]", kvwire.ReasonUnsupportedVersion, "fragments_version"},
+		{"version not a number", "v1", "[" + good + "]", kvwire.ReasonUnsupportedVersion, "fragments_version"},
+		{"malformed JSON", "1", "[" + good, kvwire.ReasonMalformedJSON, "fragments"},
+		{"not a list", "1", good, kvwire.ReasonMalformedJSON, "fragments"},
+		{"missing key", "1", `[{"buffer_index":0}]`, kvwire.ReasonMissingField, "buffer_kind"},
+		{"unknown kind", "1", `[{"buffer_index":0,"buffer_kind":"target_q","src_rank":0,"dst_rank":0,"src_page_stride_bytes":1,"dst_page_stride_bytes":1,"src_byte_offset":0,"dst_byte_offset":0,"bytes_per_page":1,"page_count":null}]`, kvwire.ReasonInvalidValue, "buffer_kind"},
+		{"string where an int belongs", "1", `[{"buffer_index":"0","buffer_kind":"target_k","src_rank":0,"dst_rank":0,"src_page_stride_bytes":1,"dst_page_stride_bytes":1,"src_byte_offset":0,"dst_byte_offset":0,"bytes_per_page":1,"page_count":null}]`, kvwire.ReasonInvalidValue, "buffer_index"},
+		{"null element", "1", `[null]`, kvwire.ReasonInvalidValue, "fragments"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := DecodeFragments([]byte(tc.version), []byte(tc.payload))
-			var e *Error
-			if !errors.As(err, &e) || e.Kind != KindFragments || e.Reason != tc.reason || e.Field != tc.field {
+			var e *kvwire.Error
+			if !errors.As(err, &e) || e.Kind != kvwire.KindFragments || e.Reason != tc.reason || e.Field != tc.field {
 				t.Fatalf("got %v, want a fragments error %s about %s", err, tc.reason, tc.field)
 			}
 		})
@@ -102,7 +103,7 @@ func FuzzDecodeFragments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, version, payload []byte) {
 		frags, err := DecodeFragments(version, payload)
 		if err != nil {
-			var e *Error
+			var e *kvwire.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("untyped error %v", err)
 			}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ import (
 	"strings"
 )
 
-// ContractDifference is the first place, in document order, where two
+// Difference is the first place, in document order, where two
 // contracts' wire JSON differ: the field's path and each side's value there.
-type ContractDifference struct {
+type Difference struct {
 	// Field is the JSON path, e.g. "plan.groups[0].page_count"; for lists
 	// of different lengths the list's own path.
 	Field string
@@ -38,25 +38,25 @@ type ContractDifference struct {
 	A, B string
 }
 
-func (d ContractDifference) String() string {
+func (d Difference) String() string {
 	return fmt.Sprintf("%s: %s vs %s", d.Field, d.A, d.B)
 }
 
 const (
-	// maxDiffDepth bounds the nesting FirstContractDifference reads; a
+	// maxDiffDepth bounds the nesting FirstDifference reads; a
 	// contract is six levels deep.
 	maxDiffDepth = 64
 	maxDiffValue = 80
 )
 
-// FirstContractDifference compares two contracts' wire JSON (each at most
-// plancontract.MaxBytes bytes, as CheckContractEnvelope admits)
+// FirstDifference compares two contracts' wire JSON (each at most
+// plancontract.MaxBytes bytes, as CheckEnvelope admits)
 // field by field, in the order the first one writes them, and returns the
 // first difference; found is false when they hold the same values in the
 // same order. Two canonical contracts (CacheContract.Canonical) write their
 // keys in one order, so the difference is the field that changed. An input
 // that is not JSON, or nests deeper than 64 levels, is an error.
-func FirstContractDifference(a, b []byte) (d ContractDifference, found bool, err error) {
+func FirstDifference(a, b []byte) (d Difference, found bool, err error) {
 	ta, err := parseDiffTree(a)
 	if err != nil {
 		return d, false, fmt.Errorf("the first contract: %w", err)
@@ -77,7 +77,7 @@ type diffNode struct {
 }
 
 func parseDiffTree(raw []byte) (*diffNode, error) {
-	if err := CheckContractEnvelope(raw); err != nil {
+	if err := CheckEnvelope(raw); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -135,9 +135,9 @@ func readDiffNode(dec *json.Decoder, depth int) (*diffNode, error) {
 	}
 }
 
-func diffNodes(a, b *diffNode, path string) (ContractDifference, bool, error) {
+func diffNodes(a, b *diffNode, path string) (Difference, bool, error) {
 	if a.kind != b.kind || a.text != b.text {
-		return ContractDifference{Field: orRoot(path), A: a.render(), B: b.render()}, true, nil
+		return Difference{Field: orRoot(path), A: a.render(), B: b.render()}, true, nil
 	}
 	if a.kind == '[' {
 		for i := range min(len(a.kids), len(b.kids)) {
@@ -146,9 +146,9 @@ func diffNodes(a, b *diffNode, path string) (ContractDifference, bool, error) {
 			}
 		}
 		if len(a.kids) != len(b.kids) {
-			return ContractDifference{Field: orRoot(path), A: items(len(a.kids)), B: items(len(b.kids))}, true, nil
+			return Difference{Field: orRoot(path), A: items(len(a.kids)), B: items(len(b.kids))}, true, nil
 		}
-		return ContractDifference{}, false, nil
+		return Difference{}, false, nil
 	}
 	for i, k := range a.keys {
 		if a.index(k) != i {
@@ -157,7 +157,7 @@ func diffNodes(a, b *diffNode, path string) (ContractDifference, bool, error) {
 		sub := joinPath(path, k)
 		j := b.index(k)
 		if j < 0 {
-			return ContractDifference{Field: sub, A: a.kids[i].render(), B: "absent"}, true, nil
+			return Difference{Field: sub, A: a.kids[i].render(), B: "absent"}, true, nil
 		}
 		if d, found, _ := diffNodes(a.kids[i], b.kids[j], sub); found {
 			return d, true, nil
@@ -165,10 +165,10 @@ func diffNodes(a, b *diffNode, path string) (ContractDifference, bool, error) {
 	}
 	for j, k := range b.keys {
 		if a.index(k) < 0 {
-			return ContractDifference{Field: joinPath(path, k), A: "absent", B: b.kids[j].render()}, true, nil
+			return Difference{Field: joinPath(path, k), A: "absent", B: b.kids[j].render()}, true, nil
 		}
 	}
-	return ContractDifference{}, false, nil
+	return Difference{}, false, nil
 }
 
 // index is the position of the last key k (JSON decoders keep the last of

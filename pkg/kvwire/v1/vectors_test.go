@@ -14,13 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // TestExportVectors writes a seeded set of encoded messages, with the values
@@ -52,9 +54,9 @@ func TestExportVectors(t *testing.T) {
 	}
 	info := ParallelInfo{PrefillTPSize: 8, PrefillDPSize: 2, EnableMLAL15Cache: true, BufferLens: BufferLens{KVItemLens: []int64{2048, 2048}, KVUnitLens: []int64{256, 256}}}
 	out = append(out, vector{Kind: "parallel_info", Body: string(info.MarshalPython()), Value: info})
-	reg := RankRegistration{Role: RolePrefill, WorldSize: 8, DPSize: 2, RankIP: "10.0.0.3", RankPort: 41000, EngineRank: 5, BufferLens: BufferLens{StateItemLens: []int64{8192}}}
+	reg := RankRegistration{Role: kvwire.RolePrefill, WorldSize: 8, DPSize: 2, RankIP: "10.0.0.3", RankPort: 41000, EngineRank: 5, BufferLens: BufferLens{StateItemLens: []int64{8192}}}
 	out = append(out, vector{Kind: "rank_registration", Body: string(reg.MarshalPython()), Value: reg})
-	addr := RankAddress{RankIP: "10.0.0.3", RankPort: 41000}
+	addr := kvwire.RankAddress{RankIP: "10.0.0.3", RankPort: 41000}
 	out = append(out, vector{Kind: "rank_address", Body: string(addr.MarshalPython()), Value: addr})
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -14,13 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
 	"errors"
 	"reflect"
 	"testing"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -127,39 +128,39 @@ func TestDecodeRequestErrors(t *testing.T) {
 	bad := []struct {
 		name   string
 		edit   func([][]byte) [][]byte
-		reason Reason
+		reason kvwire.Reason
 		frame  int
 	}{
-		{"eleven frames", func(f [][]byte) [][]byte { return f[:11] }, ReasonFrameCount, -1},
-		{"thirteen frames", func(f [][]byte) [][]byte { return f[:13] }, ReasonFrameCount, -1},
-		{"fifteen frames", func(f [][]byte) [][]byte { return append(f, nil) }, ReasonFrameCount, -1},
-		{"registration sent as request", set(0, "None"), ReasonNotAnInteger, 0},
-		{"room overflows", set(0, "99999999999999999999"), ReasonOutOfRange, 0},
-		{"ip control byte", set(1, "10.0.0.7\n"), ReasonNotASCII, 1},
-		{"ip v6", set(1, "::1"), ReasonInvalidValue, 1},
-		{"port text", set(2, "x"), ReasonNotAnInteger, 2},
-		{"session no colon", set(3, "h"), ReasonInvalidValue, 3},
-		{"kv indices misaligned", set(4, "1234567"), ReasonMisalignedArray, 4},
-		{"aux missing", set(5, ""), ReasonNotAnInteger, 5},
-		{"aux None", set(5, "None"), ReasonNotAnInteger, 5},
-		{"required zero", set(6, "0"), ReasonOutOfRange, 6},
-		{"required empty", set(6, ""), ReasonNotAnInteger, 6},
-		{"prefix len empty", set(7, ""), ReasonNotAnInteger, 7},
-		{"flag two", set(8, "2"), ReasonInvalidValue, 8},
-		{"flag True", set(8, "True"), ReasonInvalidValue, 8},
-		{"mask byte two", set(9, "\x02"), ReasonInvalidValue, 9},
-		{"local misaligned", set(10, "abc"), ReasonMisalignedArray, 10},
-		{"mamba misaligned", set(11, "abc"), ReasonMisalignedArray, 11},
-		{"fragment version only", set(13, ""), ReasonInvalidFragments, 12},
-		{"fragment version 2", set(12, "2"), ReasonInvalidFragments, 12},
-		{"fragment json broken", set(13, "[{"), ReasonInvalidFragments, 12},
-		{"fragment key missing", set(13, `[{"buffer_index":0}]`), ReasonInvalidFragments, 12},
-		{"l15 mask short", func(f [][]byte) [][]byte { f[8] = []byte("1"); f[9] = []byte("\x01"); return f }, ReasonInconsistentL15Pages, 9},
+		{"eleven frames", func(f [][]byte) [][]byte { return f[:11] }, kvwire.ReasonFrameCount, -1},
+		{"thirteen frames", func(f [][]byte) [][]byte { return f[:13] }, kvwire.ReasonFrameCount, -1},
+		{"fifteen frames", func(f [][]byte) [][]byte { return append(f, nil) }, kvwire.ReasonFrameCount, -1},
+		{"registration sent as request", set(0, "None"), kvwire.ReasonNotAnInteger, 0},
+		{"room overflows", set(0, "99999999999999999999"), kvwire.ReasonOutOfRange, 0},
+		{"ip control byte", set(1, "10.0.0.7\n"), kvwire.ReasonNotASCII, 1},
+		{"ip v6", set(1, "::1"), kvwire.ReasonInvalidValue, 1},
+		{"port text", set(2, "x"), kvwire.ReasonNotAnInteger, 2},
+		{"session no colon", set(3, "h"), kvwire.ReasonInvalidValue, 3},
+		{"kv indices misaligned", set(4, "1234567"), kvwire.ReasonMisalignedArray, 4},
+		{"aux missing", set(5, ""), kvwire.ReasonNotAnInteger, 5},
+		{"aux None", set(5, "None"), kvwire.ReasonNotAnInteger, 5},
+		{"required zero", set(6, "0"), kvwire.ReasonOutOfRange, 6},
+		{"required empty", set(6, ""), kvwire.ReasonNotAnInteger, 6},
+		{"prefix len empty", set(7, ""), kvwire.ReasonNotAnInteger, 7},
+		{"flag two", set(8, "2"), kvwire.ReasonInvalidValue, 8},
+		{"flag True", set(8, "True"), kvwire.ReasonInvalidValue, 8},
+		{"mask byte two", set(9, "\x02"), kvwire.ReasonInvalidValue, 9},
+		{"local misaligned", set(10, "abc"), kvwire.ReasonMisalignedArray, 10},
+		{"mamba misaligned", set(11, "abc"), kvwire.ReasonMisalignedArray, 11},
+		{"fragment version only", set(13, ""), kvwire.ReasonInvalidFragments, 12},
+		{"fragment version 2", set(12, "2"), kvwire.ReasonInvalidFragments, 12},
+		{"fragment json broken", set(13, "[{"), kvwire.ReasonInvalidFragments, 12},
+		{"fragment key missing", set(13, `[{"buffer_index":0}]`), kvwire.ReasonInvalidFragments, 12},
+		{"l15 mask short", func(f [][]byte) [][]byte { f[8] = []byte("1"); f[9] = []byte("\x01"); return f }, kvwire.ReasonInconsistentL15Pages, 9},
 		{"l15 local count", func(f [][]byte) [][]byte {
 			f[8], f[9], f[10] = []byte("1"), []byte("\x01\x01\x00"), []byte(lei64(1))
 			return f
-		}, ReasonInconsistentL15Pages, 10},
-		{"dummy with prefix len", func(f [][]byte) [][]byte { f[4], f[5] = nil, nil; return f }, ReasonInconsistentDummy, 7},
+		}, kvwire.ReasonInconsistentL15Pages, 10},
+		{"dummy with prefix len", func(f [][]byte) [][]byte { f[4], f[5] = nil, nil; return f }, kvwire.ReasonInconsistentDummy, 7},
 		{"dummy with fragments", func(f [][]byte) [][]byte {
 			for i := 4; i < 12; i++ {
 				if i != 6 {
@@ -167,7 +168,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 				}
 			}
 			return f
-		}, ReasonInconsistentDummy, 12},
+		}, kvwire.ReasonInconsistentDummy, 12},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,8 +180,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 	f := valid()
 	f[12] = []byte("2")
 	_, err := DecodeRequest(f)
-	var outer, inner *Error
-	if !errors.As(err, &outer) || !errors.As(outer.Err, &inner) || inner.Kind != KindFragments || inner.Reason != ReasonUnsupportedVersion {
+	var outer, inner *kvwire.Error
+	if !errors.As(err, &outer) || !errors.As(outer.Err, &inner) || inner.Kind != kvwire.KindFragments || inner.Reason != kvwire.ReasonUnsupportedVersion {
 		t.Fatalf("want InvalidFragments wrapping a fragments UnsupportedVersion error, got %v", err)
 	}
 }
@@ -193,17 +194,17 @@ func TestRequestValidate(t *testing.T) {
 	cases := []struct {
 		name   string
 		edit   func(*Request)
-		reason Reason
+		reason kvwire.Reason
 		frame  int
 	}{
-		{"required zero", func(q *Request) { q.RequiredDstInfoNum = 0 }, ReasonOutOfRange, 6},
-		{"negative aux", func(q *Request) { q.AuxIndex = -1 }, ReasonOutOfRange, 5},
-		{"negative prefix", func(q *Request) { q.DecodePrefixLen = -1 }, ReasonOutOfRange, 7},
-		{"l15 mask", func(q *Request) { q.MLAL15 = true }, ReasonInconsistentL15Pages, 9},
-		{"dummy payload", func(q *Request) { q.Dummy = true }, ReasonInconsistentDummy, 4},
-		{"space in ip", func(q *Request) { q.DecodeIP = "10.0.0.7 " }, ReasonNotASCII, 1},
-		{"ipv6 session", func(q *Request) { q.SessionID = "::1:80" }, ReasonInvalidValue, 3},
-		{"ipv6 decode ip", func(q *Request) { q.DecodeIP = "::1" }, ReasonInvalidValue, 1},
+		{"required zero", func(q *Request) { q.RequiredDstInfoNum = 0 }, kvwire.ReasonOutOfRange, 6},
+		{"negative aux", func(q *Request) { q.AuxIndex = -1 }, kvwire.ReasonOutOfRange, 5},
+		{"negative prefix", func(q *Request) { q.DecodePrefixLen = -1 }, kvwire.ReasonOutOfRange, 7},
+		{"l15 mask", func(q *Request) { q.MLAL15 = true }, kvwire.ReasonInconsistentL15Pages, 9},
+		{"dummy payload", func(q *Request) { q.Dummy = true }, kvwire.ReasonInconsistentDummy, 4},
+		{"space in ip", func(q *Request) { q.DecodeIP = "10.0.0.7 " }, kvwire.ReasonNotASCII, 1},
+		{"ipv6 session", func(q *Request) { q.SessionID = "::1:80" }, kvwire.ReasonInvalidValue, 3},
+		{"ipv6 decode ip", func(q *Request) { q.DecodeIP = "::1" }, kvwire.ReasonInvalidValue, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

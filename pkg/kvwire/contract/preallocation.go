@@ -14,9 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
-import "math"
+import (
+	"math"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
+)
 
 // PreAllocationFrames is the number of frames of a pre-allocation.
 const PreAllocationFrames = 3
@@ -49,7 +53,7 @@ func (p *PreAllocation) Frames() [][]byte {
 // AppendFrames appends the three frames to dst.
 func (p *PreAllocation) AppendFrames(dst [][]byte) [][]byte {
 	buf := make([]byte, 0, 20+len(p.SessionID))
-	buf = appendDecimal(buf, p.Room)
+	buf = kvwire.AppendDecimal(buf, p.Room)
 	room := len(buf)
 	buf = append(buf, p.SessionID...)
 	return append(dst, buf[:room:room], buf[room:], p.Manifest)
@@ -61,20 +65,20 @@ func (p *PreAllocation) AppendFrames(dst [][]byte) [][]byte {
 // them first, to fail the room of a pre-allocation it then refuses. The
 // result has no manifest.
 func DecodePreAllocationRoute(frames [][]byte) (PreAllocation, error) {
-	const kind = KindPreAllocation
+	const kind = kvwire.KindPreAllocation
 	if len(frames) != PreAllocationFrames {
-		return PreAllocation{}, fieldError(kind, "", ReasonFrameCount, "%d frames, want %d", len(frames), PreAllocationFrames)
+		return PreAllocation{}, kvwire.FieldError(kind, "", kvwire.ReasonFrameCount, "%d frames, want %d", len(frames), PreAllocationFrames)
 	}
-	r := frameReader{kind, frames}
-	room, err := r.canonicalUint(0, "room", 0, math.MaxInt64)
+	r := kvwire.FrameReader{Kind: kind, Frames: frames}
+	room, err := r.CanonicalUint(0, "room", 0, math.MaxInt64)
 	if err != nil {
 		return PreAllocation{}, err
 	}
-	session, err := r.boundedText(1, "session_id", MaxContractSessionBytes)
+	session, err := r.BoundedText(1, "session_id", MaxSessionBytes)
 	if err != nil {
 		return PreAllocation{}, err
 	}
-	if e := checkSessionID(kind, 1, session); e != nil {
+	if e := kvwire.CheckSessionID(kind, 1, session); e != nil {
 		return PreAllocation{}, e
 	}
 	return PreAllocation{Room: room, SessionID: session}, nil
@@ -93,8 +97,8 @@ func DecodePreAllocation(frames [][]byte) (PreAllocation, error) {
 	if len(frames[2]) > 0 {
 		s := manifestScan{raw: frames[2], keep: 0}
 		if e := s.run(); e != nil {
-			me := asError(e)
-			return PreAllocation{}, &Error{Kind: KindPreAllocation, Reason: me.Reason, Frame: 2, Field: joinField("manifest", me.Field), Detail: me.Detail, Err: e}
+			me := kvwire.AsError(e)
+			return PreAllocation{}, &kvwire.Error{Kind: kvwire.KindPreAllocation, Reason: me.Reason, Frame: 2, Field: joinField("manifest", me.Field), Detail: me.Detail, Err: e}
 		}
 		p.Manifest = frames[2]
 	}
@@ -104,18 +108,18 @@ func DecodePreAllocation(frames [][]byte) (PreAllocation, error) {
 // Validate reports what in p the engine's prefill would refuse before it
 // looks at the manifest, as the *Error DecodePreAllocation would return.
 func (p *PreAllocation) Validate() error {
-	const kind = KindPreAllocation
+	const kind = kvwire.KindPreAllocation
 	if p.Room < 0 {
-		return frameError(kind, 0, "room", ReasonOutOfRange, "%d is negative", p.Room)
+		return kvwire.FrameError(kind, 0, "room", kvwire.ReasonOutOfRange, "%d is negative", p.Room)
 	}
-	if err := checkBoundedText(kind, 1, "session_id", p.SessionID, MaxContractSessionBytes); err != nil {
+	if err := checkBoundedText(kind, 1, "session_id", p.SessionID, MaxSessionBytes); err != nil {
 		return err
 	}
-	if err := checkSessionID(kind, 1, p.SessionID); err != nil {
+	if err := kvwire.CheckSessionID(kind, 1, p.SessionID); err != nil {
 		return err
 	}
 	if len(p.Manifest) > MaxManifestBytes {
-		return frameError(kind, 2, "manifest", ReasonPayloadSize, "%d bytes; a manifest is at most %d", len(p.Manifest), MaxManifestBytes)
+		return kvwire.FrameError(kind, 2, "manifest", kvwire.ReasonPayloadSize, "%d bytes; a manifest is at most %d", len(p.Manifest), MaxManifestBytes)
 	}
 	return nil
 }

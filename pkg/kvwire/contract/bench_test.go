@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
 	"math/rand/v2"
@@ -105,7 +105,7 @@ func BenchmarkDecodeContractRegistration(b *testing.B) {
 	frames := v.Ranks[0].Registration
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeContractRegistration(frames); err != nil {
+		if _, err := DecodeRegistration(frames); err != nil {
 			b.Fatal(err)
 		}
 	}

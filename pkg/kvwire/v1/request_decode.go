@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
 	"math"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -49,9 +50,9 @@ func DecodeRequest(frames [][]byte) (Request, error) {
 func DecodeRequestWith(frames [][]byte, decodeFragments FragmentDecoder) (Request, error) {
 	var q Request
 	if n := len(frames); n != RequestFrames && n != RequestFramesWithFragments {
-		return q, fieldError(KindRequest, "", ReasonFrameCount, "%d frames, want %d or %d", n, RequestFrames, RequestFramesWithFragments)
+		return q, kvwire.FieldError(kvwire.KindRequest, "", kvwire.ReasonFrameCount, "%d frames, want %d or %d", n, RequestFrames, RequestFramesWithFragments)
 	}
-	r := frameReader{KindRequest, frames}
+	r := kvwire.FrameReader{Kind: kvwire.KindRequest, Frames: frames}
 	if err := q.decodeHeader(r); err != nil {
 		return q, err
 	}
@@ -59,7 +60,7 @@ func DecodeRequestWith(frames [][]byte, decodeFragments FragmentDecoder) (Reques
 		q.Dummy = true
 		for i := 7; i < len(frames); i++ {
 			if len(frames[i]) != 0 {
-				return Request{}, frameError(KindRequest, i, requestFrameNames[i], ReasonInconsistentDummy, "a dummy request (frames 4 and 5 empty) carries %d bytes here", len(frames[i]))
+				return Request{}, kvwire.FrameError(kvwire.KindRequest, i, requestFrameNames[i], kvwire.ReasonInconsistentDummy, "a dummy request (frames 4 and 5 empty) carries %d bytes here", len(frames[i]))
 			}
 		}
 		return q, nil
@@ -70,7 +71,7 @@ func DecodeRequestWith(frames [][]byte, decodeFragments FragmentDecoder) (Reques
 	if len(frames) == RequestFramesWithFragments {
 		frags, err := decodeFragments(frames[12], frames[13])
 		if err != nil {
-			return Request{}, &Error{Kind: KindRequest, Reason: ReasonInvalidFragments, Frame: 12, Field: "fragments", Detail: err.Error(), Err: err}
+			return Request{}, &kvwire.Error{Kind: kvwire.KindRequest, Reason: kvwire.ReasonInvalidFragments, Frame: 12, Field: "fragments", Detail: err.Error(), Err: err}
 		}
 		q.Fragments = frags
 	}
@@ -81,64 +82,64 @@ func DecodeRequestWith(frames [][]byte, decodeFragments FragmentDecoder) (Reques
 }
 
 // decodeHeader reads the frames every request carries, dummy or not.
-func (q *Request) decodeHeader(r frameReader) *Error {
-	var err *Error
-	if q.Room, err = r.int64(0, "room"); err != nil {
+func (q *Request) decodeHeader(r kvwire.FrameReader) *kvwire.Error {
+	var err *kvwire.Error
+	if q.Room, err = r.Int64(0, "room"); err != nil {
 		return err
 	}
-	if q.DecodeIP, err = r.text(1, "decode_ip"); err != nil {
+	if q.DecodeIP, err = r.Text(1, "decode_ip"); err != nil {
 		return err
 	}
-	if e := checkDecodeIP(KindRequest, 1, q.DecodeIP); e != nil {
-		return asError(e)
+	if e := kvwire.CheckDecodeIP(kvwire.KindRequest, 1, q.DecodeIP); e != nil {
+		return kvwire.AsError(e)
 	}
-	if q.DecodeStatusPort, err = r.port(2, "decode_status_port"); err != nil {
+	if q.DecodeStatusPort, err = r.Port(2, "decode_status_port"); err != nil {
 		return err
 	}
-	if q.SessionID, err = r.text(3, "session_id"); err != nil {
+	if q.SessionID, err = r.Text(3, "session_id"); err != nil {
 		return err
 	}
-	if e := checkSessionID(KindRequest, 3, q.SessionID); e != nil {
-		return asError(e)
+	if e := kvwire.CheckSessionID(kvwire.KindRequest, 3, q.SessionID); e != nil {
+		return kvwire.AsError(e)
 	}
-	n, err := r.intIn(6, "required_dst_info_num", 1, math.MaxInt32)
+	n, err := r.IntIn(6, "required_dst_info_num", 1, math.MaxInt32)
 	q.RequiredDstInfoNum = int(n)
 	return err
 }
 
-func (q *Request) decodePayload(r frameReader) *Error {
-	var err *Error
-	if q.KVIndices, err = r.i64s(4, "kv_indices"); err != nil {
+func (q *Request) decodePayload(r kvwire.FrameReader) *kvwire.Error {
+	var err *kvwire.Error
+	if q.KVIndices, err = r.I64s(4, "kv_indices"); err != nil {
 		return err
 	}
-	if q.AuxIndex, err = r.intIn(5, "aux_index", 0, maxInt64); err != nil {
+	if q.AuxIndex, err = r.IntIn(5, "aux_index", 0, math.MaxInt64); err != nil {
 		return err
 	}
-	if q.DecodePrefixLen, err = r.intIn(7, "decode_prefix_len", 0, maxInt64); err != nil {
+	if q.DecodePrefixLen, err = r.IntIn(7, "decode_prefix_len", 0, math.MaxInt64); err != nil {
 		return err
 	}
-	if q.MLAL15, err = r.flag(8, "mla_l1_5_flag"); err != nil {
+	if q.MLAL15, err = r.Flag(8, "mla_l1_5_flag"); err != nil {
 		return err
 	}
-	if q.PageTransferMask, err = r.bools(9, "page_transfer_mask"); err != nil {
+	if q.PageTransferMask, err = r.Bools(9, "page_transfer_mask"); err != nil {
 		return err
 	}
-	if q.PageLocalIndices, err = r.i64s(10, "page_local_indices"); err != nil {
+	if q.PageLocalIndices, err = r.I64s(10, "page_local_indices"); err != nil {
 		return err
 	}
-	q.MambaIndices, err = r.i64s(11, "mamba_indices")
+	q.MambaIndices, err = r.I64s(11, "mamba_indices")
 	return err
 }
 
 // checkL15Pages: with the L1.5 flag set the reference prefill masks the kv
 // indices with the page mask and gathers the local indices through the
 // mask's running count, so both must line up or its numpy indexing raises.
-func (q *Request) checkL15Pages() *Error {
+func (q *Request) checkL15Pages() *kvwire.Error {
 	if !q.MLAL15 {
 		return nil
 	}
 	if len(q.PageTransferMask) != len(q.KVIndices) {
-		return frameError(KindRequest, 9, "page_transfer_mask", ReasonInconsistentL15Pages,
+		return kvwire.FrameError(kvwire.KindRequest, 9, "page_transfer_mask", kvwire.ReasonInconsistentL15Pages,
 			"%d mask entries for %d kv indices", len(q.PageTransferMask), len(q.KVIndices))
 	}
 	set := 0
@@ -148,7 +149,7 @@ func (q *Request) checkL15Pages() *Error {
 		}
 	}
 	if len(q.PageLocalIndices) != set {
-		return frameError(KindRequest, 10, "page_local_indices", ReasonInconsistentL15Pages,
+		return kvwire.FrameError(kvwire.KindRequest, 10, "page_local_indices", kvwire.ReasonInconsistentL15Pages,
 			"%d local indices for %d set mask entries", len(q.PageLocalIndices), set)
 	}
 	return nil
@@ -158,11 +159,11 @@ func (q *Request) checkL15Pages() *Error {
 // would crash it later), as the *Error DecodeRequest would return for it.
 func (q *Request) Validate() error {
 	checks := []error{
-		checkText(KindRequest, 1, "decode_ip", q.DecodeIP),
-		checkDecodeIP(KindRequest, 1, q.DecodeIP),
-		checkPort(KindRequest, 2, "decode_status_port", q.DecodeStatusPort),
-		checkText(KindRequest, 3, "session_id", q.SessionID),
-		checkSessionID(KindRequest, 3, q.SessionID),
+		kvwire.CheckText(kvwire.KindRequest, 1, "decode_ip", q.DecodeIP),
+		kvwire.CheckDecodeIP(kvwire.KindRequest, 1, q.DecodeIP),
+		kvwire.CheckPort(kvwire.KindRequest, 2, "decode_status_port", q.DecodeStatusPort),
+		kvwire.CheckText(kvwire.KindRequest, 3, "session_id", q.SessionID),
+		kvwire.CheckSessionID(kvwire.KindRequest, 3, q.SessionID),
 	}
 	for _, err := range checks {
 		if err != nil {
@@ -170,16 +171,16 @@ func (q *Request) Validate() error {
 		}
 	}
 	if q.RequiredDstInfoNum < 1 || q.RequiredDstInfoNum > math.MaxInt32 {
-		return frameError(KindRequest, 6, "required_dst_info_num", ReasonOutOfRange, "%d is outside [1, %d]", q.RequiredDstInfoNum, math.MaxInt32)
+		return kvwire.FrameError(kvwire.KindRequest, 6, "required_dst_info_num", kvwire.ReasonOutOfRange, "%d is outside [1, %d]", q.RequiredDstInfoNum, math.MaxInt32)
 	}
 	if q.Dummy {
 		return q.checkDummyEmpty()
 	}
 	if q.AuxIndex < 0 {
-		return frameError(KindRequest, 5, "aux_index", ReasonOutOfRange, "%d is negative", q.AuxIndex)
+		return kvwire.FrameError(kvwire.KindRequest, 5, "aux_index", kvwire.ReasonOutOfRange, "%d is negative", q.AuxIndex)
 	}
 	if q.DecodePrefixLen < 0 {
-		return frameError(KindRequest, 7, "decode_prefix_len", ReasonOutOfRange, "%d is negative", q.DecodePrefixLen)
+		return kvwire.FrameError(kvwire.KindRequest, 7, "decode_prefix_len", kvwire.ReasonOutOfRange, "%d is negative", q.DecodePrefixLen)
 	}
 	if err := q.checkL15Pages(); err != nil {
 		return err
@@ -200,7 +201,7 @@ func (q *Request) checkDummyEmpty() error {
 	}
 	for _, f := range fields {
 		if f.set {
-			return frameError(KindRequest, f.frame, requestFrameNames[f.frame], ReasonInconsistentDummy, "a dummy request carries no payload")
+			return kvwire.FrameError(kvwire.KindRequest, f.frame, requestFrameNames[f.frame], kvwire.ReasonInconsistentDummy, "a dummy request carries no payload")
 		}
 	}
 	return nil

@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package v1
 
 import (
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -85,29 +86,29 @@ func (q *Request) AppendFrames(dst [][]byte, fragments FragmentFrames) [][]byte 
 	}
 	buf := make([]byte, 0, size)
 	var ends [RequestFrames]int
-	buf = appendDecimal(buf, q.Room)
+	buf = kvwire.AppendDecimal(buf, q.Room)
 	ends[0] = len(buf)
 	buf = append(buf, q.DecodeIP...)
 	ends[1] = len(buf)
-	buf = appendDecimal(buf, int64(q.DecodeStatusPort))
+	buf = kvwire.AppendDecimal(buf, int64(q.DecodeStatusPort))
 	ends[2] = len(buf)
 	buf = append(buf, q.SessionID...)
 	ends[3] = len(buf)
 	if q.Dummy {
 		ends[4], ends[5] = len(buf), len(buf)
-		buf = appendDecimal(buf, int64(q.RequiredDstInfoNum))
+		buf = kvwire.AppendDecimal(buf, int64(q.RequiredDstInfoNum))
 		for i := 6; i < RequestFrames; i++ {
 			ends[i] = len(buf)
 		}
-		return sliceFrames(dst, buf, ends[:])
+		return kvwire.SliceFrames(dst, buf, ends[:])
 	}
-	buf = appendI64s(buf, q.KVIndices)
+	buf = kvwire.AppendI64s(buf, q.KVIndices)
 	ends[4] = len(buf)
-	buf = appendDecimal(buf, q.AuxIndex)
+	buf = kvwire.AppendDecimal(buf, q.AuxIndex)
 	ends[5] = len(buf)
-	buf = appendDecimal(buf, int64(q.RequiredDstInfoNum))
+	buf = kvwire.AppendDecimal(buf, int64(q.RequiredDstInfoNum))
 	ends[6] = len(buf)
-	buf = appendDecimal(buf, q.DecodePrefixLen)
+	buf = kvwire.AppendDecimal(buf, q.DecodePrefixLen)
 	ends[7] = len(buf)
 	if q.MLAL15 {
 		buf = append(buf, '1')
@@ -115,13 +116,13 @@ func (q *Request) AppendFrames(dst [][]byte, fragments FragmentFrames) [][]byte 
 		buf = append(buf, '0')
 	}
 	ends[8] = len(buf)
-	buf = appendBools(buf, q.PageTransferMask)
+	buf = kvwire.AppendBools(buf, q.PageTransferMask)
 	ends[9] = len(buf)
-	buf = appendI64s(buf, q.PageLocalIndices)
+	buf = kvwire.AppendI64s(buf, q.PageLocalIndices)
 	ends[10] = len(buf)
-	buf = appendI64s(buf, q.MambaIndices)
+	buf = kvwire.AppendI64s(buf, q.MambaIndices)
 	ends[11] = len(buf)
-	dst = sliceFrames(dst, buf, ends[:])
+	dst = kvwire.SliceFrames(dst, buf, ends[:])
 	if !fragments.Empty() {
 		dst = append(dst, fragments.Version, fragments.Payload)
 	}

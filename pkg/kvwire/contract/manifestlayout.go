@@ -14,13 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package kvwire
+package contract
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/bits"
+
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // Transfer policies of a cache group spec. The engine selects blocks with
@@ -110,16 +112,16 @@ type contractView struct {
 // group of its id, a block granularity that is not positive, a sliding
 // full_suffix group without a positive window.
 func ManifestLayoutFromContract(contract []byte) (ManifestLayout, error) {
-	if err := CheckContractEnvelope(contract); err != nil {
+	if err := CheckEnvelope(contract); err != nil {
 		return ManifestLayout{}, err
 	}
 	var v contractView
 	dec := json.NewDecoder(bytes.NewReader(contract))
 	if err := dec.Decode(&v); err != nil {
-		return ManifestLayout{}, fieldError(KindContract, "", ReasonContractUnusable, "%v", err)
+		return ManifestLayout{}, kvwire.FieldError(kvwire.KindContract, "", kvwire.ReasonContractUnusable, "%v", err)
 	}
 	unusable := func(field, format string, args ...any) (ManifestLayout, error) {
-		return ManifestLayout{}, fieldError(KindContract, field, ReasonContractUnusable, format, args...)
+		return ManifestLayout{}, kvwire.FieldError(kvwire.KindContract, field, kvwire.ReasonContractUnusable, format, args...)
 	}
 	if v.Plan == nil || v.Plan.PrefixGranularity == nil || *v.Plan.PrefixGranularity < 1 {
 		return unusable("plan.prefix_granularity", "absent or not positive")
