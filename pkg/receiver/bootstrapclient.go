@@ -29,7 +29,6 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
-	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // maxBootstrapBody caps what is read from a bootstrap server: its answers
@@ -65,28 +64,6 @@ func (c *bootstrapClient) bootstrapAnswer(ctx context.Context, addr string) (boo
 		return bootstrapAnswer{}, err
 	}
 	return decodeBootstrapAnswer(body)
-}
-
-// bootstrapAnswer is a parallel-info answer of either wire.
-type bootstrapAnswer struct {
-	wire     kvwire.Wire
-	v1       kvv1.ParallelInfo       // when wire is WireV1
-	contract kvcontract.ParallelInfo // when wire is WireCacheContract
-}
-
-// decodeBootstrapAnswer tells the answer's wire and decodes it with that
-// wire's decoder.
-func decodeBootstrapAnswer(body []byte) (bootstrapAnswer, error) {
-	wire, err := kvwire.AnswerWire(body)
-	ans := bootstrapAnswer{wire: wire}
-	switch {
-	case err != nil:
-	case wire == kvwire.WireCacheContract:
-		ans.contract, err = kvcontract.DecodeParallelInfo(body)
-	default:
-		ans.v1, err = kvv1.DecodeParallelInfo(body)
-	}
-	return ans, err
 }
 
 func (c *bootstrapClient) rankAddress(ctx context.Context, addr string, tpRank, dpGroup int) (kvwire.RankAddress, error) {

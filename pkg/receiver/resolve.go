@@ -19,8 +19,6 @@ package receiver
 import (
 	"fmt"
 	"strings"
-
-	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // resolve is the one goroutine working for a bootstrap address: it fetches
@@ -138,18 +136,11 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 	return endpoints, nil
 }
 
-// registrationFrames encodes this rank's registration; its fields never
-// change after the engine registered, so one encoding serves all sends.
+// registrationFrames encodes this rank's registration in the plan's wire;
+// its fields never change after the engine registered, so one encoding
+// serves all sends.
 func (m *Manager) registrationFrames(view *routeView) [][]byte {
-	eng := m.engine.Load()
-	if view.contract {
-		return m.contractRegistrationFrames(view, eng)
-	}
-	reg := kvv1.Registration{
-		DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
-		KVPtrs: eng.KVDataPtrs, StatePtrs: eng.StateDataPtrs,
-	}
-	return reg.Frames()
+	return view.wire.registrationFrames(m, view, m.engine.Load())
 }
 
 func shortHash(h string) string {

@@ -29,7 +29,7 @@ import (
 // decodeContractSHA256) and what checking a block manifest needs of it.
 type engineContract struct {
 	raw      []byte
-	contract *plancontract.CacheContract
+	decoded  *plancontract.CacheContract
 	sha      string
 	manifest kvcontract.ManifestLayout
 }
@@ -55,7 +55,7 @@ func newEngineContract(info EngineInfo, advertiseHost string) (*engineContract, 
 	if err != nil {
 		return nil, errorf(CodeInvalidArgument, "cacheLayout cannot check block manifests: %v", err)
 	}
-	return &engineContract{raw: info.Contract, contract: c, sha: c.SHA256(), manifest: layout}, nil
+	return &engineContract{raw: info.Contract, decoded: c, sha: c.SHA256(), manifest: layout}, nil
 }
 
 // engineField names a registration's problem by the engine API's field.
@@ -87,19 +87,6 @@ func checkEngineContract(ec *engineContract, v *routeView) error {
 		return errorf(CodeContractMismatch,
 			"decodeContractSHA256: the engine's cache contract hashes to %s, but the plan (%s) was made for the decode contract %s; publish the engine's contract (its to_wire_bytes()) in the PDPair's spec.cacheContracts.decode, or run the engine the plan was made for",
 			ec.sha, shortHash(v.snap.Hash), want)
-	}
-	return nil
-}
-
-// checkWire refuses a registration of another wire than the plan's.
-func checkWire(info EngineInfo, v *routeView) error {
-	switch {
-	case v.contract && !info.contractWire():
-		return errorf(CodeWireMismatch, "the engine registered v1 buffer pointers, but the plan (%s) is for the cache-contract wire: register with kind %q, the arena pointer (kvDataPtr) and the decode contract (cacheLayout)",
-			shortHash(v.snap.Hash), "contract")
-	case !v.contract && info.contractWire():
-		return errorf(CodeWireMismatch, "the engine registered a cache contract, but the plan (%s) is for the v1 wire: register its KV and state buffer pointers (kvDataPtrs, stateDataPtrs), or publish a contract pair (spec.wire: CacheContract)",
-			shortHash(v.snap.Hash))
 	}
 	return nil
 }

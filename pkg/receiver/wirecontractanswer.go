@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
@@ -32,7 +31,7 @@ import (
 // the pair when it refuses it, else the first field in which it differs
 // from the plan's contract (when a prefill served that one), else the two
 // hashes.
-func (m *Manager) checkContractAnswer(view *routeView, addr string, ans *kvcontract.ParallelInfo) (*prefillInfo, *RoomFailure) {
+func (w *contractWire) checkContractAnswer(m *Manager, view *routeView, addr string, ans *kvcontract.ParallelInfo) (*prefillInfo, *RoomFailure) {
 	rec := &view.snap.Layout
 	mismatch := func(reason FailureReason, format string, args ...any) (*prefillInfo, *RoomFailure) {
 		return nil, &RoomFailure{Reason: reason, Message: fmt.Sprintf("prefill at %s does not match the plan (%s): ", addr, shortHash(view.snap.Hash)) + fmt.Sprintf(format, args...)}
@@ -52,27 +51,26 @@ func (m *Manager) checkContractAnswer(view *routeView, addr string, ans *kvcontr
 		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("the cache_layout the bootstrap server at %s answered does not decode as the engine decodes a contract: %v", addr, err)}
 	}
 	sha := live.SHA256()
-	info := &prefillInfo{wire: kvwire.WireCacheContract, tpSize: ans.PrefillTPSize, dpSize: ans.PrefillDPSize, sha: sha}
 	if sha == rec.PrefillContractSHA256 {
-		info.contract = view.rememberPlannedPrefill(live.Canonical())
-		return info, nil
+		served := &servedContract{canonical: w.rememberPlannedPrefill(live.Canonical()), sha: sha}
+		return &prefillInfo{tpSize: ans.PrefillTPSize, dpSize: ans.PrefillDPSize, served: served}, nil
 	}
-	return mismatch(ReasonContractMismatch, "%s", m.describeContractMismatch(view, live))
+	return mismatch(ReasonContractMismatch, "%s", w.describeContractMismatch(m, view, live))
 }
 
 // describeContractMismatch says how a live prefill contract that is not
 // the plan's differs.
-func (m *Manager) describeContractMismatch(view *routeView, live *plancontract.CacheContract) string {
+func (w *contractWire) describeContractMismatch(m *Manager, view *routeView, live *plancontract.CacheContract) string {
 	rec := &view.snap.Layout
 	hashes := fmt.Sprintf("(prefillContractSHA256: the plan's %s, the prefill's %s)", shortHash(rec.PrefillContractSHA256), shortHash(live.SHA256()))
-	if eng := m.engine.Load(); eng != nil && eng.contract != nil {
+	if ec := registeredContract(m.engine.Load()); ec != nil {
 		_, err := plancontract.NewPlanner(plancontract.Pair{Prefill: rec.Prefill, Decode: rec.Decode,
-			PrefillContract: live, DecodeContract: eng.contract.contract})
+			PrefillContract: live, DecodeContract: ec.decoded})
 		if err != nil {
 			return fmt.Sprintf("the engine refuses its cache contract with this decode's: %v %s", err, hashes)
 		}
 	}
-	if planned := view.plannedPrefill.Load(); planned != nil {
+	if planned := w.plannedPrefill.Load(); planned != nil {
 		if d, found, err := kvcontract.FirstDifference(*planned, live.Canonical()); err == nil && found {
 			return fmt.Sprintf("its cache contract differs from the one the plan was made for: %s is %s in the plan's contract, %s in the prefill's %s", d.Field, d.A, d.B, hashes)
 		}
@@ -80,17 +78,36 @@ func (m *Manager) describeContractMismatch(view *routeView, live *plancontract.C
 	return fmt.Sprintf("its cache contract is not the one the plan was made for %s; the two still plan together, but the published plan does not describe this prefill: publish its contract (the bootstrap server's cache_layout) in the PDPair's spec.cacheContracts.prefill", hashes)
 }
 
+// servedContract is what a contract address answered when its ranks were
+// registered: the contract (canonical, shared with the wire's
+// plannedPrefill) and its SHA-256.
+type servedContract struct {
+	canonical []byte
+	sha       string
+}
+
+// registeredContract is the engine's contract, when the engine registered
+// on the contract wire.
+func registeredContract(reg *registration) *engineContract {
+	if reg == nil {
+		return nil
+	}
+	ec, _ := reg.engine.(*engineContract)
+	return ec
+}
+
 // contractChange says what changed between the answer a live address gave
-// when it was bootstrapped (was) and its answer now, or "" when nothing
+// when it was bootstrapped (info) and its answer now, or "" when nothing
 // did. reason is ReasonWireMismatch when it now speaks the v1 wire.
-func contractChange(addr string, was *prefillInfo, now *bootstrapAnswer) (FailureReason, string) {
-	if now.wire != kvwire.WireCacheContract {
+func contractChange(addr string, info *prefillInfo, now *bootstrapAnswer) (FailureReason, string) {
+	c, ok := now.value.(*kvcontract.ParallelInfo)
+	if !ok {
 		return ReasonWireMismatch, fmt.Sprintf("the bootstrap server at %s now answers the v1 wire (item lengths, no cache_layout); it answered a cache contract when the room's ranks were registered", addr)
 	}
-	c := &now.contract
-	if c.PrefillTPSize != was.tpSize || c.PrefillDPSize != was.dpSize {
+	was := info.served.(*servedContract)
+	if c.PrefillTPSize != info.tpSize || c.PrefillDPSize != info.dpSize {
 		return ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers prefill_tp_size %d and prefill_dp_size %d; it answered %d and %d when the room's ranks were registered",
-			addr, c.PrefillTPSize, c.PrefillDPSize, was.tpSize, was.dpSize)
+			addr, c.PrefillTPSize, c.PrefillDPSize, info.tpSize, info.dpSize)
 	}
 	live, err := plancontract.Parse(c.CacheLayout)
 	if err != nil {
@@ -100,7 +117,7 @@ func contractChange(addr string, was *prefillInfo, now *bootstrapAnswer) (Failur
 		return "", ""
 	}
 	what := "its cache contract changed"
-	if d, found, err := kvcontract.FirstDifference(was.contract, live.Canonical()); err == nil && found {
+	if d, found, err := kvcontract.FirstDifference(was.canonical, live.Canonical()); err == nil && found {
 		what = fmt.Sprintf("%s was %s, is now %s", d.Field, d.A, d.B)
 	}
 	return ReasonContractChanged, fmt.Sprintf("the prefill at %s changed its cache contract while the room was open: %s (SHA-256 %s, now %s); its ranks no longer plan with the registration the room was sent under",
