@@ -51,7 +51,7 @@ type Config struct {
 	// Wire is the handshake the peer speaks: kvwire.WireV1 (also when
 	// empty) or kvwire.WireCacheContract, for which Contract replaces
 	// EnableMLAL15Cache, Buffers, RankBuffers and Transfer
-	// (contractrank.go).
+	// (wirecontract.go).
 	Wire kvwire.Wire
 	// Contract is every prefill rank's cache contract, its wire JSON, on
 	// the contract wire: what each rank PUTs to the bootstrap server and
@@ -116,24 +116,11 @@ func (c *Config) validate() error {
 	if c.WorldSize < 1 || c.DPSize < 1 || c.WorldSize%c.DPSize != 0 {
 		return fmt.Errorf("prefillpeer: world size %d and dp size %d: dp must be positive and divide the world", c.WorldSize, c.DPSize)
 	}
-	if c.Wire == kvwire.WireCacheContract {
-		return c.validateContracts()
+	w, err := newPeerWire(c.Wire)
+	if err != nil {
+		return err
 	}
-	if c.Wire != kvwire.WireV1 {
-		return fmt.Errorf("prefillpeer: wire %q: want %q or %q", c.Wire, kvwire.WireV1, kvwire.WireCacheContract)
-	}
-	for rank := range c.RankBuffers {
-		if rank < 0 || rank >= c.WorldSize {
-			return fmt.Errorf("prefillpeer: RankBuffers names engine rank %d outside [0, %d)", rank, c.WorldSize)
-		}
-	}
-	for rank := 0; rank < c.WorldSize; rank++ {
-		reg := c.registration(rank, 1) // any valid port: only the layout is checked here
-		if err := reg.Validate(); err != nil {
-			return fmt.Errorf("prefillpeer: engine rank %d buffers: %w", rank, err)
-		}
-	}
-	return nil
+	return w.validate(c)
 }
 
 // buffers are the lengths engine rank r holds.

@@ -61,7 +61,7 @@ func (c *contractRank) planFor(decode *plancontract.CacheContract, decodeTP int)
 	planner, err := plancontract.NewPlanner(plancontract.Pair{
 		Prefill:         transferplan.Parallelism{TPSize: c.tpSize, DPSize: 1},
 		Decode:          transferplan.Parallelism{TPSize: decodeTP, DPSize: 1},
-		PrefillContract: c.contract, DecodeContract: decode,
+		PrefillContract: c.prefill, DecodeContract: decode,
 	})
 	if err != nil {
 		pp.err = err

@@ -34,7 +34,7 @@ const maxFailedRooms = 4096
 // receive goroutine like the engine's bootstrap thread: it does what
 // MooncakeKVManagerPrefill._handle_bootstrap_message does.
 type contractRank struct {
-	contract       *plancontract.CacheContract
+	prefill        *plancontract.CacheContract // this rank's own contract
 	tpSize, tpRank int
 	plans          map[planKey]*pairPlan
 	sessions       map[string]*contractSession
@@ -65,21 +65,22 @@ func newContractRank(cfg *Config, engineRank int) (*contractRank, error) {
 		return nil, err
 	}
 	tp := cfg.WorldSize / cfg.DPSize
-	return &contractRank{contract: contract, tpSize: tp, tpRank: engineRank % tp,
+	return &contractRank{prefill: contract, tpSize: tp, tpRank: engineRank % tp,
 		plans: map[planKey]*pairPlan{}, sessions: map[string]*contractSession{}, rejected: map[string]string{},
 		rooms: map[int64]map[string]*contractSession{}, failed: map[int64]bool{}}, nil
 }
 
-func (r *Rank) handleContract(msg [][]byte) {
+// handle takes a message of the contract wire: a registration or a
+// pre-allocation.
+func (c *contractRank) handle(r *Rank, msg [][]byte) {
 	if kvwire.IsRegistration(msg) {
-		r.registerContract(msg)
+		c.register(r, msg)
 		return
 	}
-	r.preAllocate(msg)
+	c.preAllocate(r, msg)
 }
 
-func (r *Rank) registerContract(msg [][]byte) {
-	c := r.contract
+func (c *contractRank) register(r *Rank, msg [][]byte) {
 	reg, err := kvcontract.DecodeRegistration(msg)
 	var s *contractSession
 	if err == nil {
@@ -95,7 +96,7 @@ func (r *Rank) registerContract(msg [][]byte) {
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonRegistrationRefused, Detail: err.Error(), Err: err})
 		if route, rerr := kvcontract.DecodeRegistrationRoute(msg); rerr == nil {
-			r.rejectSession(route)
+			c.rejectSession(r, route)
 		}
 		return
 	}
@@ -105,11 +106,10 @@ func (r *Rank) registerContract(msg [][]byte) {
 
 // rejectSession fails the rooms that already count on the session and
 // remembers where to fail its later ones (_reject_decode_registration).
-func (r *Rank) rejectSession(route kvcontract.RegistrationRoute) {
-	c := r.contract
+func (c *contractRank) rejectSession(r *Rank, route kvcontract.RegistrationRoute) {
 	for room, dests := range c.rooms {
 		if _, ok := dests[route.SessionID]; ok {
-			r.abortRoom(room)
+			c.abortRoom(r, room)
 		}
 	}
 	delete(c.sessions, route.SessionID)
@@ -119,8 +119,7 @@ func (r *Rank) rejectSession(route kvcontract.RegistrationRoute) {
 // preAllocate files one pre-allocation, or fails its room: the engine's
 // order of checks, then its fan-out check once every expected decode rank
 // is in.
-func (r *Rank) preAllocate(msg [][]byte) {
-	c := r.contract
+func (c *contractRank) preAllocate(r *Rank, msg [][]byte) {
 	head, err := kvcontract.DecodePreAllocationRoute(msg)
 	if err != nil { // no room to fail
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: roomOf(msg), Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
@@ -151,8 +150,8 @@ func (r *Rank) preAllocate(msg [][]byte) {
 	}
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: head.Room, Reason: ReasonPreAllocationRefused, Detail: err.Error(), Err: err})
-		r.abortRoom(head.Room)
-		r.failSession(head.Room, head.SessionID)
+		c.abortRoom(r, head.Room)
+		c.failSession(r, head.Room, head.SessionID)
 		return
 	}
 	dests := c.rooms[head.Room]
@@ -164,7 +163,7 @@ func (r *Rank) preAllocate(msg [][]byte) {
 	if len(dests) == len(s.expected) {
 		delete(c.rooms, head.Room)
 		r.rec.roomCompleted()
-		r.answerContract(head.Room, dests)
+		c.answerContract(r, head.Room, dests)
 	}
 }
 
@@ -200,8 +199,7 @@ func (c *contractRank) checkFanOut(head kvcontract.PreAllocation, s *contractSes
 // abortRoom fails a room: Failed to every non-dummy session already filed
 // under it, and the room stays failed (abort_room). The caller has recorded
 // why (a RankError).
-func (r *Rank) abortRoom(room int64) {
-	c := r.contract
+func (c *contractRank) abortRoom(r *Rank, room int64) {
 	c.markFailed(room)
 	for id, s := range c.rooms[room] {
 		if !s.dummy {
@@ -212,8 +210,7 @@ func (r *Rank) abortRoom(room int64) {
 }
 
 // failSession tells the session whose pre-allocation failed the room.
-func (r *Rank) failSession(room int64, session string) {
-	c := r.contract
+func (c *contractRank) failSession(r *Rank, room int64, session string) {
 	if ep := c.endpointOf(session, c.sessions[session]); ep != "" {
 		r.push.send(outgoing{endpoint: ep, status: failedStatus(room, c.tpRank)})
 	}
@@ -240,7 +237,7 @@ func (c *contractRank) markFailed(room int64) {
 
 // answerContract runs the room's script once every expected pre-allocation
 // is in. A dummy rank sends nothing (the engine marks the room done).
-func (r *Rank) answerContract(room int64, dests map[string]*contractSession) {
+func (c *contractRank) answerContract(r *Rank, room int64, dests map[string]*contractSession) {
 	var endpoints []string
 	for _, s := range dests {
 		if !s.dummy {

@@ -56,8 +56,8 @@ type Rank struct {
 	frags   fragmentCache
 	rec     recorder
 	check   *transferCheck // nil unless Config.Transfer
-	// contract is the rank's state on the cache-contract wire; nil on v1.
-	contract *contractRank
+	// wire is what the rank does on its peer's wire (v1Rank, contractRank).
+	wire rankWire
 
 	// Owned by the receive goroutine, like the reference's bootstrap thread.
 	sessions map[string]session
@@ -81,7 +81,7 @@ type destination struct {
 	problem  *RankError
 }
 
-func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die func()) (*Rank, error) {
+func newRank(zctx *zmq.Context, cfg *Config, w peerWire, engineRank int, sc *script, die func()) (*Rank, error) {
 	tpPerDP := cfg.WorldSize / cfg.DPSize
 	r := &Rank{
 		EngineRank: engineRank, DPGroup: engineRank / tpPerDP, TPRank: engineRank % tpPerDP,
@@ -91,11 +91,9 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 		done: make(chan struct{}),
 	}
 	r.frags = fragmentCache{rank: r, entries: map[string]*fragmentCheck{}}
-	if cfg.Wire == kvwire.WireCacheContract {
-		var err error
-		if r.contract, err = newContractRank(cfg, engineRank); err != nil {
-			return nil, err
-		}
+	var err error
+	if r.wire, err = w.newRank(cfg, engineRank); err != nil {
+		return nil, err
 	}
 	pull, port, err := zmqsock.BindPull(zctx, cfg.Host, 0, append([]zmqsock.Option{zmqsock.RecvTimeout(pollInterval)}, cfg.pullOptions()...)...)
 	if err != nil {
@@ -142,11 +140,10 @@ func (r *Rank) serve() {
 	}
 }
 
-func (r *Rank) handle(msg [][]byte) {
-	if r.contract != nil {
-		r.handleContract(msg)
-		return
-	}
+func (r *Rank) handle(msg [][]byte) { r.wire.handle(r, msg) }
+
+// handleV1 takes a message of the v1 wire: a registration or a request.
+func (r *Rank) handleV1(msg [][]byte) {
 	if kvwire.IsRegistration(msg) {
 		r.register(msg)
 		return
