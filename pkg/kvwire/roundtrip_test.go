@@ -38,13 +38,6 @@ func (g gen) int64() int64 {
 	}
 }
 
-func (g gen) host() string {
-	hosts := []string{"10.0.0.7", "127.0.0.1", "decode-3.llm.svc", "h"}
-	return hosts[g.r.IntN(len(hosts))]
-}
-
-func (g gen) port() int { return 1 + g.r.IntN(65535) }
-
 func (g gen) status() Status {
 	s := Status{Room: g.int64(), State: TransferPoll(g.r.IntN(6)), PrefillTPRank: g.r.IntN(1024), BootstrapToken: g.int64()}
 	if g.r.IntN(3) == 0 {

@@ -37,8 +37,6 @@ func le64(vs ...uint64) string { return string(kvwire.AppendU64s(nil, vs)) }
 
 func lei64(vs ...int64) string { return string(kvwire.AppendI64s(nil, vs)) }
 
-func lei32(vs ...int32) string { return string(kvwire.AppendI32s(nil, vs)) }
-
 func equalFrames(a, b [][]byte) bool {
 	if len(a) != len(b) {
 		return false
