@@ -27,7 +27,7 @@ import (
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
-// contractWire is the cache-contract wire (docs/contract-wire.md): each
+// contractWire is the cache-contract wire (docs/wire.md): each
 // rank registers its contract, and plans every decode registration it gets
 // with it as the engine's prefill does (contractrank.go, contractplan.go).
 type contractWire struct {
