@@ -51,7 +51,7 @@ func (m *Manager) checkAddresses(t *peerTable) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := m.probe(ctx, t, p)
+			err := t.view.wire.probe(ctx, m, t, p) // the plan's wire: /health, or a re-read of the answer
 			if m.ctx.Err() != nil {
 				return // shutting down: the failure is ours, not the prefill's
 			}
@@ -69,12 +69,6 @@ func (m *Manager) checkAddresses(t *peerTable) {
 	}
 	wg.Wait()
 	t.forgetExpiredRefusals(m.now())
-}
-
-// probe checks one live address the way the plan's wire does
-// (v1Wire.probe, contractWire.probe).
-func (m *Manager) probe(ctx context.Context, t *peerTable, p livePeer) error {
-	return t.view.wire.probe(ctx, m, t, p)
 }
 
 // loseAddress drops addr from the caches, closes its sockets and fails

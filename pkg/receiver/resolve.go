@@ -126,7 +126,9 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 		}
 		endpoints[i] = ra.Endpoint()
 	}
-	reg := m.registrationFrames(view)
+	// this rank's registration in the plan's wire; its fields never change
+	// after the engine registered, so one encoding serves all sends
+	reg := view.wire.registrationFrames(m, view, m.engine.Load())
 	for i, ep := range endpoints {
 		if err := m.push.send(ep, reg); err != nil {
 			return nil, &RoomFailure{Reason: ReasonSendFailed, Message: fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
@@ -134,13 +136,6 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 	}
 	m.log.Info("registered with prefill ranks", "addr", addr, "dpGroup", g, "endpoints", strings.Join(endpoints, ","))
 	return endpoints, nil
-}
-
-// registrationFrames encodes this rank's registration in the plan's wire;
-// its fields never change after the engine registered, so one encoding
-// serves all sends.
-func (m *Manager) registrationFrames(view *routeView) [][]byte {
-	return view.wire.registrationFrames(m, view, m.engine.Load())
 }
 
 func shortHash(h string) string {

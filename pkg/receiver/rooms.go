@@ -128,7 +128,7 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 			return
 		}
 		if perr = requestable(entry); perr == nil {
-			perr = m.checkPayload(entry, &req)
+			perr = entry.view.wire.checkRequest(m, entry, &req) // the room's wire checks what it would send
 		}
 		switch {
 		case perr != nil && CodeOf(perr) == CodeManifestRefused:
@@ -154,14 +154,8 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 	if perr != nil || e == nil {
 		return perr
 	}
-	m.sendRequest(e, &req)
+	e.view.wire.sendRequest(m, e, &req)
 	return nil
-}
-
-// sendRequest sends a requested room's request to every rank of its plan,
-// as its wire frames it.
-func (m *Manager) sendRequest(e *roomEntry, req *TransferRequest) {
-	e.view.wire.sendRequest(m, e, req)
 }
 
 // requestable says why a room cannot take its request now, if it cannot.
@@ -176,12 +170,6 @@ func requestable(e *roomEntry) error {
 		return errorf(CodeRoomAlreadyRequested, "room %d's request was already sent (or queued until it bootstraps)", e.id)
 	}
 	return nil
-}
-
-// checkPayload rejects a payload its room's wire would not send (or the
-// other wire's).
-func (m *Manager) checkPayload(e *roomEntry, req *TransferRequest) error {
-	return e.view.wire.checkRequest(m, e, req)
 }
 
 // Status reports a room. A room past its deadline is failed here too, so
@@ -276,7 +264,7 @@ func (m *Manager) bootstrapped(e *roomEntry, g int, endpoints []string) {
 		}
 	})
 	if queued != nil {
-		m.sendRequest(e, queued)
+		e.view.wire.sendRequest(m, e, queued)
 	}
 }
 
