@@ -39,5 +39,7 @@ limitations under the License.
 // never accepts a message that the reference would crash on.
 //
 // The packages are pure: no sockets, no HTTP. They import only the standard
-// library and pkg/transferplan.
+// library, pkg/pyjson (the JSON bodies) and the planner's vocabulary:
+// pkg/transferplan here and for v1, pkg/transferplan/contract for the
+// contract wire.
 package kvwire
