@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -223,8 +224,9 @@ func TestServesTheContractWire(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	ans, err := kvwire.DecodeBootstrapAnswer(body)
-	if err != nil || ans.Wire != kvwire.WireCacheContract || string(ans.Contract.CacheLayout) != v.Prefill.Contract || ans.Contract.PrefillTPSize != 4 {
+	wire, _ := kvwire.AnswerWire(body)
+	ans, err := kvcontract.DecodeParallelInfo(body)
+	if err != nil || wire != kvwire.WireCacheContract || string(ans.CacheLayout) != v.Prefill.Contract || ans.PrefillTPSize != 4 {
 		t.Fatalf("parallel info %.200s: %+v, %v", body, ans, err)
 	}
 	stop <- os.Interrupt

@@ -21,7 +21,6 @@ import (
 	"io"
 	"log"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
@@ -35,13 +34,8 @@ func startPeer(opts options, stderr io.Writer) (*prefillpeer.Peer, error) {
 
 func printEndpoints(w io.Writer, p *prefillpeer.Peer, opts options) {
 	c := opts.cfg
-	if c.Wire == kvwire.WireCacheContract {
-		fmt.Fprintf(w, "bootstrap %s  (prefill world %d, dp %d, cache-contract wire, a %d-byte contract, behaviour %s)\n",
-			p.BootstrapAddr(), c.WorldSize, max(c.DPSize, 1), len(c.Contract), c.Default.Action)
-	} else {
-		fmt.Fprintf(w, "bootstrap %s  (prefill world %d, dp %d, %d kv + %d state buffers, behaviour %s)\n",
-			p.BootstrapAddr(), c.WorldSize, max(c.DPSize, 1), len(c.Buffers.KVItemLens), len(c.Buffers.StateItemLens), c.Default.Action)
-	}
+	fmt.Fprintf(w, "bootstrap %s  (prefill world %d, dp %d, %s, behaviour %s)\n",
+		p.BootstrapAddr(), c.WorldSize, max(c.DPSize, 1), p.Layout(), c.Default.Action)
 	for _, r := range p.Ranks() {
 		fmt.Fprintf(w, "  engine rank %d (dp group %d, tp rank %d): %s\n", r.EngineRank, r.DPGroup, r.TPRank, r.Endpoint)
 	}

@@ -59,7 +59,7 @@ var (
 	chartRun     = []string{"./test/integration/chart/...", "./test/integration/manager/..."}
 	model        = []string{"./pkg/modelgeom/...", "./pkg/modelplan/..."}
 	agentOnly    = []string{"./pkg/receiver/"}
-	wireOnly     = []string{"./pkg/kvwire/"}
+	wireOnly     = []string{"./pkg/kvwire/contract/"}
 	contractOnly = []string{"./pkg/transferplan/contract/"}
 	localAPI     = []string{"./pkg/receiver/localapi/"}
 	zmqSock      = []string{"./pkg/zmqsock/"}
@@ -121,36 +121,36 @@ var mutants = []mutant{
 		Pkgs: planner, Bug: "a refusal's fix names TP sizes worked out with the wrong head split"},
 
 	// pkg/kvwire
-	{Name: "wire-fragment-key", File: "pkg/kvwire/fragments.go",
+	{Name: "wire-fragment-key", File: "pkg/kvwire/v1/fragments.go",
 		Old: "dst = append(dst, `,\"dst_byte_offset\":`...)", New: "dst = append(dst, `,\"dst_offset\":`...)",
 		Pkgs: wire, Bug: "a fragment key misspelt on the wire"},
 	{Name: "wire-big-endian-pointers", File: "pkg/kvwire/numbers.go",
 		Old: "dst = binary.LittleEndian.AppendUint64(dst, v)", New: "dst = binary.BigEndian.AppendUint64(dst, v)",
 		Pkgs: wire, Bug: "buffer pointers encoded big-endian"},
-	{Name: "wire-l15-flag", File: "pkg/kvwire/request.go",
+	{Name: "wire-l15-flag", File: "pkg/kvwire/v1/request.go",
 		Old: "\t\tbuf = append(buf, '1')\n", New: "\t\tbuf = append(buf, '0')\n",
 		Pkgs: wire, Bug: "the MLA L1.5 flag always sent as 0"},
-	{Name: "wire-dummy-kv-frame", File: "pkg/kvwire/request.go",
-		Old: "\t\tends[4], ends[5] = len(buf), len(buf)\n", New: "\t\tbuf = appendDecimal(buf, 0)\n\t\tends[4], ends[5] = len(buf), len(buf)\n",
+	{Name: "wire-dummy-kv-frame", File: "pkg/kvwire/v1/request.go",
+		Old: "\t\tends[4], ends[5] = len(buf), len(buf)\n", New: "\t\tbuf = kvwire.AppendDecimal(buf, 0)\n\t\tends[4], ends[5] = len(buf), len(buf)\n",
 		Pkgs: wire, Bug: "a dummy request's kv_indices frame not empty (the prefill would take it for a real request)"},
 	{Name: "wire-token-needs-five-frames", File: "pkg/kvwire/status.go",
 		Old: "\tif len(frames) > 3 {\n", New: "\tif len(frames) > 4 {\n",
 		Pkgs: wire, Bug: "the bootstrap token of a four-frame status ignored"},
 
-	{Name: "wire-contract-leading-zero", File: "pkg/kvwire/contractenvelope.go",
+	{Name: "wire-contract-leading-zero", File: "pkg/kvwire/numbers.go",
 		Old: "if len(b) > 1 && b[0] == '0' {", New: "if false {",
 		Pkgs: wire, Bug: "a contract-wire number with a leading zero taken, which the engine refuses"},
-	{Name: "wire-contract-tp-frames-swapped", File: "pkg/kvwire/contractregistration.go",
+	{Name: "wire-contract-tp-frames-swapped", File: "pkg/kvwire/contract/registration.go",
 		Old:  "return append(frames, c.Contract, buf[ends[4]:sizeEnd:sizeEnd], buf[sizeEnd:len(buf):len(buf)])",
 		New:  "return append(frames, c.Contract, buf[sizeEnd:len(buf):len(buf)], buf[ends[4]:sizeEnd:sizeEnd])",
 		Pkgs: wire, Bug: "decode_tp_size and decode_tp_rank sent in each other's frames"},
-	{Name: "wire-manifest-last-page-allowed", File: "pkg/kvwire/manifestcheck.go",
+	{Name: "wire-manifest-last-page-allowed", File: "pkg/kvwire/contract/manifestcheck.go",
 		Old: "if g.max >= rule.PageCount {", New: "if g.max > rule.PageCount {",
 		Pkgs: wire, Bug: "a block id equal to page_count (one past the decode arena) taken"},
-	{Name: "wire-manifest-no-sliding-window", File: "pkg/kvwire/manifestlayout.go",
+	{Name: "wire-manifest-no-sliding-window", File: "pkg/kvwire/contract/manifestlayout.go",
 		Old: "if g.SlidingWindowTokens > 0 {", New: "if false {",
 		Pkgs: wire, Bug: "sliding-window groups expected to carry the whole suffix"},
-	{Name: "wire-bootstrap-wire-inverted", File: "pkg/kvwire/contractbootstrap.go",
+	{Name: "wire-bootstrap-wire-inverted", File: "pkg/kvwire/wire.go",
 		Old: "if _, ok := keys[\"cache_layout\"]; ok {", New: "if _, ok := keys[\"cache_layout\"]; !ok {",
 		Pkgs: wire, Bug: "a contract answer taken for a v1 one and the other way round"},
 
@@ -290,16 +290,16 @@ var mutants = []mutant{
 	// the cache-contract wire: the agent's contract path, the contract
 	// planner, the registration frames, the engine stream's fast decoders
 	// and the Go client's stream line
-	{Name: "contract-agent-dummy-gets-manifest", File: "pkg/receiver/contractroute.go",
+	{Name: "contract-agent-dummy-gets-manifest", File: "pkg/receiver/wirecontract.go",
 		Old: "out = dummy[:]", New: "out = append(dummy[:2:2], full[2])",
 		Pkgs: agentOnly, Run: "^TestContractIdleRanksGetEmptyManifests$",
 		Bug: "an idle prefill rank met as a dummy sent the room's manifest instead of an empty one"},
-	{Name: "contract-agent-manifest-unchecked", File: "pkg/receiver/contractroute.go",
-		Old:  "if _, err := kvwire.ValidateManifest(manifest, &e.reg.contract.manifest); err != nil {",
-		New:  "if _, err := kvwire.ValidateManifest(manifest, &e.reg.contract.manifest); err != nil && false {",
+	{Name: "contract-agent-manifest-unchecked", File: "pkg/receiver/wirecontract.go",
+		Old:  "if _, err := kvcontract.ValidateManifest(manifest, &e.reg.engine.(*engineContract).manifest); err != nil {",
+		New:  "if _, err := kvcontract.ValidateManifest(manifest, &e.reg.engine.(*engineContract).manifest); err != nil && false {",
 		Pkgs: agentOnly, Run: "^TestContractOutOfArenaManifestNamesTheNumbers$",
 		Bug: "a block manifest sent without checking it against the decode contract (a block outside the arena among them)"},
-	{Name: "contract-agent-prefill-sha-unchecked", File: "pkg/receiver/contractcheck.go",
+	{Name: "contract-agent-prefill-sha-unchecked", File: "pkg/receiver/wirecontractanswer.go",
 		Old: "if sha == rec.PrefillContractSHA256 {", New: "if true {",
 		Pkgs: agentOnly, Run: "^TestContractPrefillNotThePlansNamesTheHashes$",
 		Bug: "a live prefill contract that is not the plan's (its SHA-256) taken"},
@@ -307,13 +307,13 @@ var mutants = []mutant{
 		Old: "v.expectIdx[r], v.sendAt[r] = int(roleIdle), len(v.sends)", New: "v.expectIdx[r], v.sendAt[r] = 0, len(v.sends)",
 		Pkgs: agentOnly, Run: "^TestContractSuccessFromAnUnplannedRankDoesNotComplete$",
 		Bug: "Success from an idle prefill rank (met as a dummy) counted as the first source's: a room completes before its data came"},
-	{Name: "contract-agent-change-ignored", File: "pkg/receiver/contractcheck.go",
+	{Name: "contract-agent-change-ignored", File: "pkg/receiver/wirecontractanswer.go",
 		Old: "if live.SHA256() == was.sha {", New: "if true {",
 		Pkgs: agentOnly, Run: "^TestContractPrefillChangesWhileRoomsAreOpen$",
 		Bug: "a prefill that changed its contract while rooms are open goes unnoticed by the heartbeat"},
-	{Name: "contract-wire-registration-ip-session-swapped", File: "pkg/kvwire/contractregistration.go",
-		Old:  "buf = append(buf, c.DecodeIP...)\n\tends[1] = len(buf)\n\tbuf = appendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.SessionID...)\n",
-		New:  "buf = append(buf, c.SessionID...)\n\tends[1] = len(buf)\n\tbuf = appendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.DecodeIP...)\n",
+	{Name: "contract-wire-registration-ip-session-swapped", File: "pkg/kvwire/contract/registration.go",
+		Old:  "buf = append(buf, c.DecodeIP...)\n\tends[1] = len(buf)\n\tbuf = kvwire.AppendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.SessionID...)\n",
+		New:  "buf = append(buf, c.SessionID...)\n\tends[1] = len(buf)\n\tbuf = kvwire.AppendDecimal(buf, int64(c.DecodeStatusPort))\n\tends[2] = len(buf)\n\tbuf = append(buf, c.DecodeIP...)\n",
 		Pkgs: wireOnly, Run: "^TestContractVectorsRegistration$",
 		Bug: "the 8-frame registration sends decode_ip and session_id in each other's frames"},
 	{Name: "contract-planner-prefix-granularity-unchecked", File: "pkg/transferplan/contract/compat.go",

@@ -30,6 +30,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/livecontract"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -136,7 +137,7 @@ func TestPrefillRefusals(t *testing.T) {
 			return p.BootstrapAddr()
 		}, livecontract.ReasonWrongWire, []string{"v1 wire", "prefill TP 4, DP 1"}},
 		{"is a v1 prefill", func() string {
-			return startPeer(t, prefillpeer.Config{WorldSize: 2, Buffers: kvwire.BufferLens{KVItemLens: []int64{64}}}).BootstrapAddr()
+			return startPeer(t, prefillpeer.Config{WorldSize: 2, Buffers: kvv1.BufferLens{KVItemLens: []int64{64}}}).BootstrapAddr()
 		}, livecontract.ReasonWrongWire, []string{"v1 wire", "prefill TP 2, DP 1, 1 KV item lengths"}},
 		{"answers 2 GiB, saying so", func() string { return hugeServer(t, twoGiB, true) },
 			livecontract.ReasonTooLarge, []string{"2147483648 bytes (Content-Length)", strconv.Itoa(livecontract.MaxPrefillAnswerBytes)}},

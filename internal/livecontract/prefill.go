@@ -21,11 +21,13 @@ import (
 	"fmt"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // MaxPrefillAnswerBytes caps a bootstrap server's parallel-info answer: a
 // 256 KiB contract as a JSON string, whose escaping at most doubles it.
-const MaxPrefillAnswerBytes = kvwire.MaxContractParallelInfoBytes
+const MaxPrefillAnswerBytes = kvcontract.MaxParallelInfoBytes
 
 // Prefill is what a contract-era bootstrap server answers for
 // engine_rank=-1.
@@ -57,21 +59,35 @@ func (c *Client) Prefill(ctx context.Context, addr string) (Prefill, error) {
 	if err != nil {
 		return Prefill{}, err
 	}
-	answer, err := kvwire.DecodeBootstrapAnswer(body)
+	wire, err := kvwire.AnswerWire(body)
+	var p kvcontract.ParallelInfo
 	switch {
-	case err == nil && answer.Wire == kvwire.WireV1:
+	case err == nil && wire == kvwire.WireV1:
+		v1, err := kvv1.DecodeParallelInfo(body)
+		if err != nil {
+			return Prefill{}, malformedAnswer(url, body, err)
+		}
 		// The numbers are decoded ones: the status may show them.
 		detail := fmt.Sprintf(
 			"the server answers the v1 wire (prefill TP %d, DP %d, %d KV item lengths, no cache_layout): a prefill of tokenspeed from before its cache-contract wire; pair it with wire V1, or point at a contract-era prefill",
-			answer.V1.PrefillTPSize, answer.V1.PrefillDPSize, len(answer.V1.KVItemLens))
+			v1.PrefillTPSize, v1.PrefillDPSize, len(v1.KVItemLens))
 		return Prefill{}, &Error{Reason: ReasonWrongWire, URL: url, Detail: detail, Public: detail}
-	case err != nil && answer.Wire == kvwire.WireCacheContract && kvwire.ReasonOf(err) == kvwire.ReasonMissingField:
+	case err == nil:
+		p, err = kvcontract.DecodeParallelInfo(body)
+	}
+	switch {
+	case err != nil && wire == kvwire.WireCacheContract && kvwire.ReasonOf(err) == kvwire.ReasonMissingField:
 		return Prefill{}, &Error{Reason: ReasonNoContract, URL: url, Detail: fmt.Sprintf("no prefill rank has registered with the server yet (%v)", err),
 			Public: "no prefill rank has registered with the server yet (cache_layout is null)"}
 	case err != nil:
-		return Prefill{}, &Error{Reason: ReasonMalformed, URL: url, Detail: fmt.Sprintf("%v (the answer, %d bytes, starts %s)", err, len(body), Excerpt(body)),
-			Public: fmt.Sprintf("the answer (%d bytes) is not a contract-era bootstrap server's", len(body))}
+		return Prefill{}, malformedAnswer(url, body, err)
 	}
-	p := answer.Contract
 	return Prefill{URL: url, TPSize: p.PrefillTPSize, DPSize: p.PrefillDPSize, Contract: p.CacheLayout}, nil
+}
+
+// malformedAnswer is an answer that is not a bootstrap server's of either
+// wire.
+func malformedAnswer(url string, body []byte, err error) *Error {
+	return &Error{Reason: ReasonMalformed, URL: url, Detail: fmt.Sprintf("%v (the answer, %d bytes, starts %s)", err, len(body), Excerpt(body)),
+		Public: fmt.Sprintf("the answer (%d bytes) is not a contract-era bootstrap server's", len(body))}
 }

@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 )
@@ -67,17 +67,17 @@ func specContract(ctx context.Context, c client.Client, ns, role string, src *pd
 // blocks its policy selects, from block id 1. It is checked as the agent
 // will check it.
 func demoManifest(decodeContract []byte) ([]byte, error) {
-	layout, err := kvwire.ManifestLayoutFromContract(decodeContract)
+	layout, err := kvcontract.ManifestLayoutFromContract(decodeContract)
 	if err != nil {
 		return nil, fmt.Errorf("the decode contract: %w", err)
 	}
-	m := kvwire.Manifest{PrefixLen: 0, PromptLen: layout.PrefixGranularity}
+	m := kvcontract.Manifest{PrefixLen: 0, PromptLen: layout.PrefixGranularity}
 	for _, g := range layout.Groups {
 		n := g.SlotCount(m.PrefixLen, m.PromptLen)
 		if n >= g.PageCount {
 			return nil, fmt.Errorf("group %q has %d pages, too few for a %d-token prompt", g.GroupID, g.PageCount, m.PromptLen)
 		}
-		mg := kvwire.ManifestGroup{GroupID: g.GroupID}
+		mg := kvcontract.ManifestGroup{GroupID: g.GroupID}
 		for id := int64(1); id <= n; id++ {
 			mg.BlockIDs = append(mg.BlockIDs, id)
 		}
@@ -87,7 +87,7 @@ func demoManifest(decodeContract []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := kvwire.ValidateManifest(raw, &layout); err != nil {
+	if _, err := kvcontract.ValidateManifest(raw, &layout); err != nil {
 		return nil, fmt.Errorf("the demo's manifest does not fit the decode contract: %w", err)
 	}
 	return raw, nil

@@ -14,19 +14,22 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kvwire encodes and decodes the messages of the decode ↔ prefill KV
-// handshake: wire protocol v1 (docs/wire.md), the ZMQ multipart registration,
-// request and status messages and the JSON bodies of the prefill bootstrap
-// server's /route endpoint; and tokenspeed's cache-contract wire
-// (docs/wire.md), its 8-frame registration, 3-frame
-// pre-allocation, block manifests and contract-carrying bootstrap bodies.
-// DecodeBootstrapAnswer tells the two wires apart.
+// Package kvwire holds what the two wires of the decode ↔ prefill KV
+// handshake share: wire protocol v1 (docs/wire.md, its messages in
+// pkg/kvwire/v1) and tokenspeed's cache-contract wire (docs/wire.md, its
+// messages in pkg/kvwire/contract). Both speak
+// the same status messages and TransferPoll states, the same bootstrap
+// server paths, rank addresses and bootstrap-address check; AnswerWire
+// tells from a parallel-info answer which wire its server speaks. The
+// numbers, field checks, Error and its Reasons here are what each wire's
+// encoders and decoders are built from; the two wire packages never import
+// each other.
 //
 // Encoders are byte-identical to the reference engine (tokenspeed at the
 // commits of conformance/tokenspeed/reference.env):
 // integers are ASCII decimal as Python's str(int) writes them, arrays are raw
 // little-endian as numpy's tobytes() writes them on the hosts it runs on, and
-// fragment frames are the compact JSON Python's json.dumps writes.
+// JSON bodies are what Python's json.dumps writes.
 //
 // Decoders take untrusted frames. They never panic; they return *Error with
 // a stable Reason, the frame or field at fault, and a detail a person can act
@@ -35,6 +38,8 @@ limitations under the License.
 // decoder accepts what a conforming sender writes, rejects the rest, and
 // never accepts a message that the reference would crash on.
 //
-// The package is pure: no sockets, no HTTP. It imports only the standard
-// library and pkg/transferplan.
+// The packages are pure: no sockets, no HTTP. They import only the standard
+// library, pkg/pyjson (the JSON bodies) and the planner's vocabulary:
+// pkg/transferplan here and for v1, pkg/transferplan/contract for the
+// contract wire.
 package kvwire

@@ -119,27 +119,79 @@ func ReasonOf(err error) Reason {
 	return ""
 }
 
-// asError is the *Error in err's chain (the checks return error so that
+// AsError is the *Error in err's chain (the checks return error so that
 // their nil is a nil interface).
-func asError(err error) *Error {
+func AsError(err error) *Error {
 	var e *Error
 	errors.As(err, &e)
 	return e
 }
 
-func frameError(kind MessageKind, frame int, field string, reason Reason, format string, args ...any) *Error {
+// FrameError is an *Error about frame (or -1) and field of a kind of
+// message.
+func FrameError(kind MessageKind, frame int, field string, reason Reason, format string, args ...any) *Error {
 	return &Error{Kind: kind, Reason: reason, Frame: frame, Field: field, Detail: fmt.Sprintf(format, args...)}
 }
 
-func fieldError(kind MessageKind, field string, reason Reason, format string, args ...any) *Error {
-	return frameError(kind, -1, field, reason, format, args...)
+// FieldError is an *Error about a field, not one frame.
+func FieldError(kind MessageKind, field string, reason Reason, format string, args ...any) *Error {
+	return FrameError(kind, -1, field, reason, format, args...)
 }
 
-// quote renders at most 40 bytes of untrusted input for an error detail.
-func quote(b []byte) string {
+// Quote renders at most 40 bytes of untrusted input for an error detail.
+func Quote(b []byte) string {
 	const limit = 40
 	if len(b) > limit {
 		return fmt.Sprintf("%q… (%d bytes)", b[:limit], len(b))
 	}
 	return fmt.Sprintf("%q", b)
 }
+
+// The messages of tokenspeed's cache-contract wire, as named in an Error.
+const (
+	KindContractParallelInfo     MessageKind = "contract parallel info"
+	KindContractRankRegistration MessageKind = "contract rank registration"
+	KindContractRegistration     MessageKind = "contract registration"
+	KindPreAllocation            MessageKind = "pre-allocation"
+	KindContract                 MessageKind = "cache contract"
+	KindManifest                 MessageKind = "block manifest"
+	KindBootstrapAnswer          MessageKind = "bootstrap answer"
+)
+
+// Reasons of the cache-contract wire. The Manifest… reasons are the checks
+// the engine's validate_cache_manifest makes, in its order; a refusal names
+// the group and the numbers.
+const (
+	// ReasonPayloadSize: a payload is empty or over its budget (a contract
+	// 1..MaxContractBytes, a manifest 1..MaxManifestBytes).
+	ReasonPayloadSize Reason = "PayloadSize"
+	// ReasonNotCanonical: an ASCII number the engine reads with
+	// _bounded_ascii_uint has a sign, a leading zero or too many digits.
+	ReasonNotCanonical Reason = "NotCanonical"
+	// ReasonUnknownField: a JSON key no sender writes.
+	ReasonUnknownField Reason = "UnknownField"
+	// ReasonDuplicateKey: a JSON object names a key twice.
+	ReasonDuplicateKey Reason = "DuplicateKey"
+	// ReasonWireMismatch: a bootstrap answer of one wire where the other was
+	// expected, or one that mixes both (v1's item lengths beside a contract).
+	ReasonWireMismatch Reason = "WireMismatch"
+	// ReasonContractUnusable: the decode contract parses, but the engine
+	// could not select or bound a manifest's blocks with it (a group spec
+	// without a plan group, a sliding window without its size).
+	ReasonContractUnusable Reason = "ContractUnusable"
+
+	// ReasonManifestPrefixNotBeforePrompt: prefix_len >= prompt_len.
+	ReasonManifestPrefixNotBeforePrompt Reason = "ManifestPrefixNotBeforePrompt"
+	// ReasonManifestGroupOrder: the manifest's groups are not the decode
+	// contract's group specs, in order.
+	ReasonManifestGroupOrder Reason = "ManifestGroupOrder"
+	// ReasonManifestPrefixUnaligned: prefix_len is not a multiple of the
+	// contract's prefix_granularity.
+	ReasonManifestPrefixUnaligned Reason = "ManifestPrefixUnaligned"
+	// ReasonManifestBlockCount: a group carries a number of blocks other
+	// than its transfer policy selects for prefix_len and prompt_len.
+	ReasonManifestBlockCount Reason = "ManifestBlockCount"
+	// ReasonManifestBlockOutsideArena: a block id is 0 (the null page) or not
+	// below the group's page_count in the decode arena.
+	ReasonManifestBlockOutsideArena Reason = "ManifestBlockOutsideArena"
+)

@@ -23,44 +23,45 @@ import (
 
 const maxInt64 = math.MaxInt64
 
-// checkText is the encode-side twin of frameReader.text.
-func checkText(kind MessageKind, frame int, field, s string) error {
-	if _, err := (frameReader{kind, [][]byte{[]byte(s)}}).text(0, field); err != nil {
+// CheckText is the encode-side twin of FrameReader.Text.
+func CheckText(kind MessageKind, frame int, field, s string) error {
+	if _, err := (FrameReader{kind, [][]byte{[]byte(s)}}).Text(0, field); err != nil {
 		err.Frame = frame
 		return err
 	}
 	return nil
 }
 
-func checkPort(kind MessageKind, frame int, field string, port int) error {
+// CheckPort requires a TCP port in 1..65535.
+func CheckPort(kind MessageKind, frame int, field string, port int) error {
 	if port < 1 || port > math.MaxUint16 {
-		return frameError(kind, frame, field, ReasonOutOfRange, "%d is outside [1, 65535]", port)
+		return FrameError(kind, frame, field, ReasonOutOfRange, "%d is outside [1, 65535]", port)
 	}
 	return nil
 }
 
-// checkSessionID requires "host:port" with exactly one colon. The reference
+// CheckSessionID requires "host:port" with exactly one colon. The reference
 // prefill shards transfers by int(session_id.split(":")[1]) and crashes its
 // scheduler when that is not an integer, so an IPv6 literal or a bare host
 // must never reach it.
-func checkSessionID(kind MessageKind, frame int, s string) error {
+func CheckSessionID(kind MessageKind, frame int, s string) error {
 	host, port, ok := strings.Cut(s, ":")
 	if !ok || host == "" || strings.Contains(port, ":") {
-		return frameError(kind, frame, "session_id", ReasonInvalidValue, "%q is not host:port with a single colon", s)
+		return FrameError(kind, frame, "session_id", ReasonInvalidValue, "%q is not host:port with a single colon", s)
 	}
-	v, isInt, _ := parseDecimal([]byte(port))
+	v, isInt, _ := ParseDecimal([]byte(port))
 	if !isInt || v < 0 || v > math.MaxUint16 || port[0] == '+' || port[0] == '-' {
-		return frameError(kind, frame, "session_id", ReasonInvalidValue, "%q: port %q is not a number in [0, 65535]", s, port)
+		return FrameError(kind, frame, "session_id", ReasonInvalidValue, "%q: port %q is not a number in [0, 65535]", s, port)
 	}
 	return nil
 }
 
-// checkDecodeIP rejects a ':' in decode_ip: the reference prefill answers to
+// CheckDecodeIP rejects a ':' in decode_ip: the reference prefill answers to
 // decode_ip.split(":")[0], so an IPv6 literal would send every status of the
 // room to the wrong host, silently.
-func checkDecodeIP(kind MessageKind, frame int, ip string) error { //nolint:unparam // the frame is the caller's, as for every field check; decode_ip happens to be frame 1 of each message that has it
+func CheckDecodeIP(kind MessageKind, frame int, ip string) error { //nolint:unparam // the frame is the caller's, as for every field check; decode_ip happens to be frame 1 of each message that has it
 	if strings.Contains(ip, ":") {
-		return frameError(kind, frame, "decode_ip", ReasonInvalidValue, "%q holds ':'; the reference answers to the part before it", ip)
+		return FrameError(kind, frame, "decode_ip", ReasonInvalidValue, "%q holds ':'; the reference answers to the part before it", ip)
 	}
 	return nil
 }

@@ -31,11 +31,11 @@ func frames(parts ...string) [][]byte {
 	return out
 }
 
-func le64(vs ...uint64) string { return string(appendU64s(nil, vs)) }
+func le64(vs ...uint64) string { return string(AppendU64s(nil, vs)) }
 
-func lei64(vs ...int64) string { return string(appendI64s(nil, vs)) }
+func lei64(vs ...int64) string { return string(AppendI64s(nil, vs)) }
 
-func lei32(vs ...int32) string { return string(appendI32s(nil, vs)) }
+func lei32(vs ...int32) string { return string(AppendI32s(nil, vs)) }
 
 func equalFrames(a, b [][]byte) bool {
 	if len(a) != len(b) {

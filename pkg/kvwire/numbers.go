@@ -22,12 +22,12 @@ import (
 	"strconv"
 )
 
-// parseDecimal parses what Python's str(int) writes: an optional '-', then
+// ParseDecimal parses what Python's str(int) writes: an optional '-', then
 // ASCII digits. A leading '+' is accepted too (int() does), but not the
 // surrounding whitespace or '_' separators that int() would also take: no
 // conforming sender writes them. The result must fit in an int64; overflow
 // reports a well-formed number that does not.
-func parseDecimal(b []byte) (v int64, ok, overflow bool) {
+func ParseDecimal(b []byte) (v int64, ok, overflow bool) {
 	neg := false
 	digits := b
 	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
@@ -62,32 +62,35 @@ func parseDecimal(b []byte) (v int64, ok, overflow bool) {
 	return acc, true, false
 }
 
-// appendDecimal writes v the way Python's str(int) does.
-func appendDecimal(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
+// AppendDecimal writes v the way Python's str(int) does.
+func AppendDecimal(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
 
-func appendU64s(dst []byte, vs []uint64) []byte {
+// AppendU64s writes raw little-endian uint64 values (pointers).
+func AppendU64s(dst []byte, vs []uint64) []byte {
 	for _, v := range vs {
 		dst = binary.LittleEndian.AppendUint64(dst, v)
 	}
 	return dst
 }
 
-func appendI64s(dst []byte, vs []int64) []byte {
+// AppendI64s writes raw little-endian int64 values (indices).
+func AppendI64s(dst []byte, vs []int64) []byte {
 	for _, v := range vs {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(v))
 	}
 	return dst
 }
 
-func appendI32s(dst []byte, vs []int32) []byte {
+// AppendI32s writes raw little-endian int32 values (candidate ids).
+func AppendI32s(dst []byte, vs []int32) []byte {
 	for _, v := range vs {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(v))
 	}
 	return dst
 }
 
-// appendBools writes numpy's np.bool_ tobytes(): one byte, 0 or 1, each.
-func appendBools(dst []byte, vs []bool) []byte {
+// AppendBools writes numpy's np.bool_ tobytes(): one byte, 0 or 1, each.
+func AppendBools(dst []byte, vs []bool) []byte {
 	for _, v := range vs {
 		if v {
 			dst = append(dst, 1)
@@ -98,69 +101,72 @@ func appendBools(dst []byte, vs []bool) []byte {
 	return dst
 }
 
-// frameReader reads the typed fields of one multipart message, turning every
-// malformation into an *Error that names the frame.
-type frameReader struct {
-	kind   MessageKind
-	frames [][]byte
+// FrameReader reads the typed fields of one multipart message of either
+// wire, turning every malformation into an *Error that names the frame.
+type FrameReader struct {
+	Kind   MessageKind
+	Frames [][]byte
 }
 
-func (r frameReader) int64(i int, field string) (int64, *Error) {
-	v, ok, overflow := parseDecimal(r.frames[i])
+// Int64 reads an ASCII decimal integer, as Python's int() of str(int).
+func (r FrameReader) Int64(i int, field string) (int64, *Error) {
+	v, ok, overflow := ParseDecimal(r.Frames[i])
 	switch {
 	case overflow:
-		return 0, frameError(r.kind, i, field, ReasonOutOfRange, "%s does not fit in 64 bits", quote(r.frames[i]))
+		return 0, FrameError(r.Kind, i, field, ReasonOutOfRange, "%s does not fit in 64 bits", Quote(r.Frames[i]))
 	case !ok:
-		return 0, frameError(r.kind, i, field, ReasonNotAnInteger, "%s is not an ASCII decimal integer", quote(r.frames[i]))
+		return 0, FrameError(r.Kind, i, field, ReasonNotAnInteger, "%s is not an ASCII decimal integer", Quote(r.Frames[i]))
 	}
 	return v, nil
 }
 
-// intIn reads an integer that must lie in [lo, hi].
-func (r frameReader) intIn(i int, field string, lo, hi int64) (int64, *Error) {
-	v, err := r.int64(i, field)
+// IntIn reads an integer that must lie in [lo, hi].
+func (r FrameReader) IntIn(i int, field string, lo, hi int64) (int64, *Error) {
+	v, err := r.Int64(i, field)
 	if err != nil {
 		return 0, err
 	}
 	if v < lo || v > hi {
-		return 0, frameError(r.kind, i, field, ReasonOutOfRange, "%d is outside [%d, %d]", v, lo, hi)
+		return 0, FrameError(r.Kind, i, field, ReasonOutOfRange, "%d is outside [%d, %d]", v, lo, hi)
 	}
 	return v, nil
 }
 
-func (r frameReader) port(i int, field string) (int, *Error) {
-	v, err := r.intIn(i, field, 1, math.MaxUint16)
+// Port reads a TCP port in 1..65535.
+func (r FrameReader) Port(i int, field string) (int, *Error) {
+	v, err := r.IntIn(i, field, 1, math.MaxUint16)
 	return int(v), err
 }
 
-// text reads a printable-ASCII token (no spaces): addresses and session ids.
+// Text reads a printable-ASCII token (no spaces): addresses and session ids.
 // The reference decodes these frames as ASCII and would raise on anything else.
-func (r frameReader) text(i int, field string) (string, *Error) {
-	b := r.frames[i]
+func (r FrameReader) Text(i int, field string) (string, *Error) {
+	b := r.Frames[i]
 	if len(b) == 0 {
-		return "", frameError(r.kind, i, field, ReasonInvalidValue, "empty")
+		return "", FrameError(r.Kind, i, field, ReasonInvalidValue, "empty")
 	}
 	for _, c := range b {
 		if c <= ' ' || c > '~' {
-			return "", frameError(r.kind, i, field, ReasonNotASCII, "%s holds a byte outside printable ASCII", quote(b))
+			return "", FrameError(r.Kind, i, field, ReasonNotASCII, "%s holds a byte outside printable ASCII", Quote(b))
 		}
 	}
 	return string(b), nil
 }
 
-func (r frameReader) aligned(i int, field string, size int) *Error {
-	if n := len(r.frames[i]); n%size != 0 {
-		return frameError(r.kind, i, field, ReasonMisalignedArray, "%d bytes is not a whole number of %d-byte values", n, size)
+// Aligned requires frame i to hold whole size-byte values.
+func (r FrameReader) Aligned(i int, field string, size int) *Error {
+	if n := len(r.Frames[i]); n%size != 0 {
+		return FrameError(r.Kind, i, field, ReasonMisalignedArray, "%d bytes is not a whole number of %d-byte values", n, size)
 	}
 	return nil
 }
 
 // u64s reads raw little-endian uint64 values; an empty frame is an empty (nil) list.
-func (r frameReader) u64s(i int, field string) ([]uint64, *Error) {
-	if err := r.aligned(i, field, 8); err != nil {
+func (r FrameReader) U64s(i int, field string) ([]uint64, *Error) {
+	if err := r.Aligned(i, field, 8); err != nil {
 		return nil, err
 	}
-	b := r.frames[i]
+	b := r.Frames[i]
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -171,11 +177,12 @@ func (r frameReader) u64s(i int, field string) ([]uint64, *Error) {
 	return out, nil
 }
 
-func (r frameReader) i64s(i int, field string) ([]int64, *Error) {
-	if err := r.aligned(i, field, 8); err != nil {
+// I64s reads raw little-endian int64 values; an empty frame is nil.
+func (r FrameReader) I64s(i int, field string) ([]int64, *Error) {
+	if err := r.Aligned(i, field, 8); err != nil {
 		return nil, err
 	}
-	b := r.frames[i]
+	b := r.Frames[i]
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -186,11 +193,12 @@ func (r frameReader) i64s(i int, field string) ([]int64, *Error) {
 	return out, nil
 }
 
-func (r frameReader) i32s(i int, field string) ([]int32, *Error) {
-	if err := r.aligned(i, field, 4); err != nil {
+// I32s reads raw little-endian int32 values; an empty frame is nil.
+func (r FrameReader) I32s(i int, field string) ([]int32, *Error) {
+	if err := r.Aligned(i, field, 4); err != nil {
 		return nil, err
 	}
-	b := r.frames[i]
+	b := r.Frames[i]
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -201,30 +209,61 @@ func (r frameReader) i32s(i int, field string) ([]int32, *Error) {
 	return out, nil
 }
 
-// bools reads np.bool_ bytes. numpy would take any byte, but only 0 and 1 are
+// Bools reads np.bool_ bytes. numpy would take any byte, but only 0 and 1 are
 // well-defined booleans, and only those are ever written.
-func (r frameReader) bools(i int, field string) ([]bool, *Error) {
-	b := r.frames[i]
+func (r FrameReader) Bools(i int, field string) ([]bool, *Error) {
+	b := r.Frames[i]
 	if len(b) == 0 {
 		return nil, nil
 	}
 	out := make([]bool, len(b))
 	for k, c := range b {
 		if c > 1 {
-			return nil, frameError(r.kind, i, field, ReasonInvalidValue, "byte %d is %d; a bool byte is 0 or 1", k, c)
+			return nil, FrameError(r.Kind, i, field, ReasonInvalidValue, "byte %d is %d; a bool byte is 0 or 1", k, c)
 		}
 		out[k] = c == 1
 	}
 	return out, nil
 }
 
-// flag reads "0" or "1" (Python's str(int(bool))).
-func (r frameReader) flag(i int, field string) (bool, *Error) {
-	switch string(r.frames[i]) {
+// Flag reads "0" or "1" (Python's str(int(bool))).
+func (r FrameReader) Flag(i int, field string) (bool, *Error) {
+	switch string(r.Frames[i]) {
 	case "0":
 		return false, nil
 	case "1":
 		return true, nil
 	}
-	return false, frameError(r.kind, i, field, ReasonInvalidValue, "%s is not \"0\" or \"1\"", quote(r.frames[i]))
+	return false, FrameError(r.Kind, i, field, ReasonInvalidValue, "%s is not \"0\" or \"1\"", Quote(r.Frames[i]))
+}
+
+// CanonicalUint reads frame i the way the engine's _bounded_ascii_uint does:
+// 1 to len(str(hi)) ASCII digits, no sign, no leading zero, within [lo, hi].
+func (r FrameReader) CanonicalUint(i int, field string, lo, hi int64) (int64, *Error) {
+	b := r.Frames[i]
+	maxDigits := len(strconv.FormatInt(hi, 10))
+	if len(b) == 0 || len(b) > maxDigits {
+		return 0, FrameError(r.Kind, i, field, ReasonNotCanonical, "%s: want 1 to %d ASCII digits", Quote(b), maxDigits)
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, FrameError(r.Kind, i, field, ReasonNotCanonical, "%s holds a byte other than an ASCII digit", Quote(b))
+		}
+	}
+	if len(b) > 1 && b[0] == '0' {
+		return 0, FrameError(r.Kind, i, field, ReasonNotCanonical, "%s has a leading zero", Quote(b))
+	}
+	v, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil || v < uint64(lo) || v > uint64(hi) {
+		return 0, FrameError(r.Kind, i, field, ReasonOutOfRange, "%s is outside [%d, %d]", b, lo, hi)
+	}
+	return int64(v), nil
+}
+
+// BoundedText reads a printable-ASCII token of at most limit bytes.
+func (r FrameReader) BoundedText(i int, field string, limit int) (string, *Error) {
+	if n := len(r.Frames[i]); n > limit {
+		return "", FrameError(r.Kind, i, field, ReasonOutOfRange, "%d bytes; the engine takes at most %d", n, limit)
+	}
+	return r.Text(i, field)
 }

@@ -50,7 +50,7 @@ func TestParseDecimal(t *testing.T) {
 		{"\u0663", 0, false, false}, // Arabic-Indic three: int() takes it, ASCII decoding does not
 	}
 	for _, c := range cases {
-		v, ok, over := parseDecimal([]byte(c.in))
+		v, ok, over := ParseDecimal([]byte(c.in))
 		if v != c.want || ok != c.ok || over != c.over {
 			t.Errorf("parseDecimal(%q) = %d, %v, %v; want %d, %v, %v", c.in, v, ok, over, c.want, c.ok, c.over)
 		}
@@ -68,7 +68,7 @@ func TestArraysAreLittleEndian(t *testing.T) {
 	if got, want := lei32(-1, 258), "\xff\xff\xff\xff\x02\x01\x00\x00"; got != want {
 		t.Errorf("i32: %q, want %q", got, want)
 	}
-	if got, want := string(appendBools(nil, []bool{true, false, true})), "\x01\x00\x01"; got != want {
+	if got, want := string(AppendBools(nil, []bool{true, false, true})), "\x01\x00\x01"; got != want {
 		t.Errorf("bools: %q, want %q", got, want)
 	}
 }

@@ -46,17 +46,17 @@ type Status struct {
 func (s *Status) Frames() [][]byte {
 	buf := make([]byte, 0, 3*20+4+4*len(s.SpecCandidateIDs))
 	var ends [StatusFrames]int
-	buf = appendDecimal(buf, s.Room)
+	buf = AppendDecimal(buf, s.Room)
 	ends[0] = len(buf)
-	buf = appendDecimal(buf, int64(s.State))
+	buf = AppendDecimal(buf, int64(s.State))
 	ends[1] = len(buf)
-	buf = appendDecimal(buf, int64(s.PrefillTPRank))
+	buf = AppendDecimal(buf, int64(s.PrefillTPRank))
 	ends[2] = len(buf)
-	buf = appendDecimal(buf, s.BootstrapToken)
+	buf = AppendDecimal(buf, s.BootstrapToken)
 	ends[3] = len(buf)
-	buf = appendI32s(buf, s.SpecCandidateIDs)
+	buf = AppendI32s(buf, s.SpecCandidateIDs)
 	ends[4] = len(buf)
-	return sliceFrames(make([][]byte, 0, StatusFrames), buf, ends[:])
+	return SliceFrames(make([][]byte, 0, StatusFrames), buf, ends[:])
 }
 
 // DecodeStatus parses a status message of three to five frames; a missing
@@ -66,32 +66,32 @@ func (s *Status) Frames() [][]byte {
 func DecodeStatus(frames [][]byte) (Status, error) {
 	s := Status{BootstrapToken: NoBootstrapToken}
 	if n := len(frames); n < MinStatusFrames || n > StatusFrames {
-		return Status{}, fieldError(KindStatus, "", ReasonFrameCount, "%d frames, want %d to %d", n, MinStatusFrames, StatusFrames)
+		return Status{}, FieldError(KindStatus, "", ReasonFrameCount, "%d frames, want %d to %d", n, MinStatusFrames, StatusFrames)
 	}
-	r := frameReader{KindStatus, frames}
+	r := FrameReader{KindStatus, frames}
 	var err *Error
-	if s.Room, err = r.int64(0, "room"); err != nil {
+	if s.Room, err = r.Int64(0, "room"); err != nil {
 		return Status{}, err
 	}
-	state, err := r.int64(1, "status")
+	state, err := r.Int64(1, "status")
 	if err != nil {
 		return Status{}, err
 	}
 	if s.State = TransferPoll(state); state < 0 || !s.State.Valid() {
-		return Status{}, frameError(KindStatus, 1, "status", ReasonUnknownStatus, "%d is not a TransferPoll state (0..5)", state)
+		return Status{}, FrameError(KindStatus, 1, "status", ReasonUnknownStatus, "%d is not a TransferPoll state (0..5)", state)
 	}
-	rank, err := r.intIn(2, "prefill_tp_rank", 0, math.MaxInt32)
+	rank, err := r.IntIn(2, "prefill_tp_rank", 0, math.MaxInt32)
 	if err != nil {
 		return Status{}, err
 	}
 	s.PrefillTPRank = int(rank)
 	if len(frames) > 3 {
-		if s.BootstrapToken, err = r.intIn(3, "bootstrap_token", NoBootstrapToken, maxInt64); err != nil {
+		if s.BootstrapToken, err = r.IntIn(3, "bootstrap_token", NoBootstrapToken, maxInt64); err != nil {
 			return Status{}, err
 		}
 	}
 	if len(frames) > 4 {
-		if s.SpecCandidateIDs, err = r.i32s(4, "spec_candidate_ids"); err != nil {
+		if s.SpecCandidateIDs, err = r.I32s(4, "spec_candidate_ids"); err != nil {
 			return Status{}, err
 		}
 	}

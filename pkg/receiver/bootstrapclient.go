@@ -28,12 +28,13 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
 // maxBootstrapBody caps what is read from a bootstrap server: its answers
 // are a few hundred bytes, or on the contract wire a contract of at most
 // 256 KiB in a JSON string; a larger body is not one of them.
-const maxBootstrapBody = kvwire.MaxContractParallelInfoBytes
+const maxBootstrapBody = kvcontract.MaxParallelInfoBytes
 
 // bootstrapClient asks a prefill's bootstrap server for its parallel info,
 // its ranks' addresses and its health, each call bounded by a timeout.
@@ -57,12 +58,12 @@ func newBootstrapClient(c *http.Client, timeout time.Duration) *bootstrapClient 
 
 // bootstrapAnswer fetches the parallel info and tells its wire: a v1
 // answer (item lengths) or a cache-contract one (cache_layout).
-func (c *bootstrapClient) bootstrapAnswer(ctx context.Context, addr string) (kvwire.BootstrapAnswer, error) {
+func (c *bootstrapClient) bootstrapAnswer(ctx context.Context, addr string) (bootstrapAnswer, error) {
 	body, err := c.get(ctx, addr, kvwire.RoutePath+"?"+kvwire.ParallelInfoQuery)
 	if err != nil {
-		return kvwire.BootstrapAnswer{}, err
+		return bootstrapAnswer{}, err
 	}
-	return kvwire.DecodeBootstrapAnswer(body)
+	return decodeBootstrapAnswer(body)
 }
 
 func (c *bootstrapClient) rankAddress(ctx context.Context, addr string, tpRank, dpGroup int) (kvwire.RankAddress, error) {

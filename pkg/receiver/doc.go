@@ -15,11 +15,17 @@ limitations under the License.
 */
 
 // Package receiver is the decode side of the prefill/decode KV handshake
-// (wire protocol v1, docs/wire.md): for one decode rank it
-// registers the rank's memory with the prefill ranks its route plan names,
-// sends each room's request with that plan's fragments, tracks the status
-// messages the prefill ranks push back, and fails rooms fast and with a
-// stable reason when a peer misbehaves.
+// (docs/wire.md): for one decode rank it registers the rank's memory with
+// the prefill ranks its route plan names, sends each room's request, tracks
+// the status messages the prefill ranks push back, and fails rooms fast and
+// with a stable reason when a peer misbehaves.
+//
+// It speaks both of tokenspeed's wires. What they do differently is one
+// interface, wire (wire.go): v1Wire (wirev1*.go: buffer pointers, page
+// indices and fragments, the layout check) and contractWire
+// (wirecontract*.go: the arena and contract, block manifests, the contract
+// checks and the heartbeat's re-read). A route view carries its plan's
+// wire; newWire is the one place one is chosen by name.
 //
 // The package is split into a pure core and a thin shell. RoomState (the
 // per-room state machine), the room table with its deadline lists, the route

@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // heartbeat checks every bootstrap address with cached parallel info each
@@ -53,7 +51,7 @@ func (m *Manager) checkAddresses(t *peerTable) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := m.probe(ctx, t, p)
+			err := t.view.wire.probe(ctx, m, t, p) // the plan's wire: /health, or a re-read of the answer
 			if m.ctx.Err() != nil {
 				return // shutting down: the failure is ours, not the prefill's
 			}
@@ -71,26 +69,6 @@ func (m *Manager) checkAddresses(t *peerTable) {
 	}
 	wg.Wait()
 	t.forgetExpiredRefusals(m.now())
-}
-
-// probe checks one live address: GET /health on the v1 wire. On the
-// contract wire it asks for the parallel info instead, which answers as
-// /health does and also tells whether the prefill changed its contract (or
-// wire, or sizes) since its ranks got the registration: then the address is
-// dropped and its unfinished rooms fail, saying what changed, and the next
-// room asks again (and is held to the plan).
-func (m *Manager) probe(ctx context.Context, t *peerTable, p livePeer) error {
-	if p.info.wire != kvwire.WireCacheContract {
-		return m.boot.health(ctx, p.addr)
-	}
-	ans, err := m.boot.bootstrapAnswer(ctx, p.addr)
-	if err != nil {
-		return err
-	}
-	if reason, msg := contractChange(p.addr, p.info, &ans); reason != "" {
-		m.loseAddress(t, p.addr, reason, msg)
-	}
-	return nil
 }
 
 // loseAddress drops addr from the caches, closes its sockets and fails

@@ -28,6 +28,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -52,8 +53,14 @@ type EngineInfo struct {
 	ArenaPtr uint64
 }
 
-// contractWire reports whether info registers for the cache-contract wire.
-func (info *EngineInfo) contractWire() bool { return info.Contract != nil }
+// wireName is the wire info registers for: the cache-contract wire when it
+// carries a contract, else v1 (the local API's registration kinds).
+func (info *EngineInfo) wireName() kvwire.Wire {
+	if info.Contract != nil {
+		return kvwire.WireCacheContract
+	}
+	return kvwire.WireV1
+}
 
 // routing is one plan with the caches learned for it; replacing the plan
 // replaces both, so no cache outlives the plan it was made for.
@@ -163,7 +170,7 @@ func (m *Manager) CheckPlan(snap PlanSnapshot) error {
 		return err
 	}
 	if eng := m.engine.Load(); eng != nil {
-		return checkEngine(eng.EngineInfo, eng.contract, view)
+		return checkEngine(eng, view)
 	}
 	return nil
 }

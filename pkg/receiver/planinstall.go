@@ -70,7 +70,7 @@ func InstallPlans(managers []*Manager, snaps []PlanSnapshot) error {
 	}
 	for i, m := range managers {
 		if eng := m.engine.Load(); eng != nil {
-			if err := checkEngine(eng.EngineInfo, eng.contract, views[i]); err != nil {
+			if err := checkEngine(eng, views[i]); err != nil {
 				errs = append(errs, rankError(managers, i, err))
 			}
 		}

@@ -18,20 +18,16 @@ package receiver
 
 import (
 	"fmt"
-
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // prefillInfo is what a bootstrap address answered for engine_rank=-1,
-// once checked against the plan: its wire, its DP size and, on the contract
-// wire, its contract (canonical) and that contract's SHA-256.
+// once its wire checked it against the plan: its sizes and what the wire
+// keeps of the answer (served: a *servedContract on the contract wire, nil
+// on v1).
 type prefillInfo struct {
-	wire     transferplan.Wire
-	tpSize   int
-	dpSize   int
-	contract []byte // shared with the route view when it is the plan's
-	sha      string
+	tpSize int
+	dpSize int
+	served any
 }
 
 // refusesAddress reports whether a failure is about what the prefill is
@@ -46,36 +42,16 @@ func (f *RoomFailure) refusesAddress() bool {
 }
 
 // fetchPrefillInfo asks a bootstrap server for its parallel info and holds
-// the answer to the plan. The answer picks the wire: one with cache_layout
-// is the contract wire, any other v1; each must be the plan's wire.
+// the answer to the plan. The answer names its wire (one with cache_layout
+// is the contract wire, any other v1), which must be the plan's; the
+// plan's wire then checks it.
 func (m *Manager) fetchPrefillInfo(view *routeView, addr string) (*prefillInfo, *RoomFailure) {
 	ans, err := m.boot.bootstrapAnswer(m.ctx, addr)
 	if err != nil {
 		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
 	}
-	if f := checkAnswerWire(view, addr, ans.Wire); f != nil {
-		return nil, f
+	if ans.wire.name() != view.wire.name() {
+		return nil, view.wire.answerMismatch(view, addr)
 	}
-	if ans.Wire == kvwire.WireCacheContract {
-		return m.checkContractAnswer(view, addr, &ans.Contract)
-	}
-	if err := checkLayout(&ans.V1, view.snap.Layout); err != nil {
-		return nil, &RoomFailure{Reason: ReasonLayoutMismatch, Message: fmt.Sprintf("prefill at %s does not match the layout the plan was made for (plan %s): %v", addr, shortHash(view.snap.Hash), err)}
-	}
-	return &prefillInfo{wire: kvwire.WireV1, tpSize: ans.V1.PrefillTPSize, dpSize: ans.V1.PrefillDPSize}, nil
-}
-
-// checkAnswerWire refuses an answer of the other wire than the plan's.
-func checkAnswerWire(view *routeView, addr string, wire transferplan.Wire) *RoomFailure {
-	switch {
-	case view.contract && wire != kvwire.WireCacheContract:
-		return &RoomFailure{Reason: ReasonWireMismatch, Message: fmt.Sprintf(
-			"the bootstrap server at %s answered the v1 wire (item lengths, no cache_layout), but the plan (%s) is for the cache-contract wire: this prefill runs a tokenspeed from before the cache contract; nothing was sent to it",
-			addr, shortHash(view.snap.Hash))}
-	case !view.contract && wire == kvwire.WireCacheContract:
-		return &RoomFailure{Reason: ReasonWireMismatch, Message: fmt.Sprintf(
-			"the bootstrap server at %s answered the cache-contract wire (cache_layout), but the plan (%s) is for the v1 wire: this prefill runs a tokenspeed with the cache contract; publish a contract pair (spec.wire: CacheContract); nothing was sent to it",
-			addr, shortHash(view.snap.Hash))}
-	}
-	return nil
+	return view.wire.checkAnswer(m, view, addr, ans.value)
 }

@@ -27,8 +27,9 @@ import (
 type registration struct {
 	EngineInfo
 	gen uint64
-	// contract is the engine's contract on the cache-contract wire.
-	contract *engineContract
+	// engine is what the registration's wire kept of it (validateEngine):
+	// the engine's *engineContract on the cache-contract wire, nil on v1.
+	engine any
 }
 
 // Registered is the answer to a registration.
@@ -71,27 +72,23 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 	}
 	cur := m.engine.Load()
 	same := cur != nil && sameEngine(cur.EngineInfo, info)
-	var ec *engineContract
+	reg := cur
 	if !same {
-		var err error
-		if ec, err = validateEngine(info, m.cfg.AdvertiseHost); err != nil {
+		// the caller's buffers may be reused (a pooled request body): what
+		// the wire keeps of them must point at the registration's own copy
+		info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
+		info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
+		info.Contract = bytes.Clone(info.Contract)
+		engine, err := validateEngine(info, m.cfg.AdvertiseHost)
+		if err != nil {
 			return Registered{}, err
 		}
+		reg = &registration{EngineInfo: info, gen: m.generations + 1, engine: engine}
 		if r := m.routing.Load(); r != nil {
-			if err := checkEngine(info, ec, r.view); err != nil {
+			if err := checkEngine(reg, r.view); err != nil {
 				return Registered{}, err
 			}
 		}
-	}
-	reg := cur
-	if !same {
-		info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
-		info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
-		if ec != nil { // the caller's buffer may be reused (a pooled request body)
-			info.Contract = bytes.Clone(info.Contract)
-			ec.raw = info.Contract
-		}
-		reg = &registration{EngineInfo: info, gen: m.generations + 1, contract: ec}
 		m.generations++
 		m.engine.Store(reg)
 	}

@@ -19,8 +19,6 @@ package receiver
 import (
 	"fmt"
 	"strings"
-
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // resolve is the one goroutine working for a bootstrap address: it fetches
@@ -128,7 +126,9 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 		}
 		endpoints[i] = ra.Endpoint()
 	}
-	reg := m.registrationFrames(view)
+	// this rank's registration in the plan's wire; its fields never change
+	// after the engine registered, so one encoding serves all sends
+	reg := view.wire.registrationFrames(m, view, m.engine.Load())
 	for i, ep := range endpoints {
 		if err := m.push.send(ep, reg); err != nil {
 			return nil, &RoomFailure{Reason: ReasonSendFailed, Message: fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
@@ -136,20 +136,6 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 	}
 	m.log.Info("registered with prefill ranks", "addr", addr, "dpGroup", g, "endpoints", strings.Join(endpoints, ","))
 	return endpoints, nil
-}
-
-// registrationFrames encodes this rank's registration; its fields never
-// change after the engine registered, so one encoding serves all sends.
-func (m *Manager) registrationFrames(view *routeView) [][]byte {
-	eng := m.engine.Load()
-	if view.contract {
-		return m.contractRegistrationFrames(view, eng)
-	}
-	reg := kvwire.Registration{
-		DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: eng.SessionID,
-		KVPtrs: eng.KVDataPtrs, StatePtrs: eng.StateDataPtrs,
-	}
-	return reg.Frames()
 }
 
 func shortHash(h string) string {

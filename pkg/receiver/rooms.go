@@ -21,8 +21,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 )
 
 // TransferRequest is what the engine sends once a room is bootstrapped:
@@ -130,7 +128,7 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 			return
 		}
 		if perr = requestable(entry); perr == nil {
-			perr = m.checkPayload(entry, req)
+			perr = entry.view.wire.checkRequest(m, entry, &req) // the room's wire checks what it would send
 		}
 		switch {
 		case perr != nil && CodeOf(perr) == CodeManifestRefused:
@@ -156,23 +154,8 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 	if perr != nil || e == nil {
 		return perr
 	}
-	m.sendRequest(e, &req)
+	e.view.wire.sendRequest(m, e, &req)
 	return nil
-}
-
-// sendRequest sends a requested room's request to every rank of its plan.
-func (m *Manager) sendRequest(e *roomEntry, req *TransferRequest) {
-	if e.view.contract {
-		m.sendPreAllocation(e, req.Manifest)
-		return
-	}
-	for i := range e.view.sends {
-		t := &e.view.sends[i]
-		if err := m.push.send(e.endpoints[i], m.requestFrames(e, t, req)); err != nil {
-			m.failRoom(e, ReasonSendFailed, fmt.Sprintf("could not send room %d's request to prefill TP rank %d (dp group %d of %s): %v", e.id, t.rank, e.group, e.addr, err))
-			return
-		}
-	}
 }
 
 // requestable says why a room cannot take its request now, if it cannot.
@@ -187,50 +170,6 @@ func requestable(e *roomEntry) error {
 		return errorf(CodeRoomAlreadyRequested, "room %d's request was already sent (or queued until it bootstraps)", e.id)
 	}
 	return nil
-}
-
-// checkPayload rejects a payload a prefill rank would not parse, or would
-// use to index outside its arrays (numpy takes a negative index from the
-// end: a transfer to the wrong page rather than an error).
-func (m *Manager) checkPayload(e *roomEntry, req TransferRequest) error {
-	if err := checkRequestWire(e, &req); err != nil || e.view.contract {
-		if err == nil {
-			err = checkManifest(e, req.Manifest)
-		}
-		return err
-	}
-	for _, list := range [...]struct {
-		name    string
-		indices []int64
-	}{{"kvIndices", req.KVIndices}, {"mambaIndices", req.MambaIndices}} {
-		for i, v := range list.indices {
-			if v < 0 {
-				return errorf(CodeInvalidArgument, "room %d's request: %s[%d] is %d; page and slot indices are non-negative", e.id, list.name, i, v)
-			}
-		}
-	}
-	q := m.request(e, &e.view.sends[0], &req)
-	q.Dummy = false
-	if err := q.Validate(); err != nil {
-		return errorf(CodeInvalidArgument, "room %d's request: %v", e.id, err)
-	}
-	return nil
-}
-
-func (m *Manager) request(e *roomEntry, t *sendTarget, req *TransferRequest) kvwire.Request {
-	q := kvwire.Request{
-		Room: e.id, DecodeIP: m.cfg.AdvertiseHost, DecodeStatusPort: m.status.port, SessionID: e.reg.SessionID,
-		RequiredDstInfoNum: t.dstInfo, Dummy: t.dummy,
-	}
-	if !t.dummy {
-		q.KVIndices, q.AuxIndex, q.DecodePrefixLen, q.MambaIndices = req.KVIndices, req.AuxIndex, req.DecodePrefixLen, req.MambaIndices
-	}
-	return q
-}
-
-func (m *Manager) requestFrames(e *roomEntry, t *sendTarget, req *TransferRequest) [][]byte {
-	q := m.request(e, t, req)
-	return q.AppendFrames(make([][]byte, 0, kvwire.RequestFramesWithFragments), t.fragments)
 }
 
 // Status reports a room. A room past its deadline is failed here too, so
@@ -325,7 +264,7 @@ func (m *Manager) bootstrapped(e *roomEntry, g int, endpoints []string) {
 		}
 	})
 	if queued != nil {
-		m.sendRequest(e, queued)
+		e.view.wire.sendRequest(m, e, queued)
 	}
 }
 

@@ -18,9 +18,8 @@ package receiver
 
 import (
 	"fmt"
-	"sync/atomic"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -44,12 +43,8 @@ type routeView struct {
 	specOK bool
 	// bounds are what the fragments were held to, and the buffers they use.
 	bounds *fragmentBounds
-	// contract: the plan is for the cache-contract wire (contractroute.go).
-	contract bool
-	// plannedPrefill is the prefill contract the plan was made for, once a
-	// bootstrap server served it (the plan holds only its hash): what a
-	// contract that differs is compared with.
-	plannedPrefill atomic.Pointer[[]byte]
+	// wire is the plan's wire (wire.go), with what it prepared of the plan.
+	wire wire
 }
 
 // sendTarget is one prefill TP rank and the per-plan frames sent to it.
@@ -60,7 +55,7 @@ type sendTarget struct {
 	dstInfo int  // required_dst_info_num
 	// fragments is empty for dummies and for targets without fragments
 	// (identity, MLA): then no fragment frames are sent.
-	fragments kvwire.FragmentFrames
+	fragments kvv1.FragmentFrames
 }
 
 // newRouteView checks a snapshot and prepares it. Every check names the
@@ -73,7 +68,7 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	P := p.TPPerDP()
 	plan := &snap.Plan
 	v := &routeView{snap: snap, expectIdx: make([]int, P), required: plan.RequiredPrefillResponseNum, specOK: plan.SupportsRemoteSpecCandidates,
-		contract: snap.Layout.Wire == transferplan.WireCacheContract}
+		wire: newWire(snap.Layout.Wire)}
 	v.sendAt = make([]int, P)
 	for i := range v.expectIdx {
 		v.expectIdx[i], v.sendAt[i] = int(roleNotInPlan), -1
@@ -83,13 +78,11 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 		return nil, err
 	}
 	seen := make(map[int]bool)
-	if v.contract {
-		if err := checkContractDummies(plan); err != nil {
-			return nil, err
-		}
+	if err := v.wire.checkPlan(plan); err != nil {
+		return nil, err
 	}
 	for _, t := range plan.Targets {
-		if v.contract && t.IsDummy {
+		if t.IsDummy && !v.wire.sendsDummyTargets() {
 			continue // an idle prefill rank, added below
 		}
 		if err := v.addTarget(t, P, seen); err != nil {
@@ -107,8 +100,8 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	if v.expected == 0 || v.required < 1 || v.required > v.expected {
 		return nil, fmt.Errorf("plan for decode TP rank %d needs %d prefill responses but has %d non-dummy targets", plan.DecodeTPRank, v.required, v.expected)
 	}
-	if v.contract && v.required != v.expected {
-		return nil, fmt.Errorf("plan for decode TP rank %d needs %d prefill responses but has %d sources; on the cache-contract wire a room completes on Success from exactly its sources", plan.DecodeTPRank, v.required, v.expected)
+	if err := v.wire.finishView(v); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -131,7 +124,7 @@ func (v *routeView) addTarget(t transferplan.PlanTarget, P int, seen map[int]boo
 	} else {
 		v.expectIdx[t.PrefillTPRank] = v.expected
 		v.expected++
-		s.fragments = kvwire.EncodeFragmentFrames(t.Fragments)
+		s.fragments = kvv1.EncodeFragmentFrames(t.Fragments)
 	}
 	v.sends = append(v.sends, s)
 	return nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
@@ -45,7 +46,7 @@ func StartContractPeer(t *testing.T, v fixtures.ContractPair, wire kvwire.Wire) 
 	t.Helper()
 	cfg := prefillpeer.Config{Wire: wire, WorldSize: v.Prefill.TPSize, DPSize: v.Prefill.DPSize, Contract: v.PrefillContract}
 	if wire == kvwire.WireV1 {
-		cfg.Contract, cfg.Buffers = nil, kvwire.BufferLens{KVItemLens: []int64{64, 64}}
+		cfg.Contract, cfg.Buffers = nil, kvv1.BufferLens{KVItemLens: []int64{64, 64}}
 	}
 	p, err := prefillpeer.Start(cfg)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
@@ -56,7 +57,7 @@ func BenchmarkRoomsP8D4(b *testing.B) {
 	session := "127.0.0.1:15500"
 	type target struct {
 		push  *zmq.Socket
-		frags kvwire.FragmentFrames
+		frags kvv1.FragmentFrames
 		req   int
 	}
 	var targets []target
@@ -65,9 +66,9 @@ func BenchmarkRoomsP8D4(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		reg := kvwire.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session, KVPtrs: make([]uint64, len(l.KVBuffers))}
+		reg := kvv1.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session, KVPtrs: make([]uint64, len(l.KVBuffers))}
 		_, _ = push.SendMessage(reg.Frames())
-		targets = append(targets, target{push, kvwire.EncodeFragmentFrames(tg.Fragments), tg.RequiredDstInfoNum})
+		targets = append(targets, target{push, kvv1.EncodeFragmentFrames(tg.Fragments), tg.RequiredDstInfoNum})
 	}
 	defer func() {
 		for _, t := range targets {
@@ -105,11 +106,11 @@ func BenchmarkRoomsP8D4(b *testing.B) {
 
 	b.ResetTimer()
 	start := time.Now()
-	frames := make([][]byte, 0, kvwire.RequestFramesWithFragments)
+	frames := make([][]byte, 0, kvv1.RequestFramesWithFragments)
 	for room := range int64(b.N) {
 		credits <- struct{}{}
 		for _, t := range targets {
-			q := kvwire.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session,
+			q := kvv1.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: port, SessionID: session,
 				RequiredDstInfoNum: t.req, KVIndices: []int64{room % 4096, room%4096 + 1}, AuxIndex: room % 1024}
 			frames = q.AppendFrames(frames[:0], t.frags)
 			if _, err := t.push.SendMessage(frames); err != nil {

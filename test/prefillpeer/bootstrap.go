@@ -17,9 +17,7 @@ limitations under the License.
 package prefillpeer
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -28,7 +26,6 @@ import (
 	"sync/atomic"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // bootstrapServer is the prefill instance's rendezvous, answering as the
@@ -45,21 +42,15 @@ type bootstrapServer struct {
 	mu sync.Mutex
 	// Learned from the first PUT, as the reference does; zero until then.
 	worldSize, dpSize int
-	// From the last PUT, as the reference's _ingest_put_extra overwrites them.
-	mla  bool
-	lens kvwire.BufferLens
-	// wire is what the ranks register with; on the contract wire, contract
-	// is the first rank's contract as the engine re-encodes it (later ranks
-	// must register the same one).
-	wire     kvwire.Wire
-	contract []byte
-	ranks    map[int]map[int]kvwire.RankAddress // dp group → TP rank → address
-	fault    BootstrapFault
+	// wire is what the ranks register with, and what it learned of them.
+	wire  peerWire
+	ranks map[int]map[int]kvwire.RankAddress // dp group → TP rank → address
+	fault BootstrapFault
 
 	counts struct{ put, parallelInfo, rankAddress, health, bad atomic.Int64 }
 }
 
-func startBootstrap(host string, port int, wire kvwire.Wire) (*bootstrapServer, error) {
+func startBootstrap(host string, port int, wire peerWire) (*bootstrapServer, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
 		return nil, err
@@ -111,40 +102,36 @@ func (b *bootstrapServer) route(w http.ResponseWriter, r *http.Request) {
 
 func (b *bootstrapServer) put(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err == nil && b.wire == kvwire.WireCacheContract {
-		if err = b.putContract(body); err == nil {
-			b.counts.put.Add(1)
-			text(w, http.StatusOK, "OK")
-			return
-		}
-	} else if err == nil {
-		var reg kvwire.RankRegistration
-		if reg, err = kvwire.DecodeRankRegistration(body); err == nil {
-			b.file(reg)
-			b.counts.put.Add(1)
-			text(w, http.StatusOK, "OK")
-			return
-		}
+	if err == nil {
+		err = b.wire.file(b, body)
 	}
-	// The reference raises inside its handler, which aiohttp turns into a 500.
-	b.counts.bad.Add(1)
-	text(w, http.StatusInternalServerError, "500 Internal Server Error: "+err.Error())
+	if err != nil {
+		// The reference raises inside its handler, which aiohttp turns into a 500.
+		b.counts.bad.Add(1)
+		text(w, http.StatusInternalServerError, "500 Internal Server Error: "+err.Error())
+		return
+	}
+	b.counts.put.Add(1)
+	text(w, http.StatusOK, "OK")
 }
 
 // file records a registration the way the reference does: sizes from the
-// first one, extras from the last, and — for role "Prefill" only — the
-// address under the dp group that the registration's own sizes give.
-func (b *bootstrapServer) file(reg kvwire.RankRegistration) {
+// first one, the wire's extras (extras, under the lock) from the last, and
+// — for role "Prefill" only — the address under the dp group that the
+// registration's own sizes give.
+func (b *bootstrapServer) file(reg kvwire.RankFields, extras func()) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.worldSize == 0 {
 		b.worldSize, b.dpSize = reg.WorldSize, reg.DPSize
 	}
-	b.mla, b.lens = reg.EnableMLAL15Cache, reg.BufferLens
+	if extras != nil {
+		extras()
+	}
 	if reg.Role != kvwire.RolePrefill {
 		return
 	}
-	tpPerDP := reg.TPPerDPGroup()
+	tpPerDP := reg.WorldSize / reg.DPSize
 	group, tpRank := reg.EngineRank/tpPerDP, reg.EngineRank%tpPerDP
 	if b.ranks[group] == nil {
 		b.ranks[group] = map[int]kvwire.RankAddress{}
@@ -196,38 +183,10 @@ func (b *bootstrapServer) get(w http.ResponseWriter, r *http.Request) {
 func (b *bootstrapServer) parallelInfoBody(otherWire bool) []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if (b.wire == kvwire.WireCacheContract) != otherWire {
-		contract := b.contract
-		if otherWire {
-			contract = []byte(`{}`)
-		}
-		info := kvwire.ContractParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, CacheLayout: contract}
-		return info.MarshalPython()
+	if otherWire {
+		return b.wire.otherParallelInfo(b)
 	}
-	info := kvwire.ParallelInfo{PrefillTPSize: b.worldSize, PrefillDPSize: b.dpSize, EnableMLAL15Cache: b.mla, BufferLens: b.lens}
-	return info.MarshalPython()
-}
-
-// putContract files a contract-era registration as the engine's server
-// does: the contract must parse, and equal (re-encoded) the first one.
-func (b *bootstrapServer) putContract(body []byte) error {
-	reg, err := kvwire.DecodeContractRankRegistration(body)
-	if err != nil {
-		return err
-	}
-	contract, err := plancontract.Parse(reg.CacheLayout)
-	if err != nil {
-		return fmt.Errorf("CachePD bootstrap layout is invalid: %w", err)
-	}
-	b.mu.Lock()
-	if b.contract != nil && !bytes.Equal(b.contract, contract.Canonical()) {
-		b.mu.Unlock()
-		return errors.New("CachePD prefill ranks registered incompatible layouts")
-	}
-	b.contract = contract.Canonical()
-	b.mu.Unlock()
-	b.file(kvwire.RankRegistration{Role: reg.Role, WorldSize: reg.WorldSize, DPSize: reg.DPSize, RankIP: reg.RankIP, RankPort: reg.RankPort, EngineRank: reg.EngineRank})
-	return nil
+	return b.wire.parallelInfo(b)
 }
 
 func text(w http.ResponseWriter, code int, body string) {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 func TestBootstrapRoutes(t *testing.T) {
@@ -63,7 +64,7 @@ func TestBootstrapRoutes(t *testing.T) {
 		{"garbage put", "PUT", "/route", 500, ""},
 	}
 	// Another role is acknowledged but not filed, as in the reference.
-	decodeReg := kvwire.RankRegistration{Role: "Decode", WorldSize: 4, DPSize: 2, RankIP: "127.0.0.1", RankPort: 9, EngineRank: 0, BufferLens: p2Buffers}
+	decodeReg := kvv1.RankRegistration{Role: "Decode", WorldSize: 4, DPSize: 2, RankIP: "127.0.0.1", RankPort: 9, EngineRank: 0, BufferLens: p2Buffers}
 	if code, _, _ := do(t, "PUT", base+"/route", strings.NewReader(string(decodeReg.MarshalPython()))); code != 200 {
 		t.Fatalf("decode-role PUT: %d", code)
 	}
@@ -90,7 +91,7 @@ func TestBootstrapBeforeRanksRegister(t *testing.T) {
 	base := "http://" + p.BootstrapAddr()
 	// The reference answers null sizes until a rank registers; decoders must refuse them.
 	_, body, _ := get(t, base+"/route?"+kvwire.ParallelInfoQuery)
-	if _, err := kvwire.DecodeParallelInfo([]byte(body)); kvwire.ReasonOf(err) != kvwire.ReasonMissingField {
+	if _, err := kvv1.DecodeParallelInfo([]byte(body)); kvwire.ReasonOf(err) != kvwire.ReasonMissingField {
 		t.Fatalf("unregistered parallel info %s decodes with %v", body, err)
 	}
 	if code, _, _ := get(t, base+"/route?"+kvwire.RankAddressQuery(0, 0)); code != 500 {
@@ -100,7 +101,7 @@ func TestBootstrapBeforeRanksRegister(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body, _ = get(t, base+"/route?"+kvwire.ParallelInfoQuery)
-	info, err := kvwire.DecodeParallelInfo([]byte(body))
+	info, err := kvv1.DecodeParallelInfo([]byte(body))
 	if err != nil || info.PrefillTPSize != 2 || info.PrefillDPSize != 1 {
 		t.Fatalf("after registration: %+v %v", info, err)
 	}
@@ -161,8 +162,8 @@ func TestStartRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []Config{
 		{WorldSize: 0},
 		{WorldSize: 4, DPSize: 3},
-		{WorldSize: 2, RankBuffers: map[int]kvwire.BufferLens{2: {}}},
-		{WorldSize: 2, Buffers: kvwire.BufferLens{KVItemLens: []int64{0}}},
+		{WorldSize: 2, RankBuffers: map[int]kvv1.BufferLens{2: {}}},
+		{WorldSize: 2, Buffers: kvv1.BufferLens{KVItemLens: []int64{0}}},
 	} {
 		if p, err := Start(cfg); err == nil {
 			_ = p.Close()

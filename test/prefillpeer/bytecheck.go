@@ -23,7 +23,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/kvsim"
@@ -92,7 +92,7 @@ func placements(l planv1.Layout, bufs []planv1.BufferSpec, rows, keyOffset int) 
 }
 
 // check runs one request of prefill rank r; nil when every byte is right.
-func (c *transferCheck) check(r *Rank, q *kvwire.Request) *RankError {
+func (c *transferCheck) check(r *Rank, q *kvv1.Request) *RankError {
 	fail := func(format string, args ...any) *RankError {
 		return &RankError{EngineRank: r.EngineRank, Room: q.Room, Reason: ReasonWrongBytes, Detail: fmt.Sprintf(format, args...)}
 	}

@@ -17,12 +17,14 @@ limitations under the License.
 package prefillpeer
 
 import (
+	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+
 	"fmt"
 
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -41,15 +43,15 @@ type Config struct {
 	EnableMLAL15Cache bool
 	// Buffers are every rank's buffer lengths, registered with the bootstrap
 	// server and used to check received fragments.
-	Buffers kvwire.BufferLens
+	Buffers kvv1.BufferLens
 	// RankBuffers overrides Buffers for some engine ranks. The bootstrap
 	// server, like the reference's, reports the lists of the last rank that
 	// registered.
-	RankBuffers map[int]kvwire.BufferLens
+	RankBuffers map[int]kvv1.BufferLens
 	// Wire is the handshake the peer speaks: kvwire.WireV1 (also when
 	// empty) or kvwire.WireCacheContract, for which Contract replaces
 	// EnableMLAL15Cache, Buffers, RankBuffers and Transfer
-	// (contractrank.go).
+	// (wirecontract.go).
 	Wire kvwire.Wire
 	// Contract is every prefill rank's cache contract, its wire JSON, on
 	// the contract wire: what each rank PUTs to the bootstrap server and
@@ -114,28 +116,15 @@ func (c *Config) validate() error {
 	if c.WorldSize < 1 || c.DPSize < 1 || c.WorldSize%c.DPSize != 0 {
 		return fmt.Errorf("prefillpeer: world size %d and dp size %d: dp must be positive and divide the world", c.WorldSize, c.DPSize)
 	}
-	if c.Wire == kvwire.WireCacheContract {
-		return c.validateContracts()
+	w, err := newPeerWire(c.Wire)
+	if err != nil {
+		return err
 	}
-	if c.Wire != kvwire.WireV1 {
-		return fmt.Errorf("prefillpeer: wire %q: want %q or %q", c.Wire, kvwire.WireV1, kvwire.WireCacheContract)
-	}
-	for rank := range c.RankBuffers {
-		if rank < 0 || rank >= c.WorldSize {
-			return fmt.Errorf("prefillpeer: RankBuffers names engine rank %d outside [0, %d)", rank, c.WorldSize)
-		}
-	}
-	for rank := 0; rank < c.WorldSize; rank++ {
-		reg := c.registration(rank, 1) // any valid port: only the layout is checked here
-		if err := reg.Validate(); err != nil {
-			return fmt.Errorf("prefillpeer: engine rank %d buffers: %w", rank, err)
-		}
-	}
-	return nil
+	return w.validate(c)
 }
 
 // buffers are the lengths engine rank r holds.
-func (c *Config) buffers(r int) kvwire.BufferLens {
+func (c *Config) buffers(r int) kvv1.BufferLens {
 	if b, ok := c.RankBuffers[r]; ok {
 		return b
 	}
@@ -143,8 +132,8 @@ func (c *Config) buffers(r int) kvwire.BufferLens {
 }
 
 // registration is the body engine rank r PUTs to the bootstrap server.
-func (c *Config) registration(r, port int) kvwire.RankRegistration {
-	return kvwire.RankRegistration{
+func (c *Config) registration(r, port int) kvv1.RankRegistration {
+	return kvv1.RankRegistration{
 		Role: kvwire.RolePrefill, WorldSize: c.WorldSize, DPSize: c.DPSize,
 		RankIP: c.Host, RankPort: port, EngineRank: r,
 		EnableMLAL15Cache: c.EnableMLAL15Cache, BufferLens: c.buffers(r),

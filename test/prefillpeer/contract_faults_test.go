@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -45,12 +47,13 @@ func TestContractBootstrap(t *testing.T) {
 	spaced := strings.Replace(v.Prefill.Contract, `{"plan":`, `{ "plan" : `, 1)
 	p := startPeer(t, Config{Wire: kvwire.WireCacheContract, WorldSize: 4, Contract: []byte(spaced)})
 	code, body, _ := get(t, "http://"+p.BootstrapAddr()+kvwire.RoutePath+"?"+kvwire.ParallelInfoQuery)
-	ans, err := kvwire.DecodeBootstrapAnswer([]byte(body))
-	if code != http.StatusOK || err != nil || ans.Wire != kvwire.WireCacheContract || string(ans.Contract.CacheLayout) != v.Prefill.Contract || ans.Contract.PrefillTPSize != 4 {
+	wire, _ := kvwire.AnswerWire([]byte(body))
+	ans, err := kvcontract.DecodeParallelInfo([]byte(body))
+	if code != http.StatusOK || err != nil || wire != kvwire.WireCacheContract || string(ans.CacheLayout) != v.Prefill.Contract || ans.PrefillTPSize != 4 {
 		t.Fatalf("%d %.200s: %+v, %v", code, body, ans, err)
 	}
 	// A rank with another contract is refused, as the engine's server does.
-	other := kvwire.ContractRankRegistration{Role: kvwire.RolePrefill, WorldSize: 4, DPSize: 1, RankIP: "127.0.0.1", RankPort: 1, EngineRank: 3,
+	other := kvcontract.RankRegistration{Role: kvwire.RolePrefill, WorldSize: 4, DPSize: 1, RankIP: "127.0.0.1", RankPort: 1, EngineRank: 3,
 		CacheLayout: []byte(strings.Replace(v.Prefill.Contract, `"num_lcm_blocks":47`, `"num_lcm_blocks":46`, 1))}
 	if code, body, _ := do(t, http.MethodPut, "http://"+p.BootstrapAddr()+kvwire.RoutePath, bytes.NewReader(other.MarshalPython())); code != http.StatusInternalServerError || !strings.Contains(body, "incompatible layouts") {
 		t.Fatalf("a second contract: %d %s", code, body)
@@ -60,8 +63,11 @@ func TestContractBootstrap(t *testing.T) {
 	}
 	p.SetBootstrapFault(BootstrapFault{ParallelInfo: FaultOtherWire})
 	_, body, _ = get(t, "http://"+p.BootstrapAddr()+kvwire.RoutePath+"?"+kvwire.ParallelInfoQuery)
-	if ans, err := kvwire.DecodeBootstrapAnswer([]byte(body)); err != nil || ans.Wire != kvwire.WireV1 {
-		t.Fatalf("other wire: %s: %+v, %v", body, ans, err)
+	if wire, err := kvwire.AnswerWire([]byte(body)); err != nil || wire != kvwire.WireV1 {
+		t.Fatalf("other wire: %s: %q, %v", body, wire, err)
+	}
+	if _, err := kvv1.DecodeParallelInfo([]byte(body)); err != nil {
+		t.Fatalf("other wire: %s: %v", body, err)
 	}
 }
 
@@ -107,7 +113,7 @@ func TestContractRefusals(t *testing.T) {
 		wrong.expect(11, kvwire.Failed, 0)
 	})
 	t.Run("a duplicate pre-allocation", func(t *testing.T) {
-		q := kvwire.PreAllocation{Room: 12, SessionID: d0.session, Manifest: manifest}
+		q := kvcontract.PreAllocation{Room: 12, SessionID: d0.session, Manifest: manifest}
 		d0.send(p.RankOf(0, 0).Endpoint, q.Frames())
 		d0.send(p.RankOf(0, 0).Endpoint, q.Frames())
 		failedFrom(d0, 12, 0) // the filed one
@@ -120,7 +126,7 @@ func TestContractRefusals(t *testing.T) {
 		failedFrom(d1, 12, 0)
 	})
 	t.Run("an empty manifest to a target", func(t *testing.T) {
-		q := kvwire.PreAllocation{Room: 13, SessionID: d2.session}
+		q := kvcontract.PreAllocation{Room: 13, SessionID: d2.session}
 		d2.send(p.RankOf(0, 1).Endpoint, q.Frames())
 		failedFrom(d2, 13, 1)
 		testutil.Eventually(t, 2*time.Second, "the refusal", func() error {
@@ -142,10 +148,10 @@ func TestContractRefusals(t *testing.T) {
 		// alone), joins a room decode rank 0 of the TP-4 one opened.
 		other := pairVectors(t, "gqa-p4-d2")
 		x := &contractDecode{decodeRank: newDecodeRank(t, "127.0.0.1:16003"), rank: 0, targets: []int{0}}
-		reg := kvwire.ContractRegistration{DecodeIP: "127.0.0.1", DecodeStatusPort: x.port, SessionID: x.session, ArenaPtr: 1,
+		reg := kvcontract.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: x.port, SessionID: x.session, ArenaPtr: 1,
 			Contract: []byte(other.Decode.Contract), DecodeTPSize: 2, DecodeTPRank: 0}
 		x.send(p.RankOf(0, 0).Endpoint, reg.Frames())
-		q := kvwire.PreAllocation{Room: 18, SessionID: d0.session, Manifest: manifest}
+		q := kvcontract.PreAllocation{Room: 18, SessionID: d0.session, Manifest: manifest}
 		d0.send(p.RankOf(0, 0).Endpoint, q.Frames())
 		testutil.Eventually(t, 2*time.Second, "decode rank 0's pre-allocation", func() error { return errUnless(sawPreAllocation(p.RankOf(0, 0), 18, d0.session)) })
 		x.preAllocate(p, 0, 18, []byte(other.Manifests[0].Wire))
@@ -157,7 +163,7 @@ func TestContractRefusals(t *testing.T) {
 	})
 	t.Run("an unregistered session hears nothing", func(t *testing.T) {
 		stranger := newDecodeRank(t, "127.0.0.1:16002")
-		q := kvwire.PreAllocation{Room: 16, SessionID: stranger.session, Manifest: manifest}
+		q := kvcontract.PreAllocation{Room: 16, SessionID: stranger.session, Manifest: manifest}
 		stranger.send(p.RankOf(0, 0).Endpoint, q.Frames())
 		testutil.Eventually(t, 2*time.Second, "the refusal", func() error {
 			return errUnless(hasError(p.RankOf(0, 0), ReasonPreAllocationRefused, "no accepted registration"))

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -147,8 +148,8 @@ func contractFleet(t *testing.T, p *Peer, v contractVectors, dpGroup int) []*con
 	return out
 }
 
-func (d *contractDecode) registration(v contractVectors) kvwire.ContractRegistration {
-	return kvwire.ContractRegistration{DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session,
+func (d *contractDecode) registration(v contractVectors) kvcontract.Registration {
+	return kvcontract.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session,
 		ArenaPtr: 0x7f0000000000, Contract: []byte(v.Decode.Contract), DecodeTPSize: v.Decode.TPSize, DecodeTPRank: d.rank}
 }
 
@@ -156,11 +157,11 @@ func (d *contractDecode) registration(v contractVectors) kvwire.ContractRegistra
 // dummies (an empty frame).
 func (d *contractDecode) preAllocate(p *Peer, dpGroup int, room int64, manifest []byte) {
 	for _, tp := range d.targets {
-		q := kvwire.PreAllocation{Room: room, SessionID: d.session, Manifest: manifest}
+		q := kvcontract.PreAllocation{Room: room, SessionID: d.session, Manifest: manifest}
 		d.send(p.RankOf(dpGroup, tp).Endpoint, q.Frames())
 	}
 	for _, tp := range d.dummies {
-		q := kvwire.PreAllocation{Room: room, SessionID: d.session}
+		q := kvcontract.PreAllocation{Room: room, SessionID: d.session}
 		d.send(p.RankOf(dpGroup, tp).Endpoint, q.Frames())
 	}
 }

@@ -17,12 +17,13 @@ limitations under the License.
 package prefillpeer
 
 import (
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+
 	"fmt"
 	"slices"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // maxPairPlans bounds the plans a rank keeps (one per decode contract and
@@ -60,7 +61,7 @@ func (c *contractRank) planFor(decode *plancontract.CacheContract, decodeTP int)
 	planner, err := plancontract.NewPlanner(plancontract.Pair{
 		Prefill:         transferplan.Parallelism{TPSize: c.tpSize, DPSize: 1},
 		Decode:          transferplan.Parallelism{TPSize: decodeTP, DPSize: 1},
-		PrefillContract: c.contract, DecodeContract: decode,
+		PrefillContract: c.prefill, DecodeContract: decode,
 	})
 	if err != nil {
 		pp.err = err
@@ -84,7 +85,7 @@ func (c *contractRank) planFor(decode *plancontract.CacheContract, decodeTP int)
 // prepare is the engine's _prepare_decode_registration for this rank: the
 // registration is this rank's target (it serves the decode rank), its dummy
 // (decode rank 0 at a prefill rank that serves nobody), or wrong.
-func (c *contractRank) prepare(reg kvwire.ContractRegistration) (*contractSession, error) {
+func (c *contractRank) prepare(reg kvcontract.Registration) (*contractSession, error) {
 	decode, err := plancontract.Parse(reg.Contract)
 	if err != nil {
 		return nil, fmt.Errorf("the decode contract: %w", err)
@@ -95,7 +96,7 @@ func (c *contractRank) prepare(reg kvwire.ContractRegistration) (*contractSessio
 	}
 	s := &contractSession{registration: reg, canonical: string(decode.Canonical()),
 		endpoint: statusEndpoint(reg.DecodeIP, reg.DecodeStatusPort)}
-	s.layout, s.layoutErr = kvwire.ManifestLayoutFromContract(reg.Contract)
+	s.layout, s.layoutErr = kvcontract.ManifestLayoutFromContract(reg.Contract)
 	served := pp.servedBy[c.tpRank]
 	if n, ok := pp.sources[reg.DecodeTPRank][c.tpRank]; ok {
 		s.fragments, s.expected = n, served

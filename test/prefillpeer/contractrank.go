@@ -17,11 +17,13 @@ limitations under the License.
 package prefillpeer
 
 import (
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+
 	"fmt"
 	"slices"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
 // maxFailedRooms bounds the failed rooms a rank remembers (the engine keeps
@@ -32,7 +34,7 @@ const maxFailedRooms = 4096
 // receive goroutine like the engine's bootstrap thread: it does what
 // MooncakeKVManagerPrefill._handle_bootstrap_message does.
 type contractRank struct {
-	contract       *plancontract.CacheContract
+	prefill        *plancontract.CacheContract // this rank's own contract
 	tpSize, tpRank int
 	plans          map[planKey]*pairPlan
 	sessions       map[string]*contractSession
@@ -46,14 +48,14 @@ type contractRank struct {
 
 // contractSession is a registered decode rank, as this rank prepared it.
 type contractSession struct {
-	registration kvwire.ContractRegistration
+	registration kvcontract.Registration
 	canonical    string // the decode contract as the engine re-encodes it
 	endpoint     string // where its statuses go
 	dummy        bool
 	// expected are the decode ranks whose pre-allocations a room waits for.
 	expected  []int
 	fragments int
-	layout    kvwire.ManifestLayout
+	layout    kvcontract.ManifestLayout
 	layoutErr error
 }
 
@@ -63,22 +65,23 @@ func newContractRank(cfg *Config, engineRank int) (*contractRank, error) {
 		return nil, err
 	}
 	tp := cfg.WorldSize / cfg.DPSize
-	return &contractRank{contract: contract, tpSize: tp, tpRank: engineRank % tp,
+	return &contractRank{prefill: contract, tpSize: tp, tpRank: engineRank % tp,
 		plans: map[planKey]*pairPlan{}, sessions: map[string]*contractSession{}, rejected: map[string]string{},
 		rooms: map[int64]map[string]*contractSession{}, failed: map[int64]bool{}}, nil
 }
 
-func (r *Rank) handleContract(msg [][]byte) {
+// handle takes a message of the contract wire: a registration or a
+// pre-allocation.
+func (c *contractRank) handle(r *Rank, msg [][]byte) {
 	if kvwire.IsRegistration(msg) {
-		r.registerContract(msg)
+		c.register(r, msg)
 		return
 	}
-	r.preAllocate(msg)
+	c.preAllocate(r, msg)
 }
 
-func (r *Rank) registerContract(msg [][]byte) {
-	c := r.contract
-	reg, err := kvwire.DecodeContractRegistration(msg)
+func (c *contractRank) register(r *Rank, msg [][]byte) {
+	reg, err := kvcontract.DecodeRegistration(msg)
 	var s *contractSession
 	if err == nil {
 		s, err = c.prepare(reg)
@@ -92,8 +95,8 @@ func (r *Rank) registerContract(msg [][]byte) {
 		ExpectedDecodeRanks: expectedOf(s, err), Fragments: fragmentsOf(s, err)})
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonRegistrationRefused, Detail: err.Error(), Err: err})
-		if route, rerr := kvwire.DecodeContractRegistrationRoute(msg); rerr == nil {
-			r.rejectSession(route)
+		if route, rerr := kvcontract.DecodeRegistrationRoute(msg); rerr == nil {
+			c.rejectSession(r, route)
 		}
 		return
 	}
@@ -103,11 +106,10 @@ func (r *Rank) registerContract(msg [][]byte) {
 
 // rejectSession fails the rooms that already count on the session and
 // remembers where to fail its later ones (_reject_decode_registration).
-func (r *Rank) rejectSession(route kvwire.RegistrationRoute) {
-	c := r.contract
+func (c *contractRank) rejectSession(r *Rank, route kvcontract.RegistrationRoute) {
 	for room, dests := range c.rooms {
 		if _, ok := dests[route.SessionID]; ok {
-			r.abortRoom(room)
+			c.abortRoom(r, room)
 		}
 	}
 	delete(c.sessions, route.SessionID)
@@ -117,14 +119,13 @@ func (r *Rank) rejectSession(route kvwire.RegistrationRoute) {
 // preAllocate files one pre-allocation, or fails its room: the engine's
 // order of checks, then its fan-out check once every expected decode rank
 // is in.
-func (r *Rank) preAllocate(msg [][]byte) {
-	c := r.contract
-	head, err := kvwire.DecodePreAllocationRoute(msg)
+func (c *contractRank) preAllocate(r *Rank, msg [][]byte) {
+	head, err := kvcontract.DecodePreAllocationRoute(msg)
 	if err != nil { // no room to fail
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: roomOf(msg), Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
 		return
 	}
-	p, err := kvwire.DecodePreAllocation(msg)
+	p, err := kvcontract.DecodePreAllocation(msg)
 	r.rec.preAllocation(head, len(msg[2]) == 0)
 	s := c.sessions[head.SessionID]
 	switch {
@@ -142,15 +143,15 @@ func (r *Rank) preAllocate(msg [][]byte) {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: head.Room, Reason: ReasonNeverAnswers, Detail: s.layoutErr.Error(), Err: s.layoutErr})
 		return
 	case !s.dummy:
-		_, err = kvwire.ValidateManifest(p.Manifest, &s.layout)
+		_, err = kvcontract.ValidateManifest(p.Manifest, &s.layout)
 	}
 	if err == nil {
 		err = c.checkFanOut(head, s)
 	}
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: head.Room, Reason: ReasonPreAllocationRefused, Detail: err.Error(), Err: err})
-		r.abortRoom(head.Room)
-		r.failSession(head.Room, head.SessionID)
+		c.abortRoom(r, head.Room)
+		c.failSession(r, head.Room, head.SessionID)
 		return
 	}
 	dests := c.rooms[head.Room]
@@ -162,13 +163,13 @@ func (r *Rank) preAllocate(msg [][]byte) {
 	if len(dests) == len(s.expected) {
 		delete(c.rooms, head.Room)
 		r.rec.roomCompleted()
-		r.answerContract(head.Room, dests)
+		c.answerContract(r, head.Room, dests)
 	}
 }
 
 // checkFanOut is the engine's: one pre-allocation per session, no more than
 // the expected decode ranks, and once all are in, exactly those ranks.
-func (c *contractRank) checkFanOut(head kvwire.PreAllocation, s *contractSession) error {
+func (c *contractRank) checkFanOut(head kvcontract.PreAllocation, s *contractSession) error {
 	dests := c.rooms[head.Room]
 	if _, dup := dests[head.SessionID]; dup {
 		return fmt.Errorf("a second pre-allocation of room %d from session %s", head.Room, head.SessionID)
@@ -198,8 +199,7 @@ func (c *contractRank) checkFanOut(head kvwire.PreAllocation, s *contractSession
 // abortRoom fails a room: Failed to every non-dummy session already filed
 // under it, and the room stays failed (abort_room). The caller has recorded
 // why (a RankError).
-func (r *Rank) abortRoom(room int64) {
-	c := r.contract
+func (c *contractRank) abortRoom(r *Rank, room int64) {
 	c.markFailed(room)
 	for id, s := range c.rooms[room] {
 		if !s.dummy {
@@ -210,8 +210,7 @@ func (r *Rank) abortRoom(room int64) {
 }
 
 // failSession tells the session whose pre-allocation failed the room.
-func (r *Rank) failSession(room int64, session string) {
-	c := r.contract
+func (c *contractRank) failSession(r *Rank, room int64, session string) {
 	if ep := c.endpointOf(session, c.sessions[session]); ep != "" {
 		r.push.send(outgoing{endpoint: ep, status: failedStatus(room, c.tpRank)})
 	}
@@ -238,7 +237,7 @@ func (c *contractRank) markFailed(room int64) {
 
 // answerContract runs the room's script once every expected pre-allocation
 // is in. A dummy rank sends nothing (the engine marks the room done).
-func (r *Rank) answerContract(room int64, dests map[string]*contractSession) {
+func (c *contractRank) answerContract(r *Rank, room int64, dests map[string]*contractSession) {
 	var endpoints []string
 	for _, s := range dests {
 		if !s.dummy {

@@ -42,6 +42,10 @@ limitations under the License.
 // under it when anything is refused, and then plays the room's script. Its
 // verdicts are held to the engine's own (pkg/kvwire/testdata/contract).
 //
+// The two wires are one interface, peerWire (wire.go), with a v1 and a
+// contract implementation (wirev1.go, wirecontract.go); newPeerWire picks
+// one from Config.Wire.
+//
 // It is not a transfer engine: no KV bytes move. It is test code, under
 // test/; cmd/prefill-peer runs it as a process for `make run`'s demo and for
 // engines' integration tests (the one command that imports the test tree).

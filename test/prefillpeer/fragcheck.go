@@ -20,7 +20,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -48,16 +48,16 @@ type fragmentCache struct {
 	rank    *Rank
 	entries map[string]*fragmentCheck
 	// last is the entry of the most recent decode call, read right after
-	// kvwire.DecodeRequestWith returns.
+	// kvv1.DecodeRequestWith returns.
 	last *fragmentCheck
 }
 
-// decode is a kvwire.FragmentDecoder.
+// decode is a kvv1.FragmentDecoder.
 func (c *fragmentCache) decode(version, payload []byte) ([]transferplan.TransferFragment, error) {
 	e, ok := c.entries[string(payload)] // no allocation for the lookup
 	if !ok || !bytes.Equal(e.version, version) {
 		e = &fragmentCheck{version: bytes.Clone(version)}
-		e.fragments, e.decodeErr = kvwire.DecodeFragments(version, payload)
+		e.fragments, e.decodeErr = kvv1.DecodeFragments(version, payload)
 		if e.decodeErr == nil {
 			c.rank.checkFragments(e)
 		}
@@ -134,7 +134,7 @@ func (r *Rank) bufferLens(kind transferplan.BufferKind, index int) (item, unit i
 // checkPointers: the reference indexes the decode rank's kv pointers by its
 // own buffer index and compares state pointer counts, so a registration
 // must carry exactly one pointer per buffer of this rank.
-func (r *Rank) checkPointers(g *kvwire.Registration) *RankError {
+func (r *Rank) checkPointers(g *kvv1.Registration) *RankError {
 	if n := len(r.buffers.KVItemLens); n > 0 && len(g.KVPtrs) != n {
 		return &RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonPointerCount,
 			Detail: fmt.Sprintf("session %s registered %d kv pointers; this rank has %d kv buffers", g.SessionID, len(g.KVPtrs), n)}

@@ -27,6 +27,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 	"github.com/pdtopo/pdtopo/test/testutil/poll"
@@ -84,7 +85,7 @@ func (d *decodeRank) send(endpoint string, frames [][]byte) {
 
 // register sends this decode rank's registration to a prefill rank.
 func (d *decodeRank) register(r *Rank, kvPtrs, statePtrs int) {
-	g := kvwire.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session}
+	g := kvv1.Registration{DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session}
 	for i := range kvPtrs {
 		g.KVPtrs = append(g.KVPtrs, uint64(0x7f0000000000+i*0x1000))
 	}
@@ -95,16 +96,16 @@ func (d *decodeRank) register(r *Rank, kvPtrs, statePtrs int) {
 }
 
 // request builds this decode rank's request for room.
-func (d *decodeRank) request(room int64, required int, frags []transferplan.TransferFragment) kvwire.Request {
-	return kvwire.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session,
+func (d *decodeRank) request(room int64, required int, frags []transferplan.TransferFragment) kvv1.Request {
+	return kvv1.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session,
 		RequiredDstInfoNum: required, KVIndices: []int64{4, 5, 6}, AuxIndex: 2, Fragments: frags}
 }
 
-func (d *decodeRank) dummy(room int64, required int) kvwire.Request {
-	return kvwire.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session, RequiredDstInfoNum: required, Dummy: true}
+func (d *decodeRank) dummy(room int64, required int) kvv1.Request {
+	return kvv1.Request{Room: room, DecodeIP: "127.0.0.1", DecodeStatusPort: d.port, SessionID: d.session, RequiredDstInfoNum: required, Dummy: true}
 }
 
-func (d *decodeRank) sendRequest(r *Rank, q kvwire.Request) { d.send(r.Endpoint, q.Frames()) }
+func (d *decodeRank) sendRequest(r *Rank, q kvv1.Request) { d.send(r.Endpoint, q.Frames()) }
 
 // recv waits up to timeout for one status message's raw frames.
 func (d *decodeRank) recv(timeout time.Duration) ([][]byte, bool) {
@@ -212,4 +213,4 @@ func fragments(tpRank int) []transferplan.TransferFragment {
 	return out
 }
 
-var p2Buffers = kvwire.BufferLens{KVItemLens: []int64{2048, 2048}, KVUnitLens: []int64{256, 256}}
+var p2Buffers = kvv1.BufferLens{KVItemLens: []int64{2048, 2048}, KVUnitLens: []int64{256, 256}}

@@ -17,8 +17,9 @@ limitations under the License.
 package prefillpeer
 
 import (
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // ConfigFor returns the Config of the prefill side of a planner layout: its
@@ -30,7 +31,7 @@ func ConfigFor(l planv1.Layout) Config {
 		WorldSize:         l.Prefill.TPSize,
 		DPSize:            l.Prefill.DPSize,
 		EnableMLAL15Cache: l.MLAL15Cache,
-		Buffers: kvwire.BufferLens{
+		Buffers: kvv1.BufferLens{
 			KVItemLens: itemLens(l.KVBuffers), KVUnitLens: unitLens(l.KVBuffers),
 			StateItemLens: itemLens(l.StateBuffers), StateUnitLens: unitLens(l.StateBuffers),
 		},

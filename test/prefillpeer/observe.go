@@ -20,6 +20,8 @@ import (
 	"sync"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 )
 
 // SentStatus is a status message a rank sent, and where to.
@@ -74,7 +76,7 @@ func (r *ring[T]) snapshot() []T {
 // ContractRegistration is a registration a rank got on the contract wire
 // and what it made of it, as the engine's _prepare_decode_registration would.
 type ContractRegistration struct {
-	Registration kvwire.ContractRegistration
+	Registration kvcontract.Registration
 	Accepted     bool
 	// Dummy: accepted as decode rank 0's rendezvous with an idle rank.
 	Dummy bool
@@ -90,19 +92,19 @@ type ContractRegistration struct {
 type recorder struct {
 	keep int
 	mu   sync.Mutex
-	regs []kvwire.Registration // few: one per decode rank and target set
+	regs []kvv1.Registration // few: one per decode rank and target set
 	// contractRegs and preAllocs are the contract wire's (the manifests
 	// are not kept: PreAllocation.Manifest is nil).
 	contractRegs []ContractRegistration
-	preAllocs    ring[kvwire.PreAllocation]
-	reqs         ring[kvwire.Request]
+	preAllocs    ring[kvcontract.PreAllocation]
+	reqs         ring[kvv1.Request]
 	errs         ring[*RankError]
 	sent         ring[SentStatus]
 	n            RankCounts
 	logf         func(format string, args ...any)
 }
 
-func (r *recorder) registration(g kvwire.Registration) {
+func (r *recorder) registration(g kvv1.Registration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n.Registrations++
@@ -121,7 +123,7 @@ func (r *recorder) contractRegistration(g ContractRegistration) {
 	}
 }
 
-func (r *recorder) preAllocation(p kvwire.PreAllocation, dummy bool) {
+func (r *recorder) preAllocation(p kvcontract.PreAllocation, dummy bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n.Requests++
@@ -132,7 +134,7 @@ func (r *recorder) preAllocation(p kvwire.PreAllocation, dummy bool) {
 	r.preAllocs.add(p, r.keep)
 }
 
-func (r *recorder) request(q kvwire.Request) {
+func (r *recorder) request(q kvv1.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n.Requests++

@@ -32,6 +32,7 @@ import (
 // Peer is a running prefill instance: a bootstrap server and WorldSize ranks.
 type Peer struct {
 	cfg    Config
+	wire   peerWire
 	zctx   *zmq.Context
 	boot   *bootstrapServer
 	ranks  []*Rank
@@ -57,16 +58,21 @@ func Start(cfg Config) (*Peer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prefillpeer: zmq context: %w", err)
 	}
-	p := &Peer{cfg: c, zctx: zctx, script: newScript(c.Default), dead: make(chan struct{})}
+	w, err := newPeerWire(c.Wire) // validate accepted the name
+	if err != nil {
+		_ = zctx.Term()
+		return nil, err
+	}
+	p := &Peer{cfg: c, wire: w, zctx: zctx, script: newScript(c.Default), dead: make(chan struct{})}
 	if c.Transfer != nil {
 		p.check = newTransferCheck(*c.Transfer)
 	}
-	if p.boot, err = startBootstrap(c.Host, c.BootstrapPort, c.Wire); err != nil {
+	if p.boot, err = startBootstrap(c.Host, c.BootstrapPort, w); err != nil {
 		_ = zctx.Term()
 		return nil, fmt.Errorf("prefillpeer: bootstrap server: %w", err)
 	}
 	for r := 0; r < c.WorldSize; r++ {
-		rank, err := newRank(zctx, &p.cfg, r, p.script, func() { go p.Die() })
+		rank, err := newRank(zctx, &p.cfg, w, r, p.script, func() { go p.Die() })
 		if rank != nil {
 			rank.check = p.check
 		}
@@ -90,7 +96,7 @@ func (p *Peer) RegisterRanks() error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	for _, r := range p.ranks {
-		body := p.registrationBody(r)
+		body := p.wire.registrationBody(&p.cfg, r.EngineRank, r.Port)
 		req, err := http.NewRequest(http.MethodPut, "http://"+p.boot.addr+kvwire.RoutePath, bytes.NewReader(body))
 		if err != nil {
 			return err
@@ -109,15 +115,9 @@ func (p *Peer) RegisterRanks() error {
 	return nil
 }
 
-// registrationBody is what rank r PUTs on the peer's wire.
-func (p *Peer) registrationBody(r *Rank) []byte {
-	if p.cfg.Wire == kvwire.WireCacheContract {
-		reg := p.cfg.contractRegistration(r.EngineRank, r.Port)
-		return reg.MarshalPython()
-	}
-	reg := p.cfg.registration(r.EngineRank, r.Port)
-	return reg.MarshalPython()
-}
+// Layout says in a line what the peer's ranks register: their buffers on
+// the v1 wire, their contract on the cache-contract wire.
+func (p *Peer) Layout() string { return p.wire.describe(&p.cfg) }
 
 // BootstrapAddr is the host:port a decode side uses as bootstrap address.
 func (p *Peer) BootstrapAddr() string { return p.boot.addr }

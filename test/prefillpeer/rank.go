@@ -26,6 +26,8 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -45,7 +47,7 @@ type Rank struct {
 	Endpoint string
 	Port     int
 
-	buffers kvwire.BufferLens
+	buffers kvv1.BufferLens
 	pull    *zmq.Socket
 	push    pushCache // owned by the receive goroutine
 	delayed *delayedSender
@@ -54,8 +56,8 @@ type Rank struct {
 	frags   fragmentCache
 	rec     recorder
 	check   *transferCheck // nil unless Config.Transfer
-	// contract is the rank's state on the cache-contract wire; nil on v1.
-	contract *contractRank
+	// wire is what the rank does on its peer's wire (v1Rank, contractRank).
+	wire rankWire
 
 	// Owned by the receive goroutine, like the reference's bootstrap thread.
 	sessions map[string]session
@@ -67,7 +69,7 @@ type Rank struct {
 
 // session is a registered decode rank's memory, and what is wrong with it.
 type session struct {
-	registration kvwire.Registration
+	registration kvv1.Registration
 	problem      *RankError
 }
 
@@ -79,7 +81,7 @@ type destination struct {
 	problem  *RankError
 }
 
-func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die func()) (*Rank, error) {
+func newRank(zctx *zmq.Context, cfg *Config, w peerWire, engineRank int, sc *script, die func()) (*Rank, error) {
 	tpPerDP := cfg.WorldSize / cfg.DPSize
 	r := &Rank{
 		EngineRank: engineRank, DPGroup: engineRank / tpPerDP, TPRank: engineRank % tpPerDP,
@@ -89,11 +91,9 @@ func newRank(zctx *zmq.Context, cfg *Config, engineRank int, sc *script, die fun
 		done: make(chan struct{}),
 	}
 	r.frags = fragmentCache{rank: r, entries: map[string]*fragmentCheck{}}
-	if cfg.Wire == kvwire.WireCacheContract {
-		var err error
-		if r.contract, err = newContractRank(cfg, engineRank); err != nil {
-			return nil, err
-		}
+	var err error
+	if r.wire, err = w.newRank(cfg, engineRank); err != nil {
+		return nil, err
 	}
 	pull, port, err := zmqsock.BindPull(zctx, cfg.Host, 0, append([]zmqsock.Option{zmqsock.RecvTimeout(pollInterval)}, cfg.pullOptions()...)...)
 	if err != nil {
@@ -140,17 +140,16 @@ func (r *Rank) serve() {
 	}
 }
 
-func (r *Rank) handle(msg [][]byte) {
-	if r.contract != nil {
-		r.handleContract(msg)
-		return
-	}
+func (r *Rank) handle(msg [][]byte) { r.wire.handle(r, msg) }
+
+// handleV1 takes a message of the v1 wire: a registration or a request.
+func (r *Rank) handleV1(msg [][]byte) {
 	if kvwire.IsRegistration(msg) {
 		r.register(msg)
 		return
 	}
 	r.frags.last = nil
-	q, err := kvwire.DecodeRequestWith(msg, r.frags.decode)
+	q, err := kvv1.DecodeRequestWith(msg, r.frags.decode)
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: roomOf(msg), Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
 		return
@@ -185,7 +184,7 @@ func (r *Rank) handle(msg [][]byte) {
 }
 
 func (r *Rank) register(msg [][]byte) {
-	g, err := kvwire.DecodeRegistration(msg)
+	g, err := kvv1.DecodeRegistration(msg)
 	if err != nil {
 		r.rec.error(&RankError{EngineRank: r.EngineRank, Room: NoRoom, Reason: ReasonMalformedMessage, Detail: err.Error(), Err: err})
 		return
@@ -200,7 +199,7 @@ func (r *Rank) register(msg [][]byte) {
 
 // collect files a request under its room and session, as the reference
 // does, and answers the room once required_dst_info_num sessions are in.
-func (r *Rank) collect(q *kvwire.Request, problem *RankError) {
+func (r *Rank) collect(q *kvv1.Request, problem *RankError) {
 	infos := r.rooms[q.Room]
 	if infos == nil {
 		infos = make(map[string]destination, q.RequiredDstInfoNum)
@@ -307,10 +306,10 @@ func (r *Rank) Counts() RankCounts {
 }
 
 // Registrations returns the registrations received, in order.
-func (r *Rank) Registrations() []kvwire.Registration {
+func (r *Rank) Registrations() []kvv1.Registration {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
-	return append([]kvwire.Registration(nil), r.rec.regs...)
+	return append([]kvv1.Registration(nil), r.rec.regs...)
 }
 
 // ContractRegistrations returns the registrations received on the contract
@@ -323,7 +322,7 @@ func (r *Rank) ContractRegistrations() []ContractRegistration {
 
 // PreAllocations returns the most recent pre-allocations received on the
 // contract wire (Config.KeepRequests), manifests not kept, in order.
-func (r *Rank) PreAllocations() []kvwire.PreAllocation {
+func (r *Rank) PreAllocations() []kvcontract.PreAllocation {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	return r.rec.preAllocs.snapshot()
@@ -331,7 +330,7 @@ func (r *Rank) PreAllocations() []kvwire.PreAllocation {
 
 // Requests returns the most recent requests received (Config.KeepRequests),
 // decoded, fragments included, in arrival order.
-func (r *Rank) Requests() []kvwire.Request {
+func (r *Rank) Requests() []kvv1.Request {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	return r.rec.reqs.snapshot()

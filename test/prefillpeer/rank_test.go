@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/testutil"
@@ -323,7 +324,7 @@ func TestConfigForPlannedLayout(t *testing.T) {
 		StateBuffers: []planv1.BufferSpec{{Kind: transferplan.MambaState, PrefillItemBytes: 64, DecodeItemBytes: 64}},
 	}
 	got := ConfigFor(l)
-	want := Config{WorldSize: 8, DPSize: 2, Buffers: kvwire.BufferLens{
+	want := Config{WorldSize: 8, DPSize: 2, Buffers: kvv1.BufferLens{
 		KVItemLens: []int64{256, 256}, KVUnitLens: []int64{256, 256}, StateItemLens: []int64{64}, StateUnitLens: []int64{1},
 	}}
 	if !reflect.DeepEqual(got, want) {

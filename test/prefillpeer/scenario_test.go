@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/testutil/poll"
@@ -106,7 +107,7 @@ func runFleet(t *testing.T, p *Peer, l planv1.Layout, plans []transferplan.Route
 		group := int(room % int64(l.Prefill.DPSize))
 		for d, plan := range plans {
 			dr := fleet[d]
-			send := func(tpRank int, q kvwire.Request) {
+			send := func(tpRank int, q kvv1.Request) {
 				r := p.RankOf(group, tpRank)
 				if key := [2]int{d, r.EngineRank}; !registered[key] {
 					registered[key] = true

@@ -28,7 +28,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
@@ -157,13 +157,13 @@ func TestContractBodiesRefused(t *testing.T) {
 		})
 	}
 	r.do("PUT", "/v1/engine", good, http.StatusOK, nil)
-	huge := `{"groups":[],"pad":"` + strings.Repeat("a", kvwire.MaxManifestBytes) + `"}`
+	huge := `{"groups":[],"pad":"` + strings.Repeat("a", kvcontract.MaxManifestBytes) + `"}`
 	room := 0
 	for name, c := range map[string]struct {
 		body, code, part string
 	}{
 		"no manifest":                     {`{"kind":"contract"}`, CodeBadRequestBody, "manifest"},
-		"oversized manifest":              {contractRequestBody([]byte(huge)), CodeBadRequestBody, fmt.Sprint(kvwire.MaxManifestBytes)},
+		"oversized manifest":              {contractRequestBody([]byte(huge)), CodeBadRequestBody, fmt.Sprint(kvcontract.MaxManifestBytes)},
 		"keys reordered, a list manifest": {`{"manifest":[1],"kind":"contract"}`, CodeBadRequestBody, "manifest"},
 		// the clients' form: the manifest is the Manager's to read
 		"a list manifest":   {`{"kind":"contract","manifest":[1]}`, string(receiver.CodeManifestRefused), "MalformedJSON"},

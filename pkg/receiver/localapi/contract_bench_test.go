@@ -20,20 +20,20 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
 // bigManifestLine is a stream request line carrying a manifest of close to
-// kvwire.MaxManifestBytes (one group of 16-token blocks).
+// kvcontract.MaxManifestBytes (one group of 16-token blocks).
 func bigManifestLine(tb testing.TB) (line, manifest []byte) {
 	tb.Helper()
 	var ids []int64
 	size := len(`{"groups":[{"group_id":"full_attention","block_ids":[]}],"prefix_len":0,"prompt_len":0000000000}`)
-	for i := int64(0); size+8 < kvwire.MaxManifestBytes; i++ {
+	for i := int64(0); size+8 < kvcontract.MaxManifestBytes; i++ {
 		ids = append(ids, 1_000_000+i*7919%8_999_999)
 		size += 8
 	}
-	m := kvwire.Manifest{Groups: []kvwire.ManifestGroup{{GroupID: "full_attention", BlockIDs: ids}}, PromptLen: int64(len(ids)) * 16}
+	m := kvcontract.Manifest{Groups: []kvcontract.ManifestGroup{{GroupID: "full_attention", BlockIDs: ids}}, PromptLen: int64(len(ids)) * 16}
 	manifest, err := m.WireBytes()
 	if err != nil {
 		tb.Fatal(err)

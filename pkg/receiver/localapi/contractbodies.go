@@ -20,7 +20,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
@@ -86,7 +86,7 @@ func parseContractRequest(raw []byte) (receiver.TransferRequest, error) {
 	if b.Manifest == nil {
 		return receiver.TransferRequest{}, badBody(`"manifest" is required (the block manifest, as to_wire_bytes() writes it)`)
 	}
-	if err := checkEmbedded("manifest", b.Manifest, kvwire.MaxManifestBytes); err != nil {
+	if err := checkEmbedded("manifest", b.Manifest, kvcontract.MaxManifestBytes); err != nil {
 		return receiver.TransferRequest{}, err
 	}
 	return receiver.TransferRequest{Manifest: b.Manifest}, nil

@@ -19,7 +19,7 @@ package localapi
 import (
 	"bytes"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
@@ -29,7 +29,7 @@ import (
 // validate it too (a manifest that is not JSON would make the whole line
 // unreadable and end the stream). The agent needs neither: the Manager
 // reads the manifest once, strictly, against the engine's contract
-// (kvwire.ValidateManifest) before it sends those same bytes. So the
+// (kvcontract.ValidateManifest) before it sends those same bytes. So the
 // clients (pkg/receiver/agentclient, clients/python) write a contract
 // request in one form,
 //
@@ -83,7 +83,7 @@ func scanContractBody(raw []byte) (receiver.TransferRequest, bool) {
 		return receiver.TransferRequest{}, false
 	}
 	m := raw[len(contractBodyHead) : len(raw)-1]
-	if len(m) == 0 || len(m) > kvwire.MaxManifestBytes {
+	if len(m) == 0 || len(m) > kvcontract.MaxManifestBytes {
 		return receiver.TransferRequest{}, false // encoding/json describes it
 	}
 	return receiver.TransferRequest{Manifest: m}, true

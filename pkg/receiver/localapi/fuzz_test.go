@@ -24,7 +24,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
@@ -101,7 +101,7 @@ func FuzzParseRequest(f *testing.F) {
 			// other has a JSON object (encoding/json checked it)
 			trimmed := bytes.TrimRight(body, " \t\r\n")
 			positional := bytes.HasPrefix(trimmed, contractBodyHead) && bytes.Equal(req.Manifest, trimmed[len(contractBodyHead):len(trimmed)-1])
-			if req.KVIndices != nil || len(req.Manifest) == 0 || len(req.Manifest) > kvwire.MaxManifestBytes || !positional && req.Manifest[0] != '{' {
+			if req.KVIndices != nil || len(req.Manifest) == 0 || len(req.Manifest) > kvcontract.MaxManifestBytes || !positional && req.Manifest[0] != '{' {
 				t.Fatalf("accepted %q as the manifest %q", body, req.Manifest)
 			}
 			return

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 )
 
@@ -161,7 +161,7 @@ func FuzzScanOpAgreesWithDecodeOp(f *testing.F) {
 			if _, err := decodeOpJSON(line); err != nil {
 				// the manifest is found, not decoded: one that is not JSON
 				// reaches the Manager, whose strict reading refuses it
-				if _, merr := kvwire.DecodeManifest(req.Manifest); merr == nil {
+				if _, merr := kvcontract.DecodeManifest(req.Manifest); merr == nil {
 					t.Fatalf("%q: encoding/json refuses the line (%v) but its manifest decodes", line, err)
 				}
 				return

@@ -26,6 +26,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
@@ -44,7 +45,7 @@ type driver struct {
 	v         *pairVectors
 	bootstrap string
 	timeout   time.Duration
-	layout    kvwire.ManifestLayout
+	layout    kvcontract.ManifestLayout
 	zctx      *zmq.Context
 	ranks     []*session
 	pushes    map[[2]int]*zmq.Socket // (DP group, prefill TP rank)
@@ -54,7 +55,7 @@ type driver struct {
 }
 
 func newDriver(v *pairVectors, bootstrap string, timeout time.Duration) (*driver, error) {
-	layout, err := kvwire.ManifestLayoutFromContract([]byte(v.Decode.Contract))
+	layout, err := kvcontract.ManifestLayoutFromContract([]byte(v.Decode.Contract))
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +96,8 @@ func (d *driver) close() {
 	_ = d.zctx.Term()
 }
 
-func (d *driver) registration(s *session) kvwire.ContractRegistration {
-	return kvwire.ContractRegistration{DecodeIP: host, DecodeStatusPort: s.port, SessionID: s.id,
+func (d *driver) registration(s *session) kvcontract.Registration {
+	return kvcontract.Registration{DecodeIP: host, DecodeStatusPort: s.port, SessionID: s.id,
 		ArenaPtr: 0x7f3a00000000 + uint64(s.rank)<<32, Contract: []byte(d.v.Decode.Contract),
 		DecodeTPSize: d.v.Decode.TPSize, DecodeTPRank: s.rank}
 }
@@ -131,7 +132,7 @@ func (d *driver) preAllocate(s *session, room int64, manifest []byte) error {
 		if !s.targets[t] && !s.dummies[t] {
 			continue
 		}
-		p := kvwire.PreAllocation{Room: room, SessionID: s.id}
+		p := kvcontract.PreAllocation{Room: room, SessionID: s.id}
 		if s.targets[t] {
 			p.Manifest = manifest
 		}
@@ -204,7 +205,7 @@ func (d *driver) get(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, kvwire.MaxContractParallelInfoBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, kvcontract.MaxParallelInfoBytes))
 	if err == nil && resp.StatusCode != http.StatusOK {
 		err = fmt.Errorf("GET %s: %s: %.200s", path, resp.Status, body)
 	}

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 )
 
 // pairVectors is the part of a pair's vectors file (pkg/kvwire/testdata/
@@ -137,14 +138,17 @@ func (d *driver) checkBootstrapAnswer() error {
 	if err != nil {
 		return err
 	}
-	ans, err := kvwire.DecodeBootstrapAnswer(body)
+	wire, err := kvwire.AnswerWire(body)
 	if err != nil {
 		return fmt.Errorf("bootstrap answer: %w", err)
 	}
-	c := ans.Contract
+	if wire != kvwire.WireCacheContract {
+		return fmt.Errorf("bootstrap answer: wire %s", wire)
+	}
+	c, err := kvcontract.DecodeParallelInfo(body)
 	switch {
-	case ans.Wire != kvwire.WireCacheContract:
-		return fmt.Errorf("bootstrap answer: wire %s", ans.Wire)
+	case err != nil:
+		return fmt.Errorf("bootstrap answer: %w", err)
 	case c.TPPerDPGroup() != d.v.Prefill.TPSize || c.PrefillDPSize != d.v.Prefill.DPSize:
 		return fmt.Errorf("bootstrap answer: TP %d in %d DP groups, the pair has %d in %d", c.TPPerDPGroup(), c.PrefillDPSize, d.v.Prefill.TPSize, d.v.Prefill.DPSize)
 	case string(c.CacheLayout) != d.v.Prefill.Contract:
@@ -159,7 +163,7 @@ func (d *driver) checkBootstrapAnswer() error {
 // Success from exactly each rank's targets, with the fleet's token.
 func (d *driver) completeRoom(room int64, manifest []byte) error {
 	for _, r := range d.ranks {
-		if _, err := kvwire.ValidateManifest(manifest, &d.layout); err != nil {
+		if _, err := kvcontract.ValidateManifest(manifest, &d.layout); err != nil {
 			return fmt.Errorf("a manifest tokenspeed built fails ValidateManifest: %w", err)
 		}
 		if err := d.preAllocate(r, room, manifest); err != nil {
@@ -188,7 +192,7 @@ func (d *driver) completeRoom(room int64, manifest []byte) error {
 // the engine refuses with its own error (not a crash) is then sent anyway,
 // from decode rank 0, and each of its targets must fail the room.
 func (d *driver) refusedRoom(room int64, manifest []byte, engineAccepts bool, exception string) (int, error) {
-	_, err := kvwire.ValidateManifest(manifest, &d.layout)
+	_, err := kvcontract.ValidateManifest(manifest, &d.layout)
 	switch {
 	case engineAccepts && err == nil:
 		return 0, d.completeRoom(room, manifest)
@@ -257,7 +261,7 @@ func (d *driver) rejectedRegistrations(room int64) error {
 
 func (d *driver) expectFailed(s *session, target int, room int64) error {
 	time.Sleep(200 * time.Millisecond) // the registration is read before the request
-	p := kvwire.PreAllocation{Room: room, SessionID: s.id, Manifest: []byte(d.v.Manifests[0].Wire)}
+	p := kvcontract.PreAllocation{Room: room, SessionID: s.id, Manifest: []byte(d.v.Manifests[0].Wire)}
 	if err := d.send(target, d.group(room), p.Frames()); err != nil {
 		return err
 	}
