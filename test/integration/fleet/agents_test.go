@@ -39,6 +39,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
 	"github.com/pdtopo/pdtopo/test/testutil"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // agentServiceAccount is the service account config/agent-rbac binds.
@@ -97,6 +98,9 @@ type agent struct {
 	hash   string
 	loaded time.Time
 	events []time.Time // when the source said it may have changed
+	// watchErr is why the source could not watch: the Follower would
+	// then re-read only every Resync, and the benchmark measure nothing.
+	watchErr error
 }
 
 // firstEventAfter is when the source first told the agent of a change
@@ -125,12 +129,18 @@ func (w watched) Notify(ctx context.Context, changed func()) error {
 	if !ok {
 		return fmt.Errorf("%s cannot notify", w.Describe())
 	}
-	return n.Notify(ctx, func() {
+	err := n.Notify(ctx, func() {
 		w.a.mu.Lock()
 		w.a.events = append(w.a.events, time.Now())
 		w.a.mu.Unlock()
 		changed()
 	})
+	if err != nil {
+		w.a.mu.Lock()
+		w.a.watchErr = err
+		w.a.mu.Unlock()
+	}
+	return err
 }
 
 func (a *agent) apply(p plansource.Plans) error {
@@ -140,11 +150,12 @@ func (a *agent) apply(p plansource.Plans) error {
 	return nil
 }
 
-// current is the hash of the plans the agent runs and when it loaded them.
-func (a *agent) current() (string, time.Time) {
+// current is the hash of the plans the agent runs, when it loaded them,
+// and why its source could not watch (nil if it watches).
+func (a *agent) current() (string, time.Time, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.hash, a.loaded
+	return a.hash, a.loaded, a.watchErr
 }
 
 // newAPIAgent builds what cmd/receiver-agent builds for --pdpair
@@ -225,7 +236,10 @@ func waitAllOn(t *testing.T, agents []*agent, hash string, timeout time.Duration
 	testutil.Eventually(t, timeout, fmt.Sprintf("%d agents on plans %s", len(agents), hash), func() error {
 		behind := 0
 		for i, a := range agents {
-			h, when := a.current()
+			h, when, err := a.current()
+			if err != nil {
+				return poll.Stop(fmt.Errorf("agent %d: %w", i, err))
+			}
 			if h != hash {
 				behind++
 				continue

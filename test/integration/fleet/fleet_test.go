@@ -79,9 +79,12 @@ func TestFleetAPISource(t *testing.T) {
 	agents := startAPIAgents(ctx, t, agentConfig(t, env, c, namespace), namespace, pairName, n, decodeTP)
 	waitAllOn(t, agents, oldHash, 10*time.Minute)
 	started := readCost(t, pid, adminCfg)
-	t.Logf("%d agents on generation %d after %s; API server: %s; CPU %s, %.1f KiB of LIST/GET responses, RSS %s",
+	startBytes, startEvents := started.watchBytes(before)
+	// client-go's informers may list through the watch (WatchList), so
+	// the initial state shows as watch events rather than LIST bytes.
+	t.Logf("%d agents on generation %d after %s; API server: %s; CPU %s; %.1f KiB of LIST/GET responses and %.0f watch events, %.1f KiB; RSS %s",
 		n, pair.Generation, time.Since(start).Round(time.Millisecond), started.watches(),
-		started.usage.CPU-before.usage.CPU, started.listBytes(before)/1024, mib(started.usage.RSS))
+		started.usage.CPU-before.usage.CPU, started.listBytes(before)/1024, startEvents, startBytes/1024, mib(started.usage.RSS))
 
 	pair.Spec = fixtures.Llama70B(newPrefillTP, decodeTP)
 	selfBefore := readProc(t, os.Getpid())

@@ -34,10 +34,11 @@ import (
 // each watches its plan and seal directories with an inotify instance of
 // its own, and a user has 128 (fs.inotify.max_user_instances) shared with
 // everything else on the machine. The figure measured is per agent (one
-// pod's kubelet writes one pod's volume), so a few dozen suffice.
+// pod's kubelet writes one pod's volume), so ten (twenty instances) and
+// ten swaps each suffice.
 const (
-	volumeAgents = 20
-	volumeRounds = 5
+	volumeAgents = 10
+	volumeRounds = 10
 )
 
 // TestFleetVolumeSource measures what the projected-volume path adds after
