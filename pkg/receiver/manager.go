@@ -88,6 +88,7 @@ type Manager struct {
 
 	zctx   *zmq.Context
 	zap    *zmqsock.ZAPHandler // nil unless CURVE is on
+	zapErr chan error          // AuthFailure's; nil unless CURVE is on
 	status *statusSocket
 	push   *pushPool
 	boot   *bootstrapClient
