@@ -80,7 +80,7 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if hasAgent(&pod) {
-		return admission.Allowed("the pod already carries " + pdv1.AgentContainerName)
+		return p.admitCarried(ctx, req.Namespace, &pod)
 	}
 	// The objectSelector guarantees both labels; checked again so that a
 	// misconfigured webhook cannot touch other pods.
@@ -94,6 +94,9 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 	}
 	if refused == nil {
 		refused = pairVerdict(pair)
+	}
+	if refused == nil {
+		refused = pairCurveVerdict(&pod, pair)
 	}
 	var ranks rankRange
 	if refused == nil {
