@@ -124,9 +124,8 @@ func TestCurveSecretAnnotationMustNameASecret(t *testing.T) {
 }
 
 // A pair annotated pd.pdtopo.dev/require-curve: "true" gets no decode pod
-// without the CURVE Secret annotation, neither one the webhook would
-// inject nor one that carries a hand-written agent; pods that ask for
-// CURVE are admitted. A value that is not a boolean refuses them all.
+// without the CURVE Secret annotation; pods that ask for CURVE are
+// admitted. A value that is not a boolean refuses them all.
 func TestPairThatRequiresCurveRefusesPlainDecodePods(t *testing.T) {
 	ns := newNamespace(t)
 	p := fixtures.GQAPair(ns, "secure", 8, 4, 4, 512)
@@ -138,10 +137,6 @@ func TestPairThatRequiresCurveRefusesPlainDecodePods(t *testing.T) {
 
 	msg := refused(t, fixtures.DecodePod(ns, "plain", "secure").Obj())
 	wantAll(t, msg, "CurveRequired", "PDPair secure", pdv1.AnnotationRequireCurve, pdv1.AnnotationCurveSecret)
-
-	handWritten := fixtures.DecodePod(ns, "hand-written", "secure").
-		Container(corev1.Container{Name: pdv1.AgentContainerName, Image: "agent:own"}).Obj()
-	wantAll(t, refused(t, handWritten), "CurveRequired", "PDPair secure")
 
 	pod := admit(t, fixtures.DecodePod(ns, "encrypted", "secure").Annotate(pdv1.AnnotationCurveSecret, "pdtopo-curve").Obj())
 	if c := fixtures.AgentContainer(pod); c == nil || !slices.Contains(c.Args, "--curve-keys="+pdv1.AgentCurveDir) {

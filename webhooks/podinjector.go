@@ -80,7 +80,7 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if hasAgent(&pod) {
-		return p.admitCarried(ctx, req.Namespace, &pod)
+		return admission.Allowed("the pod already carries " + pdv1.AgentContainerName)
 	}
 	// The objectSelector guarantees both labels; checked again so that a
 	// misconfigured webhook cannot touch other pods.

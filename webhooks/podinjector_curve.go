@@ -17,15 +17,9 @@ limitations under the License.
 package webhooks
 
 import (
-	"context"
-	"net/http"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
@@ -68,30 +62,6 @@ func pairCurveVerdict(pod *corev1.Pod, pair *pdv1.PDPair) *refusal {
 	}
 	return refuse(RefuseCurveRequired, "PDPair %s requires ZMQ CURVE (annotation %s=\"true\"); the decode pod needs annotation %s naming the Secret with the CURVE keys",
 		pair.Name, pdv1.AnnotationRequireCurve, pdv1.AnnotationCurveSecret)
-}
-
-// admitCarried decides on a decode pod that already carries the agent
-// (re-submitted, or written by hand): it is stored as sent unless its pair
-// requires CURVE and the pod does not ask for it, which would otherwise be
-// a way round the requirement.
-func (p *PodInjector) admitCarried(ctx context.Context, namespace string, pod *corev1.Pod) admission.Response {
-	allowed := admission.Allowed("the pod already carries " + pdv1.AgentContainerName)
-	name := pod.Labels[pdv1.LabelPDPair]
-	if name == "" || pod.Labels[pdv1.LabelRole] != pdv1.RoleDecode {
-		return allowed
-	}
-	pair, missing, err := p.fetchPair(ctx, client.ObjectKey{Namespace: namespace, Name: name})
-	switch {
-	case err != nil:
-		return admission.Errored(http.StatusInternalServerError, err)
-	case missing != nil:
-		return allowed
-	}
-	if refused := pairCurveVerdict(pod, pair); refused != nil {
-		logf.FromContext(ctx).Info("decode pod refused", "pdpair", name, "reason", refused.reason, "message", refused.message)
-		return admission.Denied(refused.Error())
-	}
-	return allowed
 }
 
 // addCurve mounts the CURVE Secret into the agent alone and turns CURVE on.
