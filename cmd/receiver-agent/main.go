@@ -145,7 +145,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 		}
 		probe := probeServer(localapi.ProbeHandler(plans, metrics))
 		servers = append(servers, probe)
-		limited := newLimitListener(ln, probeMaxConns, reg)
+		limited := newLimitListener(ln, probeMaxConns, probeMaxConnsPerSource, reg)
 		go func() { errc <- probe.Serve(limited) }()
 		log.Info("probe address listening", "addr", ln.Addr().String())
 	}
