@@ -17,7 +17,6 @@ limitations under the License.
 package zmqsock
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -94,7 +93,7 @@ func TestPullListenerTakesLibzmqPushPeers(t *testing.T) {
 
 // rawPeer is a ZMTP PUSH peer of this test's own: it greets, sends READY
 // and then whatever the test writes.
-func rawPeer(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+func rawPeer(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -104,12 +103,10 @@ func rawPeer(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 	if _, err := c.Write(append(zmtpGreeting(), readyCommand("PUSH")...)); err != nil {
 		t.Fatal(err)
 	}
-	r := bufio.NewReader(c)
-	g := make([]byte, zmtpGreetingLen)
-	if _, err := io.ReadFull(r, g); err != nil {
+	if _, err := io.ReadFull(c, make([]byte, zmtpGreetingLen)); err != nil {
 		t.Fatal(err)
 	}
-	return c, r
+	return c
 }
 
 // floodEmpty writes up to n empty MORE frames and returns how many went
@@ -144,7 +141,7 @@ func TestPullListenerRefusesAMessageWhileItArrives(t *testing.T) {
 		{"2,000 frames of 65,000 bytes", 2_000, 65_000, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			conn, _ := rawPeer(t, addr)
+			conn := rawPeer(t, addr)
 			sent := floodFrames(conn, c.frames, c.size)
 			m, ok := nextMessage(t, l, 5*time.Second)
 			var big *OversizeError
@@ -157,7 +154,7 @@ func TestPullListenerRefusesAMessageWhileItArrives(t *testing.T) {
 			}
 		})
 	}
-	conn, _ := rawPeer(t, addr)
+	conn := rawPeer(t, addr)
 	msg := appendFrame(appendFrame(nil, flagMore, []byte("a")), 0, []byte("b"))
 	if _, err := conn.Write(msg); err != nil {
 		t.Fatal(err)
@@ -203,8 +200,8 @@ func TestPullListenerHandshake(t *testing.T) {
 		})
 	}
 	time.Sleep(200 * time.Millisecond) // the refused connections give their slots back
-	a, _ := rawPeer(t, addr)
-	b, _ := rawPeer(t, addr)
+	a := rawPeer(t, addr)
+	b := rawPeer(t, addr)
 	defer a.Close()
 	defer b.Close()
 	time.Sleep(100 * time.Millisecond)
@@ -226,8 +223,8 @@ func TestPullListenerHandshake(t *testing.T) {
 // waiting senders are served first come, first served).
 func TestPullListenerServesConnectionsInTurn(t *testing.T) {
 	l, addr := testPull(t, PullConfig{MaxFrames: 5, MaxBytes: 1024, MaxConns: 4, Queue: 0, HandshakeTimeout: time.Second})
-	busy, _ := rawPeer(t, addr)
-	quiet, _ := rawPeer(t, addr)
+	busy := rawPeer(t, addr)
+	quiet := rawPeer(t, addr)
 	go func() { // messages without end, until the test closes the connection
 		batch := bytes.Repeat(appendFrame(nil, 0, []byte("busy")), 1000)
 		for {

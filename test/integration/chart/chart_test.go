@@ -167,8 +167,8 @@ func TestChartMatchesKustomize(t *testing.T) {
 			pick: []string{"Role", "RoleBinding"},
 		},
 		{
-			name: "the network policy is config/networkpolicy in every decode namespace",
-			values: map[string]any{"networkPolicy": map[string]any{"enabled": true, "namespaces": watched}},
+			name:      "the network policy is config/networkpolicy in every decode namespace",
+			values:    map[string]any{"networkPolicy": map[string]any{"enabled": true, "namespaces": watched}},
 			kustomize: []struct{ dir, ns string }{{"networkpolicy", watched[0]}, {"networkpolicy", watched[1]}},
 			pick:      []string{"NetworkPolicy"},
 		},
