@@ -222,6 +222,7 @@ func (m *Manager) startResolver(t *peerTable, pa *peerAddr) {
 }
 
 func (m *Manager) closeZAP() {
+	m.closed.Store(true) // watchZAP: a handler stopped on purpose is no failure
 	if m.zap != nil {
 		m.zap.Close()
 	}
