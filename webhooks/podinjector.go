@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 )
 
 // PodInjectorPath is where the manager's webhook server serves the injector.
@@ -91,6 +92,9 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 	pair, refused, err := p.fetchPair(ctx, client.ObjectKey{Namespace: req.Namespace, Name: pairName})
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if refused == nil && !engines.For(pair.Spec).InjectsAgent() {
+		return admission.Allowed("the engine of PDPair " + pairName + " runs no receiver agent")
 	}
 	if refused == nil {
 		refused = pairVerdict(pair)

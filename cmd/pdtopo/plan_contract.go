@@ -24,7 +24,7 @@ import (
 	"text/tabwriter"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
