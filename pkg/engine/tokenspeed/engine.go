@@ -52,9 +52,10 @@ func (Engine) ReadContracts(spec pdv1.PDPairSpec, read engine.ContractReader) (e
 	return &contracts{spec: spec, pair: cp, roles: roles}, err
 }
 
-// Resolve is the pair on the wire its spec names: from its contracts
-// (which in must hold) on the CacheContract wire, from its geometry
-// (derived from spec.model when the spec gives a model) on v1.
+// Resolve is the pair on the wire its spec names: on the CacheContract
+// wire from in.Contracts, or, when in holds none (offline: the validator,
+// the CLI), from the spec's inline contracts; on v1 from its geometry
+// (derived from spec.model when the spec gives a model).
 func (e Engine) Resolve(spec pdv1.PDPairSpec, in engine.Inputs) (engine.Pair, error) {
 	if e.ReadsContracts(spec) {
 		c, ok := in.Contracts.(*contracts)
