@@ -25,7 +25,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/modelplan"
 )
@@ -112,7 +115,10 @@ func (o *adviseOptions) run(cmd *cobra.Command) error {
 		fmt.Fprintf(o.streams.ErrOut, "%s: note: left out %d TP/DP combination(s) whose DP does not divide the TP\n", cmd.CommandPath(), skippedP+skippedD)
 	}
 	base := o.model.options(0, 1, 0, 1)
-	rows := modelplan.Advise(m, base, o.model.mlaL15Cache, prefill, decode, planBudget)
+	// advise names no engine: the layouts are ranked by the engine a spec
+	// that names none would have.
+	eng := engines.For(pdv1.PDPairSpec{})
+	rows := eng.Advise(engine.AdviceQuery{Model: m, Base: base, MLAL15Cache: o.model.mlaL15Cache, Prefill: prefill, Decode: decode, Budget: planBudget})
 	res := adviseResult{Model: m.Describe() + "; " + describeDtypes(&o.model), Layouts: rows}
 	if o.output == "table" {
 		err = writeAdviseTable(o.streams.Out, res)

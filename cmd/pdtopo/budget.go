@@ -23,8 +23,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // planBudget is this invocation's plan budget, set by the flags of
@@ -39,15 +39,24 @@ func addBudgetFlags(fs *pflag.FlagSet) {
 	fs.AddGoFlagSet(gofs)
 }
 
-// planLayout sizes the layout's plans arithmetically and plans it only when
+// planPair sizes the pair's plans arithmetically and plans it only when
 // they are within the budget: a layout within every field's limits can still
-// describe billions of bytes of plans. Its errors are the planner's
+// describe billions of bytes of plans. Its errors are the engine's
 // *LayoutError or an *exitError with exitTooLarge or exitUsage.
-func planLayout(layout planv1.Layout) (*transferplan.PlanSet, error) {
+func planPair(p engine.Pair) (*transferplan.PlanSet, error) {
 	return planWithinBudget(func() error {
-		_, err := planv1.CheckBudget(layout, planBudget)
+		_, err := p.Size(planBudget)
 		return err
-	}, func() (*transferplan.PlanSet, error) { return planv1.Plan(layout) })
+	}, func() (*transferplan.PlanSet, error) {
+		ranks, err := p.Map()
+		if err != nil {
+			return nil, err
+		}
+		if ranks.Plans() == nil {
+			return nil, errors.New("the pair's engine publishes no plans")
+		}
+		return ranks.Plans().PlanSet()
+	})
 }
 
 // planWithinBudget runs check (a pair's arithmetic sizing against

@@ -30,10 +30,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 type pairOptions struct {
@@ -116,10 +116,10 @@ func (o *pairOptions) run() error {
 		return usageErrorf("--hf-config: %v", err)
 	}
 	spec := o.spec(minimal)
-	res, err := pairlayout.Resolve(spec, nil)
+	p, err := engines.For(spec).Resolve(spec, engine.Inputs{})
 	var le *transferplan.LayoutError
 	switch {
-	case pairlayout.IsInputError(err) && errors.As(err, &le):
+	case engine.IsInputError(err) && errors.As(err, &le):
 		return usageErrorf("%s: %s", le.Reason, le.Message)
 	case errors.As(err, &le):
 		return &exitError{code: exitIncompatible, msg: fmt.Sprintf("INCOMPATIBLE %s: %s", le.Reason, le.Message)}
@@ -130,12 +130,11 @@ func (o *pairOptions) run() error {
 		spec.Model.HFConfig = nil
 		spec.Model.ConfigMapKeyRef = &pdv1.ConfigMapKeyReference{Name: o.configMap, Key: o.configKey}
 	}
-	_, planErr := planLayout(res.Layout)
-	planErr = res.Explain(planErr)
+	_, planErr := planPair(p)
 	if ee, ok := asExit(planErr); ok && ee.code != exitTooLarge {
 		return ee
 	}
-	if err := o.write(o.streams.Out, spec, res, planErr); err != nil {
+	if err := o.write(o.streams.Out, spec, p, planErr); err != nil {
 		return usageErrorf("writing output: %v", err)
 	}
 	switch {
@@ -168,9 +167,10 @@ func (o *pairOptions) spec(config []byte) pdv1.PDPairSpec {
 
 // write prints the PDPair: the model form with the derived buffers as a
 // comment, or the explicit form.
-func (o *pairOptions) write(w io.Writer, spec pdv1.PDPairSpec, res *pairlayout.Resolved, planErr error) error {
+func (o *pairOptions) write(w io.Writer, spec pdv1.PDPairSpec, p engine.Pair, planErr error) error {
+	derived := p.Derived()
 	if o.explicit {
-		spec = res.Explicit
+		spec = p.Explicit()
 		if spec.AttentionBackend == "" {
 			spec.AttentionBackend = pdv1.AttentionMHA
 		}
@@ -188,15 +188,15 @@ func (o *pairOptions) write(w io.Writer, spec pdv1.PDPairSpec, res *pairlayout.R
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n", commentLine(res.Derived.Model))
-	fmt.Fprintf(&b, "# %s\n", commentLine(verdictLine(res.Layout, planErr)))
+	fmt.Fprintf(&b, "# %s\n", commentLine(derived.Model))
+	fmt.Fprintf(&b, "# %s\n", commentLine(verdictLine(p, planErr)))
 	b.Write(out)
 	if !o.explicit {
 		explicit, err := yaml.Marshal(struct {
 			AttentionBackend pdv1.AttentionBackend   `json:"attentionBackend"`
 			KVBuffers        []pdv1.KVBufferGroup    `json:"kvBuffers"`
 			StateBuffers     []pdv1.StateBufferGroup `json:"stateBuffers,omitempty"`
-		}{res.Derived.AttentionBackend, res.Derived.KVBuffers, res.Derived.StateBuffers})
+		}{derived.AttentionBackend, derived.KVBuffers, derived.StateBuffers})
 		if err != nil {
 			return err
 		}
@@ -225,7 +225,7 @@ func (o *pairOptions) document(spec pdv1.PDPairSpec) ([]byte, error) {
 }
 
 // verdictLine says what the operator will find, in one line.
-func verdictLine(l planv1.Layout, planErr error) string {
+func verdictLine(p engine.Pair, planErr error) string {
 	var le *transferplan.LayoutError
 	var ee *exitError
 	switch {
@@ -234,9 +234,10 @@ func verdictLine(l planv1.Layout, planErr error) string {
 	case errors.As(planErr, &ee):
 		return ee.msg
 	}
-	size, _ := planv1.EstimatePlanSize(l)
+	size, _ := p.Size(transferplan.Budget{})
+	pre, dec := p.Explicit().Prefill, p.Explicit().Decode
 	return fmt.Sprintf("Compatible: prefill TP %d DP %d → decode TP %d DP %d, %s plans, %d fragments",
-		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, size.Kind, size.Fragments)
+		pre.TensorParallelSize, pre.DataParallel(), dec.TensorParallelSize, dec.DataParallel(), size.Kind, size.Fragments)
 }
 
 func commentLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -27,18 +27,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // pairPlans is a cluster PDPair's plans and where they came from.
 type pairPlans struct {
-	layout planv1.Layout
-	// res is the resolved spec: the layout and, for a model-aware pair,
-	// what its buffers were derived from.
-	res *pairlayout.Resolved
+	// derived is what a model-aware pair's buffers were derived from.
+	derived *pdv1.DerivedBuffers
 	// set is nil when the layout is incompatible; incompatible then says why.
 	set          *transferplan.PlanSet
 	incompatible *transferplan.LayoutError
@@ -58,25 +56,24 @@ func resolvePlans(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*pairPlan
 	if err != nil {
 		return nil, err
 	}
-	res, err := pairlayout.Resolve(pair.Spec, config)
+	p, err := engines.For(pair.Spec).Resolve(pair.Spec, engine.Inputs{ModelConfig: config})
 	var le *transferplan.LayoutError
-	if pairlayout.IsInputError(err) && errors.As(err, &le) && le.Reason == transferplan.ReasonInvalidLayout {
+	if engine.IsInputError(err) && errors.As(err, &le) && le.Reason == transferplan.ReasonInvalidLayout {
 		return nil, usageErrorf("PDPair %q: invalid spec: %s", pair.Name, le.Message)
 	}
-	pp := &pairPlans{res: res}
-	if res == nil {
+	pp := &pairPlans{}
+	if p == nil {
 		// The model could not be derived: the verdict is the derivation's.
-		pp.res = &pairlayout.Resolved{Derived: pair.Status.Derived}
+		pp.derived = pair.Status.Derived
 		if !errors.As(err, &pp.incompatible) {
 			return nil, usageErrorf("PDPair %q: %v", pair.Name, err)
 		}
 		pp.origin = "not planned: the buffers could not be derived from spec.model"
 		return pp, nil
 	}
-	if res.Derived == nil {
-		res.Derived = pair.Status.Derived
+	if pp.derived = p.Derived(); pp.derived == nil {
+		pp.derived = pair.Status.Derived
 	}
-	pp.layout = res.Layout
 	set, why, err := loadPublished(ctx, c, pair)
 	if err != nil {
 		return nil, err
@@ -87,8 +84,7 @@ func resolvePlans(ctx context.Context, c *cluster, pair *pdv1.PDPair) (*pairPlan
 		return pp, nil
 	}
 	pp.origin = "planned here from the spec: " + why
-	pp.set, err = planLayout(res.Layout)
-	err = res.Explain(err)
+	pp.set, err = planPair(p)
 	if ee, ok := asExit(err); ok {
 		return nil, ee
 	}

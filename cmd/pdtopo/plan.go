@@ -32,7 +32,8 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -113,30 +114,31 @@ func (o *planOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if pairlayout.IsContractPair(pair.Spec) {
-		return o.runContract(pair)
+	if eng := engines.For(pair.Spec); eng.ReadsContracts(pair.Spec) {
+		return o.runContract(eng, pair)
 	}
-	pairName, res, verdict, err := resolvePair(o.file, pair, config)
+	pairName, p, verdict, err := resolvePair(o.file, pair, config)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
 	if verdict != nil {
 		return o.emit(pairName, o.file, nil, nil, verdict)
 	}
-	set, err := planLayout(res.Layout)
-	return o.emit(pairName, o.file, res, set, res.Explain(err))
+	set, err := planPair(p)
+	return o.emit(pairName, o.file, p.Derived(), set, err)
 }
 
 // emit prints a planning outcome: the plans, or the incompatible verdict
-// (exit 3). source names where the PDPair came from, for invalid layouts.
-func (o *planOptions) emit(pairName, source string, res *pairlayout.Resolved, set *transferplan.PlanSet, planErr error) error {
+// (exit 3). source names where the PDPair came from, for invalid layouts;
+// derived is what a model-aware pair's buffers were derived from.
+func (o *planOptions) emit(pairName, source string, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet, planErr error) error {
 	var le *transferplan.LayoutError
 	if ee, ok := asExit(planErr); ok {
 		return ee
 	}
 	switch {
 	case planErr == nil:
-	case pairlayout.IsInputError(planErr):
+	case engine.IsInputError(planErr):
 		errors.As(planErr, &le)
 		return usageErrorf("%s: invalid PDPair: %s", source, le.Message)
 	case errors.As(planErr, &le) && isPicture(o.output):
@@ -151,7 +153,7 @@ func (o *planOptions) emit(pairName, source string, res *pairlayout.Resolved, se
 	default:
 		return usageErrorf("%v", planErr)
 	}
-	if err := printPlans(o.streams.Out, o.output, pairName, res, set); err != nil {
+	if err := printPlans(o.streams.Out, o.output, pairName, derived, set); err != nil {
 		return usageErrorf("writing output: %v", err)
 	}
 	return nil
@@ -163,7 +165,7 @@ func (o *planOptions) emit(pairName, source string, res *pairlayout.Resolved, se
 // it skips is noted on notes. A refusal that is a verdict on the layout
 // rather than broken input (a TP the engine cannot run the model with) comes
 // back as verdict.
-func readResolved(file, name string, stdin io.Reader, notes io.Writer, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
+func readResolved(file, name string, stdin io.Reader, notes io.Writer, config []byte) (pairName string, p engine.Pair, verdict, err error) {
 	pair, err := readPair(file, name, stdin, notes)
 	if err != nil {
 		return "", nil, nil, err
@@ -186,18 +188,18 @@ func readPair(file, name string, stdin io.Reader, notes io.Writer) (*pdv1.PDPair
 }
 
 // resolvePair is readResolved for a PDPair already read.
-func resolvePair(file string, pair *pdv1.PDPair, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
-	res, err = pairlayout.Resolve(pair.Spec, config)
+func resolvePair(file string, pair *pdv1.PDPair, config []byte) (pairName string, p engine.Pair, verdict, err error) {
+	p, err = engines.For(pair.Spec).Resolve(pair.Spec, engine.Inputs{ModelConfig: config})
 	var le *transferplan.LayoutError
 	switch {
-	case pairlayout.IsInputError(err) && errors.As(err, &le):
+	case engine.IsInputError(err) && errors.As(err, &le):
 		return "", nil, nil, fmt.Errorf("%s: invalid PDPair %q: %s", file, pair.Name, le.Message)
-	case res == nil:
+	case p == nil:
 		return pair.Name, nil, err, nil
 	}
 	// Any other error of an explicit spec is a planning verdict, reported
 	// by the planner itself.
-	return pair.Name, res, nil, nil
+	return pair.Name, p, nil, nil
 }
 
 // readHFConfig reads --hf-config (nothing when it is not given), at most
@@ -307,10 +309,10 @@ func printIncompatible(w io.Writer, output string, le *transferplan.LayoutError)
 	return writeStructured(w, output, incompatibleResult{Compatible: false, Reason: string(le.Reason), Message: le.Message, Fix: le.Fix})
 }
 
-func printPlans(w io.Writer, output, name string, res *pairlayout.Resolved, set *transferplan.PlanSet) error {
+func printPlans(w io.Writer, output, name string, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet) error {
 	switch {
 	case output == "table":
-		return writeTable(w, name, res.Layout, res.Derived, set)
+		return writeTable(w, name, derived, set)
 	case isPicture(output):
 		return writePicture(w, output, name, set)
 	}

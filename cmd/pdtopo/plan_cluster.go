@@ -27,7 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -41,8 +42,8 @@ func (o *planOptions) runCluster(cmd *cobra.Command, name string) error {
 	if err != nil {
 		return err
 	}
-	if pairlayout.IsContractPair(pair.Spec) {
-		return o.runClusterContract(cmd, c, pair)
+	if eng := engines.For(pair.Spec); eng.ReadsContracts(pair.Spec) {
+		return o.runClusterContract(cmd, eng, c, pair)
 	}
 	pp, err := resolvePlans(cmd.Context(), c, pair)
 	if err != nil {
@@ -58,9 +59,9 @@ func (o *planOptions) runCluster(cmd *cobra.Command, name string) error {
 		fmt.Fprintf(o.streams.ErrOut, "%s: note: %s\n", cmd.CommandPath(), pp.origin)
 	}
 	if pp.incompatible != nil {
-		return o.emit(pair.Name, "PDPair "+pair.Name, pp.res, nil, pp.incompatible)
+		return o.emit(pair.Name, "PDPair "+pair.Name, pp.derived, nil, pp.incompatible)
 	}
-	return o.emit(pair.Name, "PDPair "+pair.Name, pp.res, pp.set, nil)
+	return o.emit(pair.Name, "PDPair "+pair.Name, pp.derived, pp.set, nil)
 }
 
 // writeConditions prints the pair's identity and its status conditions.
@@ -91,7 +92,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // reads the contracts, from ConfigMaps and the live engines too; a pair
 // with both contracts inline is planned here when nothing is published,
 // any other gets the operator's verdict).
-func (o *planOptions) runClusterContract(cmd *cobra.Command, c *cluster, pair *pdv1.PDPair) error {
+func (o *planOptions) runClusterContract(cmd *cobra.Command, eng engine.Engine, c *cluster, pair *pdv1.PDPair) error {
 	set, why, err := loadPublished(cmd.Context(), c, pair)
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func (o *planOptions) runClusterContract(cmd *cobra.Command, c *cluster, pair *p
 	}
 	if set == nil {
 		fmt.Fprintf(o.streams.ErrOut, "%s: note: the plans are not published (%s); planning from the spec's inline contracts\n", cmd.CommandPath(), why)
-		return o.runContract(pair)
+		return o.runContract(eng, pair)
 	}
 	if o.output == "table" {
 		fmt.Fprintf(o.streams.Out, "Plans: published, plan hash %s\n\n", shortHash(pair.Status.Plan.Hash))

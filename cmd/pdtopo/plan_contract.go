@@ -24,20 +24,22 @@ import (
 	"text/tabwriter"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // runContract plans a pair on the cache-contract wire from its inline
 // contracts: exit 3 with compatible false where the engine refuses the pair
 // (its decoder decodes both contracts but its planner refuses them, or a
 // value cannot be moved), exit 2 when the spec or a contract is malformed.
-func (o *planOptions) runContract(pair *pdv1.PDPair) error {
-	cp, roles, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
+func (o *planOptions) runContract(eng engine.Engine, pair *pdv1.PDPair) error {
+	contracts, err := eng.ReadContracts(pair.Spec, engine.ReadInline)
 	var set *transferplan.PlanSet
 	if err == nil {
-		set, err = planContract(cp)
+		var p engine.Pair
+		if p, err = eng.Resolve(pair.Spec, engine.Inputs{Contracts: contracts}); err == nil {
+			set, err = planPair(p)
+		}
 	}
 	var le *transferplan.LayoutError
 	if ee, ok := asExit(err); ok {
@@ -59,7 +61,7 @@ func (o *planOptions) runContract(pair *pdv1.PDPair) error {
 	}
 	switch {
 	case o.output == "table":
-		err = writeContractTable(o.streams.Out, pair.Name, cp, roles, set)
+		err = writeContractTable(o.streams.Out, pair.Name, contracts.Roles(), set)
 	case isPicture(o.output):
 		err = writePicture(o.streams.Out, o.output, pair.Name, set)
 	default:
@@ -75,34 +77,26 @@ func (o *planOptions) runContract(pair *pdv1.PDPair) error {
 // engine's planner refuses.
 func malformedContract(r transferplan.Reason) bool {
 	switch r {
-	case transferplan.ReasonInvalidLayout, transferplan.ReasonContractInvalid, transferplan.ReasonContractTooLarge, pairlayout.ReasonContractUnavailable:
+	case transferplan.ReasonInvalidLayout, transferplan.ReasonContractInvalid, transferplan.ReasonContractTooLarge, engine.ReasonContractUnavailable:
 		return true
 	}
 	return false
 }
 
-// planContract sizes the pair's plans and plans it within the budget.
-func planContract(cp plancontract.Pair) (*transferplan.PlanSet, error) {
-	return planWithinBudget(func() error {
-		_, err := plancontract.CheckBudget(cp, planBudget)
-		return err
-	}, func() (*transferplan.PlanSet, error) { return plancontract.Plan(cp) })
-}
-
 // writeContractTable prints a contract pair's verdict and every decode
 // rank's sources: the fields each prefill rank sends and how many row
 // copies a page costs.
-func writeContractTable(w io.Writer, name string, cp plancontract.Pair, roles [2]pairlayout.ContractRole, set *transferplan.PlanSet) error {
+func writeContractTable(w io.Writer, name string, roles [2]engine.ContractRole, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
+	l := set.Layout
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, wire CacheContract\n",
-		orDash(name), cp.Prefill.TPSize, cp.Prefill.DPSize, cp.Decode.TPSize, cp.Decode.DPSize)
+		orDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
 	for _, r := range []struct {
 		role string
-		c    pairlayout.ContractRole
+		c    engine.ContractRole
 	}{{"prefill", roles[0]}, {"decode", roles[1]}} {
-		fmt.Fprintf(&b, "%-8s contract %s… (%d bytes from %s): groups %s, %d fields\n", r.role, r.c.Contract.SHA256()[:12],
-			len(r.c.Raw), r.c.Source, strings.Join(r.c.Contract.GroupIDs(), ", "), r.c.Contract.FieldCount())
+		fmt.Fprintf(&b, "%-8s contract %s… (%d bytes from %s): %s\n", r.role, r.c.SHA256[:12], len(r.c.Raw), r.c.Source, r.c.Holds)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err

@@ -28,7 +28,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/pdtopo/pdtopo/internal/topograph"
-	pairlayout "github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -87,7 +86,7 @@ func (o *routesOptions) run(cmd *cobra.Command, args []string) error {
 	n := len(pp.set.Plans)
 	if o.rank < 0 || o.rank >= n {
 		return usageErrorf("--rank %d is out of range: PDPair %q has decode TP ranks 0..%d (decode TP %d / DP %d)",
-			o.rank, pairName, n-1, pp.layout.Decode.TPSize, pp.layout.Decode.DPSize)
+			o.rank, pairName, n-1, pp.set.Layout.Decode.TPSize, pp.set.Layout.Decode.DPSize)
 	}
 	plan := pp.set.Plans[o.rank]
 	if o.output != "table" {
@@ -134,20 +133,19 @@ func (o *routesOptions) load(cmd *cobra.Command, args []string) (string, *pairPl
 
 // planFromManifest plans a manifest's PDPair as pairPlans (origin empty).
 func planFromManifest(file, name string, stdin io.Reader, notes io.Writer) (string, *pairPlans, error) {
-	pairName, res, verdict, err := readResolved(file, name, stdin, notes, nil)
+	pairName, p, verdict, err := readResolved(file, name, stdin, notes, nil)
 	if err != nil {
 		return "", nil, usageErrorf("%v", err)
 	}
 	if verdict != nil {
-		pp := &pairPlans{res: &pairlayout.Resolved{}}
+		pp := &pairPlans{}
 		if !errors.As(verdict, &pp.incompatible) {
 			return "", nil, usageErrorf("%v", verdict)
 		}
 		return pairName, pp, nil
 	}
-	pp := &pairPlans{layout: res.Layout, res: res}
-	set, err := planLayout(res.Layout)
-	err = res.Explain(err)
+	pp := &pairPlans{derived: p.Derived()}
+	set, err := planPair(p)
 	if ee, ok := asExit(err); ok {
 		return "", nil, ee
 	}
@@ -168,7 +166,7 @@ func planFromManifest(file, name string, stdin io.Reader, notes io.Writer) (stri
 // writeRoutes prints one decode rank's plan for people.
 func writeRoutes(w io.Writer, pairName string, pp *pairPlans, plan transferplan.RoutePlan) error {
 	var b strings.Builder
-	l := pp.layout
+	l := pp.set.Layout
 	fmt.Fprintf(&b, "PDPair %s: decode TP rank %d of %d, plan %s (prefill TP %d DP %d → decode TP %d DP %d)\n",
 		orDash(pairName), plan.DecodeTPRank, len(pp.set.Plans), plan.PlanKind, l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
 	if pp.origin != "" {

@@ -52,6 +52,9 @@ type ContractRole struct {
 	// SHA256 identifies the decoded contract; empty when it was not
 	// decoded.
 	SHA256 string
+	// Holds says what the decoded contract holds, for people (tokenspeed:
+	// "groups kv, state, 3 fields"); empty when it was not decoded.
+	Holds string
 }
 
 // ReadInline is the reader of offline judging: inline contracts only.

@@ -98,7 +98,7 @@ func TestContractPairsThroughTheEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, r := range contracts.Roles() {
-				if r.SHA256 == "" || len(r.Raw) == 0 {
+				if r.SHA256 == "" || r.Holds == "" || len(r.Raw) == 0 {
 					t.Errorf("role %d read as %+v", i, r)
 				}
 			}

@@ -39,6 +39,7 @@ func (c *contracts) Roles() [2]engine.ContractRole {
 		out[i] = engine.ContractRole{Raw: r.Raw, Source: r.Source}
 		if r.Contract != nil {
 			out[i].SHA256 = r.Contract.SHA256()
+			out[i].Holds = fmt.Sprintf("groups %s, %d fields", strings.Join(r.Contract.GroupIDs(), ", "), r.Contract.FieldCount())
 		}
 	}
 	return out
