@@ -244,3 +244,7 @@ fuzz-planstore: ## Fuzz the plan loader (bytes from a volume are untrusted) for 
 .PHONY: bench-scale
 bench-scale: controlplane ## 500 PDPairs of mixed layouts at once against a real API server and the manager binary.
 	PDTOPO_SCALE=1 $(GO) test -count=1 -timeout 20m -run '^TestScale$$' -v ./test/integration/manager/
+
+.PHONY: bench-fleet
+bench-fleet: controlplane ## 1,000 agents' API plan sources: time from a PDPair edit to every agent's load, and the API server's cost.
+	PDTOPO_FLEET=1 $(GO) test -count=1 -timeout 20m -run '^TestFleet' -v ./test/integration/fleet/

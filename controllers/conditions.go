@@ -45,7 +45,7 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.ReasonStridedPagesNeedProtocolV2: pdv1.ReasonStridedPagesNeedProtocolV2,
 	transferplan.ReasonRankOutOfRange:             pdv1.ReasonRankOutOfRange,
 	// The model derivation's reasons (pkg/modelgeom) and the operator's
-	// own, which reach the condition as LayoutErrors of pairlayout.Resolve.
+	// own, which reach the condition as LayoutErrors of engine.Engine.Resolve.
 	transferplan.Reason(modelgeom.ReasonInvalidModelConfig):      pdv1.ReasonInvalidModelConfig,
 	transferplan.Reason(modelgeom.ReasonUnsupportedKVCacheDtype): pdv1.ReasonUnsupportedKVCacheDtype,
 	transferplan.Reason(modelgeom.ReasonTPDoesNotSplitHeads):     pdv1.ReasonTPDoesNotSplitHeads,

@@ -32,9 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // DefaultContractRefreshInterval is how soon a pair whose contracts are in
@@ -45,8 +44,9 @@ const DefaultContractRefreshInterval = 30 * time.Second
 
 // contractInputs is what a contract pair's verdict is made from.
 type contractInputs struct {
-	pair  plancontract.Pair
-	roles [2]pairlayout.ContractRole
+	// contracts are both roles' contracts as the pair's engine read them
+	// (nil while one is pending).
+	contracts engine.Contracts
 	// sources say where each role's contract comes from, as the status
 	// reports it (SHA256 and a Spec source's observedAt are filled in when
 	// the pair is planned).
@@ -74,9 +74,10 @@ var contractRoles = [2]string{"prefill", "decode"}
 // them (liveContracts reads those in the background). Only failures to
 // talk to the API server are errors; a missing ConfigMap or key, a
 // contract the engine would refuse or one not read yet is the pair's
-// verdict. It returns nil for a pair on the V1 wire.
+// verdict. It returns nil for a pair its engine judges without contracts.
 func (r *PDPairReconciler) readContracts(ctx context.Context, pair *pdv1.PDPair) (*contractInputs, error) {
-	if !pairlayout.IsContractPair(pair.Spec) {
+	eng := engineFor(pair)
+	if !eng.ReadsContracts(pair.Spec) {
 		return nil, nil
 	}
 	in := &contractInputs{}
@@ -98,7 +99,7 @@ func (r *PDPairReconciler) readContracts(ctx context.Context, pair *pdv1.PDPair)
 	}
 	if in.pending == "" {
 		var err error
-		in.pair, in.roles, err = pairlayout.ContractPairFromSpec(pair.Spec, read)
+		in.contracts, err = eng.ReadContracts(pair.Spec, read)
 		var le *transferplan.LayoutError
 		switch {
 		case errors.As(err, &le):
@@ -108,7 +109,7 @@ func (r *PDPairReconciler) readContracts(ctx context.Context, pair *pdv1.PDPair)
 		}
 	}
 	h := sha256.New()
-	for _, role := range in.roles {
+	for _, role := range in.roles() {
 		fmt.Fprintf(h, "%d:", len(role.Raw))
 		h.Write(role.Raw)
 	}
@@ -152,7 +153,7 @@ func (r *PDPairReconciler) readContractConfigMap(ctx context.Context, namespace,
 
 func unavailable(field, fix, format string, args ...any) error {
 	return (&transferplan.LayoutError{
-		Reason: pairlayout.ReasonContractUnavailable, Field: field,
+		Reason: engine.ReasonContractUnavailable, Field: field,
 		Message: field + ": " + fmt.Sprintf(format, args...),
 	}).WithFix(fix)
 }
@@ -161,14 +162,13 @@ func unavailable(field, fix, format string, args ...any) error {
 // were read.
 func (in *contractInputs) status(t metav1.Time) *pdv1.ContractsStatus {
 	s := &pdv1.ContractsStatus{Prefill: in.sources[0], Decode: in.sources[1]}
+	roles := in.roles()
 	for i, dst := range []*pdv1.ContractSourceStatus{&s.Prefill, &s.Decode} {
-		role := in.roles[i]
+		role := roles[i]
 		if role.Raw != nil {
 			dst.Bytes = int64(len(role.Raw))
 		}
-		if role.Contract != nil {
-			dst.SHA256 = role.Contract.SHA256()
-		}
+		dst.SHA256 = role.SHA256
 		if dst.Source == pdv1.ContractSourceSpec && role.Raw != nil {
 			dst.ObservedAt = &t
 		}
@@ -183,6 +183,14 @@ func (in *contractInputs) status(t metav1.Time) *pdv1.ContractsStatus {
 		dst.From = truncate(dst.From, maxContractFrom)
 	}
 	return s
+}
+
+// roles are the contracts as read, zero while one is pending.
+func (in *contractInputs) roles() [2]engine.ContractRole {
+	if in.contracts == nil {
+		return [2]engine.ContractRole{}
+	}
+	return in.contracts.Roles()
 }
 
 // statusOf is status.contracts for this reconcile: what out was planned

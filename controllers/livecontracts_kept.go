@@ -127,7 +127,7 @@ func (k *keptContracts) release(r *liveRead) {
 
 // refuseLiveContract is the refusal of a live contract the engine does not
 // decode, placed in its role's field and naming the source as
-// pairlayout.ContractPairFromSpec does for the spec's contracts, but
+// the engine's ReadContracts does for the spec's contracts, but
 // quoting at most maxQuotedBytes of the decoder's message: that message
 // quotes the contract, which is what the target sent.
 func refuseLiveContract(role, from string, err error) error {

@@ -19,17 +19,14 @@ package controllers
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // planOutcome is what planning a PDPair's spec gave: either the encoded plan
@@ -75,7 +72,7 @@ type planOutcome struct {
 // budget before anything is planned, so that no PDPair, however large its
 // plans would be, costs the manager more than the budget allows.
 func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
-	out, _ := planPairGated(pair, modelConfig{}, budget, nil, nil)
+	out, _ := planPairGated(pair, engineFor(pair), modelConfig{}, budget, nil, nil)
 	return out
 }
 
@@ -83,21 +80,21 @@ func planPair(pair *pdv1.PDPair, budget transferplan.Budget) *planOutcome {
 // too much planning is in flight; release ends the admission.
 type planGate func(size transferplan.PlanSize) (release func(), err error)
 
-// planPairGated is planPair with the planning and encoding (not the sizing)
-// admitted by gate, when there is one.
-func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Budget, gate planGate, contracts *contractInputs) (*planOutcome, error) {
+// planPairGated is planPair with the pair's engine, and the planning and
+// encoding (not the sizing) admitted by gate, when there is one.
+func planPairGated(pair *pdv1.PDPair, eng engine.Engine, model modelConfig, budget transferplan.Budget, gate planGate, contracts *contractInputs) (*planOutcome, error) {
 	out := &planOutcome{uid: pair.UID, generation: pair.Generation, modelVersion: model.version}
 	if contracts != nil {
-		return planContractPair(pair, out, contracts, budget, gate)
+		return planContractPair(pair, eng, out, contracts, budget, gate)
 	}
 	if model.unavailable != "" {
 		out.layoutReason = pdv1.ReasonModelConfigUnavailable
 		out.layoutMessage = "model.configMapKeyRef: " + model.unavailable + ". Fix: " + model.fix
 		return out, nil
 	}
-	res, err := pairlayout.Resolve(pair.Spec, model.data)
-	if res != nil {
-		out.derived = res.Derived
+	p, err := eng.Resolve(pair.Spec, engine.Inputs{ModelConfig: model.data})
+	if p != nil {
+		out.derived = p.Derived()
 		if out.derived != nil {
 			out.derived.ConfigMapResourceVersion = model.version
 		}
@@ -106,44 +103,20 @@ func planPairGated(pair *pdv1.PDPair, model modelConfig, budget transferplan.Bud
 		out.layoutReason, out.layoutMessage = explainLayoutError(err)
 		return out, nil
 	}
-	return planWithinBudget(pair.Name, out, layoutPlanning{res: res}, budget, gate)
+	return planWithinBudget(pair.Name, out, p, budget, gate)
 }
 
-// pairPlanning is what differs between the wires in planning a pair: how
-// its plans are sized, planned and encoded, and how the verdict reads.
-// planWithinBudget runs the steps they share.
-type pairPlanning interface {
-	// size computes the plans' size arithmetically and checks it against
-	// the budget (a *transferplan.BudgetError past it).
-	size(budget transferplan.Budget) (transferplan.PlanSize, error)
-	// planner builds the planner, or refuses the pair (a *LayoutError).
-	planner() (pairPlanner, error)
-	// describeOverBudget is LayoutCompatible's message for a pair the
-	// planner accepts but whose plans were sized and not computed.
-	describeOverBudget(size transferplan.PlanSize) string
-	// describeCompatible is LayoutCompatible's message for planned plans.
-	describeCompatible(summary transferplan.Summary) string
-}
-
-// pairPlanner is a built planner of either wire.
-type pairPlanner struct {
-	decodeRanks int
-	record      transferplan.LayoutRecord
-	// encode plans and encodes one decode rank at a time, passing each
-	// plan to each (the whole plan set is never in memory).
-	encode func(name string, each func(*transferplan.RoutePlan)) ([]planstore.Object, error)
-}
-
-// planWithinBudget runs the steps every pair shares: size → budget → gate →
-// plan → encode, then the verdict. The size is checked against the budget
-// before anything is planned, so that no PDPair, however large its plans
-// would be, costs the manager more than the budget allows.
-func planWithinBudget(name string, out *planOutcome, p pairPlanning, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
+// planWithinBudget runs the steps every pair shares, whatever its engine:
+// size → budget → gate → map → encode, then the verdict. The size is
+// checked against the budget before anything is planned, so that no
+// PDPair, however large its plans would be, costs the manager more than
+// the budget allows.
+func planWithinBudget(name string, out *planOutcome, p engine.Pair, budget transferplan.Budget, gate planGate) (*planOutcome, error) {
 	var err error
-	out.size, err = p.size(budget)
+	out.size, err = p.Size(budget)
 	if errors.As(err, &out.overBudget) {
 		out.compatible = true
-		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.describeOverBudget(out.size)
+		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.DescribeOverBudget(out.size)
 		return out, nil
 	}
 	if err != nil {
@@ -157,17 +130,22 @@ func planWithinBudget(name string, out *planOutcome, p pairPlanning, budget tran
 		}
 		defer release()
 	}
-	planner, err := p.planner()
+	ranks, err := p.Map()
 	if err != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(err)
 		return out, nil
 	}
 	out.compatible = true
-	out.decodeRanks = planner.decodeRanks
-	summary := transferplan.NewSummarizer(planner.record)
-	out.objects, out.hash, err = encode(name, planner, summary)
+	out.decodeRanks = ranks.DecodeRanks()
+	plans := ranks.Plans()
+	if plans == nil { // the engine's agent loads no plans: nothing to publish
+		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.DescribeCompatible(out.summary)
+		return out, nil
+	}
+	summary := transferplan.NewSummarizer(plans.Record())
+	out.objects, out.hash, err = encode(name, plans, summary)
 	out.summary = summary.Summary()
-	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.describeCompatible(out.summary)
+	out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.DescribeCompatible(out.summary)
 	if err != nil {
 		out.objects = nil
 		if !errors.As(err, &out.encodeErr) {
@@ -180,8 +158,8 @@ func planWithinBudget(name string, out *planOutcome, p pairPlanning, budget tran
 // encode plans and encodes the pair, summarising the plans as they pass,
 // and takes the set's hash from the index, where the encoder computed it
 // while streaming.
-func encode(name string, planner pairPlanner, summary *transferplan.Summarizer) ([]planstore.Object, string, error) {
-	objects, err := planner.encode(name, summary.Add)
+func encode(name string, plans engine.Plans, summary *transferplan.Summarizer) ([]planstore.Object, string, error) {
+	objects, err := plans.Encode(name, summary.Add)
 	if err != nil {
 		return nil, "", err
 	}
@@ -192,66 +170,17 @@ func encode(name string, planner pairPlanner, summary *transferplan.Summarizer) 
 	return objects, idx.PlanHash, nil
 }
 
-// layoutPlanning plans a pair on the V1 wire from its resolved layout.
-type layoutPlanning struct{ res *pairlayout.Resolved }
-
-func (p layoutPlanning) size(budget transferplan.Budget) (transferplan.PlanSize, error) {
-	size, err := planv1.CheckBudget(p.res.Layout, budget)
-	return size, p.res.Explain(err)
-}
-
-func (p layoutPlanning) planner() (pairPlanner, error) {
-	planner, err := planv1.NewPlanner(p.res.Layout)
-	if err != nil {
-		return pairPlanner{}, err
-	}
-	return pairPlanner{
-		decodeRanks: planner.DecodeTPSize(),
-		record:      planner.Layout().Record(),
-		encode: func(name string, each func(*transferplan.RoutePlan)) ([]planstore.Object, error) {
-			return planstore.EncodePlanner(name, planner, each)
-		},
-	}, nil
-}
-
-func (p layoutPlanning) describeCompatible(s transferplan.Summary) string {
-	l := p.res.Layout
-	var b strings.Builder
-	fmt.Fprintf(&b, "prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; each decode rank contacts %s prefill ranks; a prefill rank serves up to %d decode ranks; %d fragments",
-		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, span(s.MinTargets, s.MaxTargets), s.MaxPrefillFanOut, s.Fragments)
-	if s.FragmentsPerPage > 1 {
-		fmt.Fprintf(&b, "; %s", s.PageCost)
-	}
-	if n := len(s.IdlePrefillRanks); n > 0 {
-		fmt.Fprintf(&b, "; %d prefill ranks are pulled from by no decode rank (%v): decode TP rank 0 sends them dummy requests so their rooms complete", n, s.IdlePrefillRanks)
-	}
-	return b.String()
-}
-
-func (p layoutPlanning) describeOverBudget(s transferplan.PlanSize) string {
-	l := p.res.Layout
-	return fmt.Sprintf("prefill TP %d (DP %d) → decode TP %d (DP %d): %s plans; %d fragments (sized, not planned: the plans are over the plan budget)",
-		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, s.Kind, s.Fragments)
-}
-
 // explainLayoutError maps a planner error to a reason by its type, never by
 // its text.
 func explainLayoutError(err error) (reason pdv1.PDPairConditionReason, message string) {
 	var le *transferplan.LayoutError
 	switch {
-	case errors.As(err, &le) && le.Reason == pairlayout.ReasonContractUnavailable:
+	case errors.As(err, &le) && le.Reason == engine.ReasonContractUnavailable:
 		return pdv1.ReasonContractUnavailable, le.Message
 	case errors.As(err, &le):
 		return layoutReason(le.Reason), le.Message
 	}
 	return pdv1.ReasonPlanningFailed, err.Error()
-}
-
-func span(lo, hi int) string {
-	if lo == hi {
-		return fmt.Sprint(lo)
-	}
-	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
 // planCache keeps the last outcome per PDPair so that reconciles caused by
@@ -290,7 +219,7 @@ func (c *planCache) get(ctx context.Context, pair *pdv1.PDPair, model modelConfi
 	if c.memory != nil {
 		gate = func(size transferplan.PlanSize) (func(), error) { return c.memory.admit(ctx, size) }
 	}
-	out, err := planPairGated(pair, model, budget, gate, contracts)
+	out, err := planPairGated(pair, engineFor(pair), model, budget, gate, contracts)
 	if err != nil {
 		return nil, err
 	}

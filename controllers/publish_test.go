@@ -37,7 +37,8 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
@@ -65,8 +66,8 @@ func publishedSet(t *testing.T, p *pdv1.PDPair) *transferplan.PlanSet {
 // the API server holds it (defaults applied).
 func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 	t.Helper()
-	if pairlayout.IsContractPair(p.Spec) {
-		cp, _, err := pairlayout.ContractPairFromSpec(p.Spec, pairlayout.ReadInline)
+	if p.Spec.WireOrDefault() == pdv1.WireCacheContract {
+		cp, _, err := tokenspeed.ContractPairFromSpec(p.Spec, engine.ReadInline)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,7 +78,7 @@ func plannedJSON(t *testing.T, p *pdv1.PDPair) []byte {
 		b, _ := json.Marshal(set)
 		return b
 	}
-	layout, err := pairlayout.FromSpec(p.Spec)
+	layout, err := tokenspeed.FromSpec(p.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func readSample(t *testing.T, path string) *pdv1.PDPair {
 
 func mustLayout(t *testing.T, p *pdv1.PDPair) planv1.Layout {
 	t.Helper()
-	l, err := pairlayout.FromSpec(p.Spec)
+	l, err := tokenspeed.FromSpec(p.Spec)
 	if err != nil && !transferplan.IsInvalidLayout(err) {
 		t.Fatal(err)
 	}

@@ -31,10 +31,11 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/receivertest"
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 // A decode pod annotated with pd.pdtopo.dev/curve-secret gets that Secret
@@ -100,7 +101,7 @@ func TestDecodePodWithCurveSecret(t *testing.T) {
 
 	agent := runAgentContainer(t, pod, podIP, volumes)
 	agent.waitPlan(t, pair.Status.Plan.Hash)
-	l, err := pairlayout.FromSpec(pair.Spec)
+	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +121,38 @@ func TestCurveSecretAnnotationMustNameASecret(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "InvalidCurveSecret") || !strings.Contains(err.Error(), `pd.pdtopo.dev/curve-secret="Not_A/Name"`) {
 		t.Fatalf("creating a pod with an invalid curve-secret: %v", err)
 	}
+}
+
+// A pair annotated pd.pdtopo.dev/require-curve: "true" gets no decode pod
+// without the CURVE Secret annotation; pods that ask for CURVE are
+// admitted. A value that is not a boolean refuses them all.
+func TestPairThatRequiresCurveRefusesPlainDecodePods(t *testing.T) {
+	ns := newNamespace(t)
+	p := fixtures.GQAPair(ns, "secure", 8, 4, 4, 512)
+	p.Annotations = map[string]string{pdv1.AnnotationRequireCurve: "true"}
+	if err := k8s.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(p), pdv1.PDPairReady, metav1.ConditionTrue)
+
+	msg := refused(t, fixtures.DecodePod(ns, "plain", "secure").Obj())
+	wantAll(t, msg, "CurveRequired", "PDPair secure", pdv1.AnnotationRequireCurve, pdv1.AnnotationCurveSecret)
+
+	pod := admit(t, fixtures.DecodePod(ns, "encrypted", "secure").Annotate(pdv1.AnnotationCurveSecret, "pdtopo-curve").Obj())
+	if c := fixtures.AgentContainer(pod); c == nil || !slices.Contains(c.Args, "--curve-keys="+pdv1.AgentCurveDir) {
+		t.Fatalf("the admitted pod's agent does not speak CURVE: %v", c)
+	}
+
+	// an ordinary pair in the same namespace is unaffected
+	readyPair(t, ns, "open")
+	admit(t, fixtures.DecodePod(ns, "plain-open", "open").Obj())
+
+	typo := fixtures.GQAPair(ns, "typo", 8, 4, 4, 512)
+	typo.Annotations = map[string]string{pdv1.AnnotationRequireCurve: "yes"}
+	if err := k8s.Create(context.Background(), typo); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitCondition(t, k8s, settle, client.ObjectKeyFromObject(typo), pdv1.PDPairReady, metav1.ConditionTrue)
+	wantAll(t, refused(t, fixtures.DecodePod(ns, "typo-0", "typo").Annotate(pdv1.AnnotationCurveSecret, "pdtopo-curve").Obj()),
+		"CurveRequired", "PDPair typo", `"yes"`)
 }

@@ -39,7 +39,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -261,7 +261,7 @@ func waitAgentsCurrent(t *testing.T, key client.ObjectKey, hash string) {
 
 func startPeerFor(t *testing.T, pair *pdv1.PDPair) *prefillpeer.Peer {
 	t.Helper()
-	l, err := pairlayout.FromSpec(pair.Spec)
+	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func startPeerFor(t *testing.T, pair *pdv1.PDPair) *prefillpeer.Peer {
 // rank's unix socket, the way an engine calls the agent.
 func completeRooms(t *testing.T, a *agentProcess, peer *prefillpeer.Peer, ranks []int, pair *pdv1.PDPair, room int64) {
 	t.Helper()
-	l, err := pairlayout.FromSpec(pair.Spec)
+	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,11 +33,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // PDPairValidatorPath is where the manager's webhook server serves the
@@ -114,8 +113,9 @@ func (v *PDPairValidator) Handle(ctx context.Context, req admission.Request) adm
 	if !on {
 		return admission.Allowed("")
 	}
-	if pairlayout.IsContractPair(pair.Spec) {
-		return v.validateContractPair(&pair)
+	eng := engines.For(pair.Spec)
+	if eng.ReadsContracts(pair.Spec) {
+		return v.validateContractPair(eng, &pair)
 	}
 	config, why := v.modelConfig(ctx, &pair)
 	if why != "" {
@@ -123,7 +123,7 @@ func (v *PDPairValidator) Handle(ctx context.Context, req admission.Request) adm
 		// what is missing, and the operator reads it again.
 		return admission.Allowed("the model config was not checked: " + why)
 	}
-	return v.validate(&pair, config)
+	return v.validate(eng, &pair, config)
 }
 
 // modelConfig reads the config.json a model-aware pair's
@@ -161,11 +161,10 @@ func (v *PDPairValidator) enforcedIn(ctx context.Context, namespace string) (boo
 
 // validate runs what the controller runs before planning: the layout and
 // the plan budget, both without building a plan.
-func (v *PDPairValidator) validate(pair *pdv1.PDPair, modelConfig []byte) admission.Response {
-	res, err := pairlayout.Resolve(pair.Spec, modelConfig)
+func (v *PDPairValidator) validate(eng engine.Engine, pair *pdv1.PDPair, modelConfig []byte) admission.Response {
+	p, err := eng.Resolve(pair.Spec, engine.Inputs{ModelConfig: modelConfig})
 	if err == nil {
-		_, err = planv1.CheckBudget(res.Layout, v.Budget)
-		err = res.Explain(err)
+		_, err = p.Size(v.Budget)
 	}
 	var le *transferplan.LayoutError
 	var be *transferplan.BudgetError
@@ -183,17 +182,17 @@ func (v *PDPairValidator) validate(pair *pdv1.PDPair, modelConfig []byte) admiss
 	}
 }
 
-// validateContractPair checks a pair on the cache-contract wire as the
-// controller does before planning: both contracts, the engine's checks and
-// the plan budget. Contracts in ConfigMaps or left to the live engines are
-// the operator's, which reads and follows them.
-func (v *PDPairValidator) validateContractPair(pair *pdv1.PDPair) admission.Response {
+// validateContractPair checks a pair its engine judges from contracts as
+// the controller does before planning: both contracts, the engine's checks
+// and the plan budget. Contracts in ConfigMaps or left to the live engines
+// are the operator's, which reads and follows them.
+func (v *PDPairValidator) validateContractPair(eng engine.Engine, pair *pdv1.PDPair) admission.Response {
 	if contractsReadByTheOperator(pair.Spec) {
 		return admission.Allowed("the contracts are read from ConfigMaps or the live engines by the operator; LayoutCompatible gives its verdict")
 	}
-	cp, _, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
+	p, err := eng.Resolve(pair.Spec, engine.Inputs{}) // the inline contracts, read offline
 	if err == nil {
-		_, err = plancontract.CheckBudget(cp, v.Budget)
+		_, err = p.Size(v.Budget)
 	}
 	var le *transferplan.LayoutError
 	var be *transferplan.BudgetError

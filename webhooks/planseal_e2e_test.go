@@ -33,7 +33,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -190,7 +190,7 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 		}
 		return nil
 	})
-	forgedLayout, err := pairlayout.FromSpec(pair.Spec)
+	forgedLayout, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -40,7 +40,7 @@ import (
 // KV would land in the wrong buffers.
 func forgedPublication(t *testing.T, pair *pdv1.PDPair) ([]planstore.Object, string) {
 	t.Helper()
-	l, err := pairlayout.FromSpec(pair.Spec)
+	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

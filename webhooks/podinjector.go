@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 )
 
 // PodInjectorPath is where the manager's webhook server serves the injector.
@@ -92,8 +93,14 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
+	if refused == nil && !engines.For(pair.Spec).InjectsAgent() {
+		return admission.Allowed("the engine of PDPair " + pairName + " runs no receiver agent")
+	}
 	if refused == nil {
 		refused = pairVerdict(pair)
+	}
+	if refused == nil {
+		refused = pairCurveVerdict(&pod, pair)
 	}
 	var ranks rankRange
 	if refused == nil {

@@ -45,6 +45,25 @@ func curveSecret(pod *corev1.Pod) (string, *refusal) {
 	return name, nil
 }
 
+// pairCurveVerdict refuses a decode pod without AnnotationCurveSecret when
+// its pair carries AnnotationRequireCurve "true" (or a value that is not a
+// boolean: a typo must not turn the requirement off).
+func pairCurveVerdict(pod *corev1.Pod, pair *pdv1.PDPair) *refusal {
+	v, ok := pair.Annotations[pdv1.AnnotationRequireCurve]
+	if !ok || v == "false" {
+		return nil
+	}
+	if v != "true" {
+		return refuse(RefuseCurveRequired, "PDPair %s has annotation %s=%q, which is neither \"true\" nor \"false\"; its decode pods are refused until it is one of them",
+			pair.Name, pdv1.AnnotationRequireCurve, v)
+	}
+	if _, asks := pod.Annotations[pdv1.AnnotationCurveSecret]; asks {
+		return nil
+	}
+	return refuse(RefuseCurveRequired, "PDPair %s requires ZMQ CURVE (annotation %s=\"true\"); the decode pod needs annotation %s naming the Secret with the CURVE keys",
+		pair.Name, pdv1.AnnotationRequireCurve, pdv1.AnnotationCurveSecret)
+}
+
 // addCurve mounts the CURVE Secret into the agent alone and turns CURVE on.
 // The volume is not optional: a pod that asks for encryption waits for its
 // keys (the kubelet reports the missing Secret in the pod's events) rather

@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 )
 
 // fetchPair reads the PDPair a pod names, through the manager's cache first
@@ -55,7 +57,8 @@ func (p *PodInjector) fetchPair(ctx context.Context, key client.ObjectKey) (*pdv
 // read it; their agents load the plans once they are published.
 func pairVerdict(pair *pdv1.PDPair) *refusal {
 	compatible := currentCondition(pair, pdv1.PDPairLayoutCompatible)
-	if compatible != nil && compatible.Status == metav1.ConditionUnknown && compatible.Reason == string(pdv1.ReasonContractPending) && decodeContractFromAgents(pair.Spec) {
+	if compatible != nil && compatible.Status == metav1.ConditionUnknown && compatible.Reason == string(pdv1.ReasonContractPending) &&
+		engine.DecodeContractFromAgents(engines.For(pair.Spec), pair.Spec) {
 		return nil
 	}
 	if compatible != nil && compatible.Status == metav1.ConditionFalse {
@@ -80,10 +83,4 @@ func currentCondition(pair *pdv1.PDPair, t pdv1.PDPairConditionType) *metav1.Con
 		return nil
 	}
 	return c
-}
-
-// decodeContractFromAgents: a contract pair whose spec leaves the decode
-// contract to the decode engines' registrations with their agents.
-func decodeContractFromAgents(spec pdv1.PDPairSpec) bool {
-	return spec.WireOrDefault() == pdv1.WireCacheContract && (spec.CacheContracts == nil || spec.CacheContracts.Decode == nil)
 }

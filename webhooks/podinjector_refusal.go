@@ -42,6 +42,9 @@ const (
 	// RefuseInvalidCurveSecret: the pod's pd.pdtopo.dev/curve-secret
 	// annotation is not a Secret name.
 	RefuseInvalidCurveSecret RefusalReason = "InvalidCurveSecret"
+	// RefuseCurveRequired: the pod's PDPair requires CURVE
+	// (pd.pdtopo.dev/require-curve) and the pod does not ask for it.
+	RefuseCurveRequired RefusalReason = "CurveRequired"
 )
 
 // refusal is why a decode pod is not admitted.

@@ -232,6 +232,11 @@ const (
 	// holding agent.key and prefill.pub: the injected agent then speaks ZMQ
 	// CURVE with the prefill ranks (docs/receiver-agent.md).
 	AnnotationCurveSecret = "pd.pdtopo.dev/curve-secret"
+	// AnnotationRequireCurve, "true" on a PDPair, has the webhook refuse
+	// every decode pod of the pair without AnnotationCurveSecret, so taking
+	// the annotation off a pod template cannot downgrade its agent to plain
+	// ZMQ. Any value but "true" or "false" refuses the pods too.
+	AnnotationRequireCurve = "pd.pdtopo.dev/require-curve"
 
 	// LabelLWSWorkerIndex is LeaderWorkerSet's worker index label; a decode
 	// pod under LWS hosts ranks from worker-index × ranks-per-pod.

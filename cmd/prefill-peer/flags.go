@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
@@ -198,7 +198,7 @@ func configFromManifest(file, name string) (prefillpeer.Config, planv1.Layout, e
 	if err != nil {
 		return prefillpeer.Config{}, planv1.Layout{}, err
 	}
-	l, err := pairlayout.FromSpec(pair.Spec)
+	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		return prefillpeer.Config{}, planv1.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
 	}

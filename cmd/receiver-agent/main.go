@@ -121,10 +121,20 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 	plans.report(loadErr)
 
 	servers := make([]*http.Server, 0, len(ranks)+1)
-	errc := make(chan error, len(ranks)+1)
+	errc := make(chan error, 2*len(ranks)+1)
+	quit := make(chan struct{})
+	defer close(quit)
 	for _, rs := range ranks {
 		servers = append(servers, rs.srv)
 		go func() { errc <- rs.srv.Serve(rs.ln) }()
+		go func() { // AuthFailure is nil (never ready) with CURVE off
+			select {
+			case err := <-rs.m.AuthFailure():
+				log.Error("exiting: CURVE peers can no longer be authenticated", "engineRank", rs.rank, "error", err)
+				errc <- err
+			case <-quit:
+			}
+		}()
 		log.Info("engine API listening", "engineRank", rs.rank, "addr", rs.ln.Addr().String(), "statusAddr", rs.m.StatusAddr())
 	}
 	if addr := o.probeListenAddr(); addr != "" {
@@ -135,7 +145,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 		}
 		probe := probeServer(localapi.ProbeHandler(plans, metrics))
 		servers = append(servers, probe)
-		limited := newLimitListener(ln, probeMaxConns, reg)
+		limited := newLimitListener(ln, probeMaxConns, probeMaxConnsPerSource, reg)
 		go func() { errc <- probe.Serve(limited) }()
 		log.Info("probe address listening", "addr", ln.Addr().String())
 	}

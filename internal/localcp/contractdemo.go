@@ -112,10 +112,10 @@ func contractEngines(decodeContract []byte, ranks []int) (map[int]rankEngine, er
 }
 
 // peerArgs are prefill-peer's arguments for the pair: the pair's manifest
-// for the v1 wire, the world size and the prefill contract for the
-// cache-contract wire.
-func peerArgs(pair *pdv1.PDPair, manifest, contractFile string) ([]string, error) {
-	if pair.Spec.WireOrDefault() != pdv1.WireCacheContract {
+// for a pair judged from its geometry, the world size and the prefill
+// contract for one judged from its contracts (fromContracts).
+func peerArgs(pair *pdv1.PDPair, fromContracts bool, manifest, contractFile string) ([]string, error) {
+	if !fromContracts {
 		return []string{"-f", manifest}, nil
 	}
 	if contractFile == "" {

@@ -25,7 +25,7 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
@@ -93,7 +93,7 @@ func TestSamplesPlanAsTheirCommentsSay(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			layout, err := pairlayout.FromSpec(pair.Spec)
+			layout, err := tokenspeed.FromSpec(pair.Spec)
 			if transferplan.IsInvalidLayout(err) {
 				t.Fatalf("%s is structurally invalid: %v", file, err)
 			}

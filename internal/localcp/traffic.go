@@ -35,10 +35,11 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/controlplane"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/agentclient"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // roomInterval is how often each engine rank opens a room: a modest rate
@@ -89,8 +90,11 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	if err := c.Get(ctx, t.Pair, &pair); err != nil {
 		return t, fmt.Errorf("reading PDPair %s: %w", t.Pair, err)
 	}
-	contractWire := pair.Spec.WireOrDefault() == pdv1.WireCacheContract
-	var layout planv1.Layout
+	// A pair judged from its contracts runs the prefill peer and the engine
+	// ranks from those; any other from its plans.
+	eng := engines.For(pair.Spec)
+	contractWire := eng.ReadsContracts(pair.Spec)
+	var plans *transferplan.PlanSet
 	var prefillContract, decodeContract []byte
 	if contractWire {
 		if prefillContract, err = specContract(ctx, c, pair.Namespace, "prefill", pair.Spec.CacheContracts.Prefill); err != nil {
@@ -99,7 +103,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 		if decodeContract, err = specContract(ctx, c, pair.Namespace, "decode", pair.Spec.CacheContracts.Decode); err != nil {
 			return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
 		}
-	} else if layout, err = pairlayout.FromSpec(pair.Spec); err != nil {
+	} else if plans, err = planSet(eng, pair.Spec); err != nil {
 		return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
 	}
 	// Short and absolute: unix socket paths are limited to 108 bytes.
@@ -136,7 +140,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 			return t, err
 		}
 	}
-	args, err := peerArgs(&pair, manifest, contractFile)
+	args, err := peerArgs(&pair, contractWire, manifest, contractFile)
 	if err != nil {
 		return t, err
 	}
@@ -204,7 +208,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	}
 	for _, r := range t.Ranks {
 		if !contractWire {
-			snap, err := planSnapshot(layout, r)
+			snap, err := receiver.SnapshotFor(plans, r)
 			if err != nil {
 				return t, err
 			}
@@ -244,12 +248,20 @@ func agentRanks(argv []string) (first, count int, err error) {
 	return first, count, nil
 }
 
-func planSnapshot(l planv1.Layout, rank int) (receiver.PlanSnapshot, error) {
-	set, err := planv1.Plan(l)
+// planSet is every decode rank's plan, as the pair's engine maps them.
+func planSet(eng engine.Engine, spec pdv1.PDPairSpec) (*transferplan.PlanSet, error) {
+	p, err := eng.Resolve(spec, engine.Inputs{})
 	if err != nil {
-		return receiver.PlanSnapshot{}, err
+		return nil, err
 	}
-	return receiver.SnapshotFor(set, rank)
+	ranks, err := p.Map()
+	if err != nil {
+		return nil, err
+	}
+	if ranks.Plans() == nil {
+		return nil, fmt.Errorf("engine %s publishes no plans for an agent to load", eng.Name())
+	}
+	return ranks.Plans().PlanSet()
 }
 
 // engineInfo is what a decode engine rank registers: its session and one

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 )
 
 const pairYAML = `apiVersion: pd.pdtopo.dev/v1alpha1
@@ -90,7 +90,7 @@ func FuzzReadPDPairs(f *testing.F) {
 		}
 		for _, p := range pairs {
 			// Huge counts and sizes must be refused, not allocated.
-			_, _ = pairlayout.FromSpec(p.Spec)
+			_, _ = tokenspeed.FromSpec(p.Spec)
 		}
 		among, _, err := ReadPDPairsAmong(strings.NewReader(string(data)))
 		if err != nil && len(among) != 0 {

@@ -30,8 +30,8 @@ import (
 	"testing"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
 	"github.com/pdtopo/pdtopo/internal/topograph"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
@@ -45,7 +45,7 @@ func sample(t *testing.T, file string) (string, *transferplan.PlanSet) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout, err := pairlayout.FromSpec(pair.Spec)
+	layout, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,13 @@ func newBootstrapClient(c *http.Client, timeout time.Duration) *bootstrapClient 
 			DisableCompression:  true,
 		}}
 	}
-	return &bootstrapClient{http: c, timeout: timeout}
+	// A redirect would let whoever answers at a bootstrap address send the
+	// agent anywhere (another host, another port); the reference servers
+	// never redirect, so a 3xx is a failed call, as in the manager's client.
+	// A caller's client is copied so its own setting is left alone.
+	own := *c
+	own.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &bootstrapClient{http: &own, timeout: timeout}
 }
 
 // bootstrapAnswer fetches the parallel info and tells its wire: a v1
@@ -103,6 +109,8 @@ func (c *bootstrapClient) get(ctx context.Context, addr, path string) ([]byte, e
 		return nil, fmt.Errorf("GET %s: reading the answer: %v", url, err)
 	case len(body) > maxBootstrapBody:
 		return nil, fmt.Errorf("GET %s: answer longer than %d bytes", url, maxBootstrapBody)
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return nil, fmt.Errorf("GET %s: bootstrap server answered %s; redirects are not followed", url, resp.Status)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("GET %s: status %d: %s", url, resp.StatusCode, excerpt(body))
 	}

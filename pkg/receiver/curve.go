@@ -71,6 +71,29 @@ func (m *Manager) startCurve(k *CurveKeys) (status, push []zmqsock.Option, err e
 	if err != nil {
 		return nil, nil, err
 	}
+	m.zapErr = make(chan error, 1)
+	go m.watchZAP()
 	return []zmqsock.Option{zmqsock.CurveServer(k.AgentSecret, curveDomain)},
 		[]zmqsock.Option{zmqsock.CurveClient(k.PrefillPublic, k.AgentPublic, k.AgentSecret)}, nil
 }
+
+// watchZAP reports on AuthFailure a ZAP handler that stops while the
+// Manager runs. The status socket then refuses every new connection
+// (zmqsock.ZAPEnforceDomain) and no room can finish, so the agent is
+// expected to exit and be restarted rather than limp on.
+func (m *Manager) watchZAP() {
+	select {
+	case <-m.stop:
+	case <-m.zap.Done():
+		if m.closed.Load() {
+			return
+		}
+		err := fmt.Errorf("engine rank %d: the CURVE authentication (ZAP) handler stopped: %w; the status socket refuses every new prefill connection", m.cfg.EngineRank, m.zap.Err())
+		m.log.Error("CURVE authentication stopped", "error", err)
+		m.zapErr <- err
+	}
+}
+
+// AuthFailure receives an error if the CURVE authentication handler stops
+// while the Manager runs (never when CURVE is off, or on Close).
+func (m *Manager) AuthFailure() <-chan error { return m.zapErr }

@@ -133,3 +133,48 @@ func TestNewCurveKeysRefusesBadKeys(t *testing.T) {
 		}
 	}
 }
+
+// A ZAP handler that stops while the agent runs is reported on
+// AuthFailure, and from then on the status socket lets no new connection
+// in, not even one with the prefill's key: CURVE fails closed.
+func TestCurveFailsClosedWhenTheZAPHandlerStops(t *testing.T) {
+	agentPublic, agentSecret := keypair(t)
+	prefillPublic, prefillSecret := keypair(t)
+	keys, err := receiver.NewCurveKeys(agentSecret, prefillPublic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := receivertest.NewScenario(t, fixtures.FragmentedP8D4(), []int{0},
+		func(c *prefillpeer.Config) {
+			c.Curve = &prefillpeer.CurveKeys{PrefillSecret: prefillSecret, PrefillPublic: prefillPublic, AgentPublic: agentPublic}
+		},
+		func(c *receiver.Config) { c.Curve = &keys })
+	m := s.Agents[0]
+	select {
+	case err := <-m.AuthFailure():
+		t.Fatalf("AuthFailure before anything stopped: %v", err)
+	default:
+	}
+	const room = 70
+	s.Peer.Script(room, prefillpeer.Silence())
+	s.OpenAndRequest(room)
+
+	receiver.StopZAP(m)
+	select {
+	case err := <-m.AuthFailure():
+		if !strings.Contains(err.Error(), "the CURVE authentication (ZAP) handler stopped") {
+			t.Fatalf("AuthFailure: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stopped ZAP handler was not reported within 5s")
+	}
+	ep := receivertest.StatusEndpoint(t, m)
+	for rank := range 2 { // the prefill's own key, on new connections
+		st := kvwire.Status{Room: room, State: kvwire.Success, PrefillTPRank: rank, BootstrapToken: 7}
+		sendCurve(t, ep, agentPublic, prefillPublic, prefillSecret, st.Frames())
+	}
+	time.Sleep(500 * time.Millisecond)
+	if st, _ := m.Status(room); st.Status != receiver.Bootstrapped {
+		t.Fatalf("room %d after statuses on unauthenticated connections: %+v, want it untouched", room, st)
+	}
+}

@@ -19,3 +19,7 @@ package receiver
 // SetInstallPause runs f while InstallPlans holds every engine lock, until
 // the test ends (restore with SetInstallPause(nil)).
 func SetInstallPause(f func()) { installPause = f }
+
+// StopZAP stops m's CURVE authentication handler as a crash of its
+// goroutine would, leaving the Manager running.
+func StopZAP(m *Manager) { m.zap.Close() }

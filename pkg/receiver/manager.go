@@ -88,6 +88,7 @@ type Manager struct {
 
 	zctx   *zmq.Context
 	zap    *zmqsock.ZAPHandler // nil unless CURVE is on
+	zapErr chan error          // AuthFailure's; nil unless CURVE is on
 	status *statusSocket
 	push   *pushPool
 	boot   *bootstrapClient
@@ -221,6 +222,7 @@ func (m *Manager) startResolver(t *peerTable, pa *peerAddr) {
 }
 
 func (m *Manager) closeZAP() {
+	m.closed.Store(true) // watchZAP: a handler stopped on purpose is no failure
 	if m.zap != nil {
 		m.zap.Close()
 	}

@@ -36,21 +36,51 @@ const statusPollInterval = 100 * time.Millisecond
 // candidate list. libzmq drops a larger message unread (and the connection).
 const MaxStatusMessage = 64 << 10
 
+// Without CURVE the status port is served by zmqsock's Go ZMTP listener,
+// which refuses a message past a status's frames or bytes while it
+// arrives; libzmq would buffer the whole message first, whatever its size.
+// With CURVE, libzmq's handshake authenticates a peer before it can send
+// anything, so libzmq serves it.
+const (
+	// The status connections held: one per prefill rank that sends this
+	// rank statuses, each costing at most one status message (64 KiB) and a
+	// small buffer. As many as the rank's status queue holds messages (its
+	// share of the memory budget), within these bounds.
+	minStatusConns = 256
+	maxStatusConns = 1024
+	// statusHandshakeTimeout bounds a connection's greeting and READY;
+	// statusMessageTimeout a message's first frame to its last.
+	statusHandshakeTimeout = 10 * time.Second
+	statusMessageTimeout   = 10 * time.Second
+)
+
 // statusSocket is the PULL socket prefill ranks push status messages to.
 type statusSocket struct {
-	sock     *zmq.Socket
-	endpoint string // as bound, tcp://IP:PORT
+	sock     *zmq.Socket           // with CURVE
+	pull     *zmqsock.PullListener // without
+	endpoint string                // as bound, tcp://IP:PORT
 	port     int
 }
 
 // bindStatusSocket binds HOST:PORT (port 0: any free port) with a receive
-// queue of hwm messages per connection.
-func bindStatusSocket(ctx *zmq.Context, addr string, hwm int, extra ...zmqsock.Option) (*statusSocket, error) {
+// queue of hwm messages. curve holds the CURVE server's options (none:
+// CURVE is off and the Go listener serves).
+func bindStatusSocket(ctx *zmq.Context, addr string, hwm int, curve ...zmqsock.Option) (*statusSocket, error) {
 	host, port, err := splitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
-	opts := append([]zmqsock.Option{zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(MaxStatusMessage), zmqsock.RecvHWM(hwm)}, extra...)
+	if len(curve) == 0 {
+		pull, p, err := zmqsock.ListenPull(host, port, zmqsock.PullConfig{
+			MaxFrames: kvwire.StatusFrames, MaxBytes: MaxStatusMessage, MaxConns: min(max(hwm, minStatusConns), maxStatusConns), Queue: hwm,
+			HandshakeTimeout: statusHandshakeTimeout, MessageTimeout: statusMessageTimeout,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("binding the status socket on %s: %v", addr, err)
+		}
+		return &statusSocket{pull: pull, endpoint: kvwire.Endpoint(host, p), port: p}, nil
+	}
+	opts := append([]zmqsock.Option{zmqsock.RecvTimeout(statusPollInterval), zmqsock.MaxMessageSize(MaxStatusMessage), zmqsock.RecvHWM(hwm)}, curve...)
 	sock, p, err := zmqsock.BindPull(ctx, host, port, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("binding the status socket on %s: %v", addr, err)
@@ -63,6 +93,10 @@ func bindStatusSocket(ctx *zmq.Context, addr string, hwm int, extra ...zmqsock.O
 // goroutine that used it). A message of more frames or bytes than a status
 // has goes to dropped instead, unread.
 func (s *statusSocket) serve(stop <-chan struct{}, handle func(frames [][]byte, sender string), dropped func(*zmqsock.OversizeError, string)) {
+	if s.pull != nil {
+		s.servePull(stop, handle, dropped)
+		return
+	}
 	defer s.sock.Close()
 	r := zmqsock.NewReceiver(s.sock, kvwire.StatusFrames, MaxStatusMessage)
 	defer r.Close()
@@ -84,6 +118,26 @@ func (s *statusSocket) serve(stop <-chan struct{}, handle func(frames [][]byte, 
 			return
 		default:
 			time.Sleep(statusPollInterval / 10) // an unexpected error must not spin
+		}
+	}
+}
+
+// servePull is serve for the Go listener; a connection dropped for a
+// protocol error is not a status and is not counted as one.
+func (s *statusSocket) servePull(stop <-chan struct{}, handle func(frames [][]byte, sender string), dropped func(*zmqsock.OversizeError, string)) {
+	defer s.pull.Close()
+	for {
+		select {
+		case <-stop:
+			return
+		case m := <-s.pull.Messages():
+			var big *zmqsock.OversizeError
+			switch {
+			case m.Err == nil:
+				handle(m.Frames, m.Peer)
+			case errors.As(m.Err, &big):
+				dropped(big, m.Peer)
+			}
 		}
 	}
 }

@@ -97,6 +97,7 @@ type ZAPHandler struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	err  error // why serve returned, written before done closes
 }
 
 // zapPoll is how often the handler checks whether it should stop.
@@ -131,6 +132,7 @@ func (h *ZAPHandler) serve(sock *zmq.Socket, allow func(ZAPRequest) (bool, strin
 	for {
 		select {
 		case <-h.stop:
+			h.err = ErrZAPClosed
 			return
 		default:
 		}
@@ -139,7 +141,8 @@ func (h *ZAPHandler) serve(sock *zmq.Socket, allow func(ZAPRequest) (bool, strin
 		case err != nil && Retry(err):
 			continue
 		case err != nil:
-			return // the context is terminating
+			h.err = fmt.Errorf("zap: the handler stopped receiving: %w", err) // the context is terminating
+			return
 		}
 		req, err := DecodeZAPRequest(frames)
 		var answer [][]byte
@@ -151,6 +154,7 @@ func (h *ZAPHandler) serve(sock *zmq.Socket, allow func(ZAPRequest) (bool, strin
 			answer = req.reply(allow(req))
 		}
 		if _, err := sock.SendMessage(answer); err != nil && errors.Is(err, zmq.ETERM) {
+			h.err = fmt.Errorf("zap: the handler stopped answering: %w", err)
 			return
 		}
 	}
@@ -163,6 +167,25 @@ func requestID(frames [][]byte) []byte {
 	return nil
 }
 
+// ErrZAPClosed is why a handler stopped when Close stopped it.
+var ErrZAPClosed = errors.New("zap: the handler was closed")
+
+// Done is closed when the handler has stopped answering, for whatever
+// reason; Err then says why. Sockets made with ZAPEnforceDomain refuse new
+// connections from then on, so whoever runs them should stop too.
+func (h *ZAPHandler) Done() <-chan struct{} { return h.done }
+
+// Err is why the handler stopped (ErrZAPClosed after Close), nil while it
+// runs.
+func (h *ZAPHandler) Err() error {
+	select {
+	case <-h.done:
+		return h.err
+	default:
+		return nil
+	}
+}
+
 // Close stops the handler (before the context terminates).
 func (h *ZAPHandler) Close() {
 	h.once.Do(func() { close(h.stop) })
@@ -170,7 +193,8 @@ func (h *ZAPHandler) Close() {
 }
 
 // CurveServer makes a socket a CURVE server with secretKey (Z85) that
-// asks the context's ZAP handler, under domain, which clients to accept.
+// asks the context's ZAP handler, under domain, which clients to accept,
+// and refuses every client while no handler answers (ZAPEnforceDomain).
 func CurveServer(secretKey, domain string) Option {
 	return func(s *zmq.Socket) error {
 		if err := s.SetCurveServer(1); err != nil {
@@ -179,7 +203,10 @@ func CurveServer(secretKey, domain string) Option {
 		if err := s.SetCurveSecretkey(secretKey); err != nil {
 			return err
 		}
-		return s.SetZapDomain(domain)
+		if err := s.SetZapDomain(domain); err != nil {
+			return err
+		}
+		return ZAPEnforceDomain()(s)
 	}
 }
 

@@ -19,7 +19,10 @@ limitations under the License.
 // connecting a PUSH socket, telling a receive or send that merely timed out
 // (try again) from one that failed, and receiving or sending a whole
 // multipart message in one call into libzmq (Receiver and Sender, in
-// multipart.go, which says why). The agent (pkg/receiver) and the
+// multipart.go, which says why), CURVE with a ZAP handler that fails
+// closed (zap.go, zapenforce.go), and a PULL listener in Go that speaks
+// ZMTP 3 itself and bounds each message while it arrives (zmtp.go,
+// zmtppull.go), for sockets without CURVE. The agent (pkg/receiver) and the
 // prefill-side peer (test/prefillpeer) use it; endpoints are written by
 // kvwire.Endpoint. The protocol is in docs/wire.md.
 //

@@ -33,7 +33,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
@@ -328,7 +328,7 @@ func TestReadmeFirstPDPairIsTheSample(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		layout, err := pairlayout.FromSpec(pair.Spec)
+		layout, err := tokenspeed.FromSpec(pair.Spec)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}

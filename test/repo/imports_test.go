@@ -203,7 +203,7 @@ func TestImportRules(t *testing.T) {
 		ok       bool
 	}{
 		{"cmd/manager", "controllers", true},
-		{"controllers", "internal/pairlayout", true},
+		{"controllers", "pkg/engine", true},
 		{"test/receivertest", "pkg/receiver", true},
 		{"test/integration/manager", "cmd/manager", true},
 		{"test/testutil", "internal/controlplane", true},

@@ -34,7 +34,7 @@ import (
 	"github.com/pdtopo/pdtopo/test/clitest"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -53,7 +53,7 @@ func samplePlans(t *testing.T, file string) *transferplan.PlanSet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout, err := pairlayout.FromSpec(pair.Spec)
+	layout, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

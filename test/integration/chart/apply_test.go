@@ -84,6 +84,14 @@ func TestChartAppliesToTheRealAPIServer(t *testing.T) {
 			"image":       map[string]any{"repository": "registry.example:5000/team/manager", "tag": "v1", "digest": "sha256:" + strings.Repeat("ab", 32)},
 			"agentImage":  map[string]any{"repository": "registry.example:5000/team/agent", "digest": "sha256:" + strings.Repeat("cd", 32)},
 		}},
+		{"network policy", map[string]any{
+			"networkPolicy": map[string]any{"enabled": true, "namespaces": []string{"team-a", "team-b"},
+				"probeFrom": []map[string]any{{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "monitoring"}}}}},
+		}},
+		{"network policy in the watched namespaces", map[string]any{
+			"watchNamespaces": []string{"team-a", "team-b"},
+			"networkPolicy":   map[string]any{"enabled": true, "nodeCIDRs": []string{"192.168.0.0/16", "fd00::/64"}},
+		}},
 		{"namespaced with cert-manager", map[string]any{
 			"watchNamespaces": []string{"team-a", "team-b"},
 			"webhook":         map[string]any{"enabled": true, "certs": "certManager"},

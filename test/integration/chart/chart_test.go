@@ -166,6 +166,12 @@ func TestChartMatchesKustomize(t *testing.T) {
 			// rotator's Secret) are config/default's, compared above.
 			pick: []string{"Role", "RoleBinding"},
 		},
+		{
+			name:      "the network policy is config/networkpolicy in every decode namespace",
+			values:    map[string]any{"networkPolicy": map[string]any{"enabled": true, "namespaces": watched}},
+			kustomize: []struct{ dir, ns string }{{"networkpolicy", watched[0]}, {"networkpolicy", watched[1]}},
+			pick:      []string{"NetworkPolicy"},
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			values := imagesValues()

@@ -22,9 +22,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
@@ -63,7 +65,7 @@ func layoutMix(t *testing.T, root string) []pdv1.PDPairSpec {
 func compatibleOnly(specs []pdv1.PDPairSpec) []pdv1.PDPairSpec {
 	var out []pdv1.PDPairSpec
 	for _, s := range specs {
-		l, err := pairlayout.FromSpec(s)
+		l, err := tokenspeed.FromSpec(s)
 		if err == nil {
 			_, err = planv1.Plan(l)
 		}
@@ -78,7 +80,10 @@ func compatibleOnly(specs []pdv1.PDPairSpec) []pdv1.PDPairSpec {
 func workload(specs []pdv1.PDPairSpec, n, namespaces int) []*pdv1.PDPair {
 	pairs := make([]*pdv1.PDPair, n)
 	for i := range pairs {
-		pairs[i] = fixtures.Pair(fmt.Sprintf("scale-%d", i%namespaces), fmt.Sprintf("pair-%04d", i)).Spec(specs[i%len(specs)]).Obj()
+		pairs[i] = &pdv1.PDPair{
+			ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprintf("scale-%d", i%namespaces), Name: fmt.Sprintf("pair-%04d", i)},
+			Spec:       *specs[i%len(specs)].DeepCopy(),
+		}
 	}
 	return pairs
 }

@@ -26,10 +26,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/modelflags"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/modelplan"
 )
@@ -116,7 +119,10 @@ func (o *options) run(cmd *cobra.Command) error {
 		fmt.Fprintf(o.env.Streams.ErrOut, "%s: note: left out %d TP/DP combination(s) whose DP does not divide the TP\n", cmd.CommandPath(), skippedP+skippedD)
 	}
 	base := o.model.Options(0, 1, 0, 1)
-	rows := modelplan.Advise(m, base, o.model.MLAL15Cache, prefill, decode, o.env.Budget)
+	// advise names no engine: the layouts are ranked by the engine a spec
+	// that names none would have.
+	eng := engines.For(pdv1.PDPairSpec{})
+	rows := eng.Advise(engine.AdviceQuery{Model: m, Base: base, MLAL15Cache: o.model.MLAL15Cache, Prefill: prefill, Decode: decode, Budget: o.env.Budget})
 	res := adviseResult{Model: m.Describe() + "; " + o.model.DescribeDtypes(), Layouts: rows}
 	out := printflags.Output{Value: res, Writers: map[printflags.Format]printflags.Writer{
 		printflags.Table: func(w io.Writer) error { return writeAdviseTable(w, res) },

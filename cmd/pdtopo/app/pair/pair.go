@@ -35,10 +35,10 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/modelflags"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 type options struct {
@@ -120,10 +120,10 @@ func (o *options) run() error {
 		return cli.UsageErrorf("--hf-config: %v", err)
 	}
 	spec := o.spec(minimal)
-	res, err := pairlayout.Resolve(spec, nil)
+	p, err := engines.For(spec).Resolve(spec, engine.Inputs{})
 	var le *transferplan.LayoutError
 	switch {
-	case pairlayout.IsInputError(err) && errors.As(err, &le):
+	case engine.IsInputError(err) && errors.As(err, &le):
 		return cli.UsageErrorf("%s: %s", le.Reason, le.Message)
 	case errors.As(err, &le):
 		return cli.Exitf(cli.ExitIncompatible, "INCOMPATIBLE %s: %s", le.Reason, le.Message)
@@ -134,12 +134,11 @@ func (o *options) run() error {
 		spec.Model.HFConfig = nil
 		spec.Model.ConfigMapKeyRef = &pdv1.ConfigMapKeyReference{Name: o.configMap, Key: o.configKey}
 	}
-	_, planErr := pairplans.PlanLayout(o.env.Budget, res.Layout)
-	planErr = res.Explain(planErr)
+	_, planErr := pairplans.PlanPair(o.env.Budget, p)
 	if ee, ok := cli.AsExit(planErr); ok && ee.Code != cli.ExitTooLarge {
 		return ee
 	}
-	if err := o.write(o.env.Streams.Out, format, spec, res, planErr); err != nil {
+	if err := o.write(o.env.Streams.Out, format, spec, p, planErr); err != nil {
 		return cli.UsageErrorf("writing output: %v", err)
 	}
 	switch {
@@ -172,9 +171,9 @@ func (o *options) spec(config []byte) pdv1.PDPairSpec {
 
 // write prints the PDPair: the model form with the derived buffers as a
 // comment, or the explicit form.
-func (o *options) write(w io.Writer, format printflags.Format, spec pdv1.PDPairSpec, res *pairlayout.Resolved, planErr error) error {
+func (o *options) write(w io.Writer, format printflags.Format, spec pdv1.PDPairSpec, p engine.Pair, planErr error) error {
 	if o.explicit {
-		spec = res.Explicit
+		spec = p.Explicit()
 		if spec.AttentionBackend == "" {
 			spec.AttentionBackend = pdv1.AttentionMHA
 		}
@@ -188,28 +187,29 @@ func (o *options) write(w io.Writer, format printflags.Format, spec pdv1.PDPairS
 			_, err := fmt.Fprintf(w, "%s\n", doc)
 			return err
 		},
-		printflags.YAML: func(w io.Writer) error { return o.writeYAML(w, doc, res, planErr) },
+		printflags.YAML: func(w io.Writer) error { return o.writeYAML(w, doc, p, planErr) },
 	}})
 }
 
 // writeYAML prints the PDPair as YAML after comments saying what it was
 // derived from and what the operator will find, and, for the model form,
 // the derived buffers as a comment.
-func (o *options) writeYAML(w io.Writer, doc []byte, res *pairlayout.Resolved, planErr error) error {
+func (o *options) writeYAML(w io.Writer, doc []byte, p engine.Pair, planErr error) error {
 	out, err := yaml.JSONToYAML(doc)
 	if err != nil {
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n", cli.OneLine(res.Derived.Model))
-	fmt.Fprintf(&b, "# %s\n", cli.OneLine(verdictLine(res.Layout, planErr)))
+	derived := p.Derived()
+	fmt.Fprintf(&b, "# %s\n", cli.OneLine(derived.Model))
+	fmt.Fprintf(&b, "# %s\n", cli.OneLine(verdictLine(p, planErr)))
 	b.Write(out)
 	if !o.explicit {
 		explicit, err := yaml.Marshal(struct {
 			AttentionBackend pdv1.AttentionBackend   `json:"attentionBackend"`
 			KVBuffers        []pdv1.KVBufferGroup    `json:"kvBuffers"`
 			StateBuffers     []pdv1.StateBufferGroup `json:"stateBuffers,omitempty"`
-		}{res.Derived.AttentionBackend, res.Derived.KVBuffers, res.Derived.StateBuffers})
+		}{derived.AttentionBackend, derived.KVBuffers, derived.StateBuffers})
 		if err != nil {
 			return err
 		}
@@ -238,7 +238,7 @@ func (o *options) document(spec pdv1.PDPairSpec) ([]byte, error) {
 }
 
 // verdictLine says what the operator will find, in one line.
-func verdictLine(l planv1.Layout, planErr error) string {
+func verdictLine(p engine.Pair, planErr error) string {
 	var le *transferplan.LayoutError
 	var ee *cli.ExitError
 	switch {
@@ -247,7 +247,8 @@ func verdictLine(l planv1.Layout, planErr error) string {
 	case errors.As(planErr, &ee):
 		return ee.Msg
 	}
-	size, _ := planv1.EstimatePlanSize(l)
+	size, _ := p.Size(transferplan.Budget{})
+	pre, dec := p.Explicit().Prefill, p.Explicit().Decode
 	return fmt.Sprintf("Compatible: prefill TP %d DP %d → decode TP %d DP %d, %s plans, %d fragments",
-		l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, size.Kind, size.Fragments)
+		pre.TensorParallelSize, pre.DataParallel(), dec.TensorParallelSize, dec.DataParallel(), size.Kind, size.Fragments)
 }

@@ -21,28 +21,28 @@ import (
 
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
-// PlanLayout sizes the layout's plans arithmetically and plans it only when
+// PlanPair sizes the pair's plans arithmetically and plans it only when
 // they are within the budget: a layout within every field's limits can still
-// describe billions of bytes of plans. Its errors are the planner's
+// describe billions of bytes of plans. Its errors are the engine's
 // *LayoutError or a *cli.ExitError with cli.ExitTooLarge or cli.ExitUsage.
-func PlanLayout(budget transferplan.Budget, layout planv1.Layout) (*transferplan.PlanSet, error) {
+func PlanPair(budget transferplan.Budget, p engine.Pair) (*transferplan.PlanSet, error) {
 	return WithinBudget(budget, func() error {
-		_, err := planv1.CheckBudget(layout, budget)
+		_, err := p.Size(budget)
 		return err
-	}, func() (*transferplan.PlanSet, error) { return planv1.Plan(layout) })
-}
-
-// PlanContract sizes a cache-contract pair's plans and plans it within the budget.
-func PlanContract(budget transferplan.Budget, cp plancontract.Pair) (*transferplan.PlanSet, error) {
-	return WithinBudget(budget, func() error {
-		_, err := plancontract.CheckBudget(cp, budget)
-		return err
-	}, func() (*transferplan.PlanSet, error) { return plancontract.Plan(cp) })
+	}, func() (*transferplan.PlanSet, error) {
+		ranks, err := p.Map()
+		if err != nil {
+			return nil, err
+		}
+		if ranks.Plans() == nil {
+			return nil, errors.New("the pair's engine publishes no plans")
+		}
+		return ranks.Plans().PlanSet()
+	})
 }
 
 // WithinBudget runs check (a pair's arithmetic sizing against the budget)

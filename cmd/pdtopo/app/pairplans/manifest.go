@@ -23,26 +23,26 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // FromManifest plans a manifest's PDPair as Plans (Origin empty).
 func FromManifest(file, name string, stdin io.Reader, notes io.Writer, budget transferplan.Budget) (string, *Plans, error) {
-	pairName, res, verdict, err := ReadResolved(file, name, stdin, notes, nil)
+	pairName, p, verdict, err := ReadResolved(file, name, stdin, notes, nil)
 	if err != nil {
 		return "", nil, cli.UsageErrorf("%v", err)
 	}
 	if verdict != nil {
-		pp := &Plans{Res: &pairlayout.Resolved{}}
+		pp := &Plans{}
 		if !errors.As(verdict, &pp.Incompatible) {
 			return "", nil, cli.UsageErrorf("%v", verdict)
 		}
 		return pairName, pp, nil
 	}
-	pp := &Plans{Layout: res.Layout, Res: res}
-	set, err := PlanLayout(budget, res.Layout)
-	err = res.Explain(err)
+	pp := &Plans{Derived: p.Derived()}
+	set, err := PlanPair(budget, p)
 	if ee, ok := cli.AsExit(err); ok {
 		return "", nil, ee
 	}
@@ -66,7 +66,7 @@ func FromManifest(file, name string, stdin io.Reader, notes io.Writer, budget tr
 // it skips is noted on notes. A refusal that is a verdict on the layout
 // rather than broken input (a TP the engine cannot run the model with) comes
 // back as verdict.
-func ReadResolved(file, name string, stdin io.Reader, notes io.Writer, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
+func ReadResolved(file, name string, stdin io.Reader, notes io.Writer, config []byte) (pairName string, p engine.Pair, verdict, err error) {
 	pair, err := cli.ReadPair(file, name, stdin, notes)
 	if err != nil {
 		return "", nil, nil, err
@@ -75,16 +75,16 @@ func ReadResolved(file, name string, stdin io.Reader, notes io.Writer, config []
 }
 
 // ResolvePair is ReadResolved for a PDPair already read.
-func ResolvePair(file string, pair *pdv1.PDPair, config []byte) (pairName string, res *pairlayout.Resolved, verdict, err error) {
-	res, err = pairlayout.Resolve(pair.Spec, config)
+func ResolvePair(file string, pair *pdv1.PDPair, config []byte) (pairName string, p engine.Pair, verdict, err error) {
+	p, err = engines.For(pair.Spec).Resolve(pair.Spec, engine.Inputs{ModelConfig: config})
 	var le *transferplan.LayoutError
 	switch {
-	case pairlayout.IsInputError(err) && errors.As(err, &le):
+	case engine.IsInputError(err) && errors.As(err, &le):
 		return "", nil, nil, fmt.Errorf("%s: invalid PDPair %q: %s", file, pair.Name, le.Message)
-	case res == nil:
+	case p == nil:
 		return pair.Name, nil, err, nil
 	}
 	// Any other error of an explicit spec is a planning verdict, reported
 	// by the planner itself.
-	return pair.Name, res, nil, nil
+	return pair.Name, p, nil, nil
 }

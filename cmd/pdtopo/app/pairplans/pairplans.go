@@ -28,18 +28,16 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // Plans is a PDPair's plans and where they came from.
 type Plans struct {
-	Layout planv1.Layout
-	// Res is the resolved spec: the layout and, for a model-aware pair,
-	// what its buffers were derived from.
-	Res *pairlayout.Resolved
+	// Derived is what a model-aware pair's buffers were derived from.
+	Derived *pdv1.DerivedBuffers
 	// Set is nil when the layout is incompatible; Incompatible then says why.
 	Set          *transferplan.PlanSet
 	Incompatible *transferplan.LayoutError
@@ -60,25 +58,24 @@ func FromCluster(ctx context.Context, c *cli.Cluster, pair *pdv1.PDPair, budget 
 	if err != nil {
 		return nil, err
 	}
-	res, err := pairlayout.Resolve(pair.Spec, config)
+	p, err := engines.For(pair.Spec).Resolve(pair.Spec, engine.Inputs{ModelConfig: config})
 	var le *transferplan.LayoutError
-	if pairlayout.IsInputError(err) && errors.As(err, &le) && le.Reason == transferplan.ReasonInvalidLayout {
+	if engine.IsInputError(err) && errors.As(err, &le) && le.Reason == transferplan.ReasonInvalidLayout {
 		return nil, cli.UsageErrorf("PDPair %q: invalid spec: %s", pair.Name, le.Message)
 	}
-	pp := &Plans{Res: res}
-	if res == nil {
+	pp := &Plans{}
+	if p == nil {
 		// The model could not be derived: the verdict is the derivation's.
-		pp.Res = &pairlayout.Resolved{Derived: pair.Status.Derived}
+		pp.Derived = pair.Status.Derived
 		if !errors.As(err, &pp.Incompatible) {
 			return nil, cli.UsageErrorf("PDPair %q: %v", pair.Name, err)
 		}
 		pp.Origin = "not planned: the buffers could not be derived from spec.model"
 		return pp, nil
 	}
-	if res.Derived == nil {
-		res.Derived = pair.Status.Derived
+	if pp.Derived = p.Derived(); pp.Derived == nil {
+		pp.Derived = pair.Status.Derived
 	}
-	pp.Layout = res.Layout
 	set, why, err := LoadPublished(ctx, c, pair)
 	if err != nil {
 		return nil, err
@@ -89,8 +86,7 @@ func FromCluster(ctx context.Context, c *cli.Cluster, pair *pdv1.PDPair, budget 
 		return pp, nil
 	}
 	pp.Origin = "planned here from the spec: " + why
-	pp.Set, err = PlanLayout(budget, res.Layout)
-	err = res.Explain(err)
+	pp.Set, err = PlanPair(budget, p)
 	if ee, ok := cli.AsExit(err); ok {
 		return nil, ee
 	}

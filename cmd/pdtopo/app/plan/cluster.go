@@ -30,7 +30,8 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -44,8 +45,8 @@ func (o *Options) runCluster(cmd *cobra.Command, name string) error {
 	if err != nil {
 		return err
 	}
-	if pairlayout.IsContractPair(pair.Spec) {
-		return o.runClusterContract(cmd, c, pair)
+	if eng := engines.For(pair.Spec); eng.ReadsContracts(pair.Spec) {
+		return o.runClusterContract(cmd, eng, c, pair)
 	}
 	pp, err := pairplans.FromCluster(cmd.Context(), c, pair, o.env.Budget)
 	if err != nil {
@@ -62,9 +63,9 @@ func (o *Options) runCluster(cmd *cobra.Command, name string) error {
 		fmt.Fprintf(streams.ErrOut, "%s: note: %s\n", cmd.CommandPath(), pp.Origin)
 	}
 	if pp.Incompatible != nil {
-		return o.emit(pair.Name, "PDPair "+pair.Name, pp.Res, nil, pp.Incompatible)
+		return o.emit(pair.Name, "PDPair "+pair.Name, pp.Derived, nil, pp.Incompatible)
 	}
-	return o.emit(pair.Name, "PDPair "+pair.Name, pp.Res, pp.Set, nil)
+	return o.emit(pair.Name, "PDPair "+pair.Name, pp.Derived, pp.Set, nil)
 }
 
 // writeConditions prints the pair's identity and its status conditions.
@@ -92,7 +93,7 @@ func writeConditions(w io.Writer, pair *pdv1.PDPair) error {
 // reads the contracts, from ConfigMaps and the live engines too; a pair
 // with both contracts inline is planned here when nothing is published,
 // any other gets the operator's verdict).
-func (o *Options) runClusterContract(cmd *cobra.Command, c *cli.Cluster, pair *pdv1.PDPair) error {
+func (o *Options) runClusterContract(cmd *cobra.Command, eng engine.Engine, c *cli.Cluster, pair *pdv1.PDPair) error {
 	set, why, err := pairplans.LoadPublished(cmd.Context(), c, pair)
 	if err != nil {
 		return err
@@ -108,7 +109,7 @@ func (o *Options) runClusterContract(cmd *cobra.Command, c *cli.Cluster, pair *p
 	}
 	if set == nil {
 		fmt.Fprintf(streams.ErrOut, "%s: note: the plans are not published (%s); planning from the spec's inline contracts\n", cmd.CommandPath(), why)
-		return o.runContract(pair)
+		return o.runContract(eng, pair)
 	}
 	return o.printSet(pair.Name, set, func(w io.Writer) error {
 		fmt.Fprintf(w, "Plans: published, plan hash %s\n\n", pairplans.ShortHash(pair.Status.Plan.Hash))

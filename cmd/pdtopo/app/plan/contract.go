@@ -26,20 +26,22 @@ import (
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
 // runContract plans a pair on the cache-contract wire from its inline
 // contracts: exit 3 with compatible false where the engine refuses the pair
 // (its decoder decodes both contracts but its planner refuses them, or a
 // value cannot be moved), exit 2 when the spec or a contract is malformed.
-func (o *Options) runContract(pair *pdv1.PDPair) error {
-	cp, roles, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
+func (o *Options) runContract(eng engine.Engine, pair *pdv1.PDPair) error {
+	contracts, err := eng.ReadContracts(pair.Spec, engine.ReadInline)
 	var set *transferplan.PlanSet
 	if err == nil {
-		set, err = pairplans.PlanContract(o.env.Budget, cp)
+		var p engine.Pair
+		if p, err = eng.Resolve(pair.Spec, engine.Inputs{Contracts: contracts}); err == nil {
+			set, err = pairplans.PlanPair(o.env.Budget, p)
+		}
 	}
 	var le *transferplan.LayoutError
 	if ee, ok := cli.AsExit(err); ok {
@@ -54,14 +56,14 @@ func (o *Options) runContract(pair *pdv1.PDPair) error {
 	default:
 		return cli.UsageErrorf("%v", err)
 	}
-	return o.printSet(pair.Name, set, func(w io.Writer) error { return writeContractTable(w, pair.Name, cp, roles, set) })
+	return o.printSet(pair.Name, set, func(w io.Writer) error { return writeContractTable(w, pair.Name, contracts.Roles(), set) })
 }
 
 // malformedContract: the input itself is broken (exit 2), not a pair the
 // engine's planner refuses.
 func malformedContract(r transferplan.Reason) bool {
 	switch r {
-	case transferplan.ReasonInvalidLayout, transferplan.ReasonContractInvalid, transferplan.ReasonContractTooLarge, pairlayout.ReasonContractUnavailable:
+	case transferplan.ReasonInvalidLayout, transferplan.ReasonContractInvalid, transferplan.ReasonContractTooLarge, engine.ReasonContractUnavailable:
 		return true
 	}
 	return false
@@ -70,17 +72,17 @@ func malformedContract(r transferplan.Reason) bool {
 // writeContractTable prints a contract pair's verdict and every decode
 // rank's sources: the fields each prefill rank sends and how many row
 // copies a page costs.
-func writeContractTable(w io.Writer, name string, cp plancontract.Pair, roles [2]pairlayout.ContractRole, set *transferplan.PlanSet) error {
+func writeContractTable(w io.Writer, name string, roles [2]engine.ContractRole, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
+	l := set.Layout
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, wire CacheContract\n",
-		cli.OrDash(name), cp.Prefill.TPSize, cp.Prefill.DPSize, cp.Decode.TPSize, cp.Decode.DPSize)
+		cli.OrDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
 	for _, r := range []struct {
 		role string
-		c    pairlayout.ContractRole
+		c    engine.ContractRole
 	}{{"prefill", roles[0]}, {"decode", roles[1]}} {
-		fmt.Fprintf(&b, "%-8s contract %s… (%d bytes from %s): groups %s, %d fields\n", r.role, r.c.Contract.SHA256()[:12],
-			len(r.c.Raw), r.c.Source, strings.Join(r.c.Contract.GroupIDs(), ", "), r.c.Contract.FieldCount())
+		fmt.Fprintf(&b, "%-8s contract %s… (%d bytes from %s): %s\n", r.role, r.c.SHA256[:12], len(r.c.Raw), r.c.Source, r.c.Holds)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err

@@ -26,10 +26,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -111,30 +113,31 @@ func (o *Options) Run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return cli.UsageErrorf("%v", err)
 	}
-	if pairlayout.IsContractPair(pair.Spec) {
-		return o.runContract(pair)
+	if eng := engines.For(pair.Spec); eng.ReadsContracts(pair.Spec) {
+		return o.runContract(eng, pair)
 	}
-	pairName, res, verdict, err := pairplans.ResolvePair(o.File, pair, config)
+	pairName, p, verdict, err := pairplans.ResolvePair(o.File, pair, config)
 	if err != nil {
 		return cli.UsageErrorf("%v", err)
 	}
 	if verdict != nil {
 		return o.emit(pairName, o.File, nil, nil, verdict)
 	}
-	set, err := pairplans.PlanLayout(o.env.Budget, res.Layout)
-	return o.emit(pairName, o.File, res, set, res.Explain(err))
+	set, err := pairplans.PlanPair(o.env.Budget, p)
+	return o.emit(pairName, o.File, p.Derived(), set, err)
 }
 
 // emit prints a planning outcome: the plans, or the incompatible verdict
-// (exit 3). source names where the PDPair came from, for invalid layouts.
-func (o *Options) emit(pairName, source string, res *pairlayout.Resolved, set *transferplan.PlanSet, planErr error) error {
+// (exit 3). source names where the PDPair came from, for invalid layouts;
+// derived is what a model-aware pair's buffers were derived from.
+func (o *Options) emit(pairName, source string, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet, planErr error) error {
 	var le *transferplan.LayoutError
 	if ee, ok := cli.AsExit(planErr); ok {
 		return ee
 	}
 	switch {
 	case planErr == nil:
-	case pairlayout.IsInputError(planErr):
+	case engine.IsInputError(planErr):
 		errors.As(planErr, &le)
 		return cli.UsageErrorf("%s: invalid PDPair: %s", source, le.Message)
 	case errors.As(planErr, &le):
@@ -142,7 +145,7 @@ func (o *Options) emit(pairName, source string, res *pairlayout.Resolved, set *t
 	default:
 		return cli.UsageErrorf("%v", planErr)
 	}
-	return o.printSet(pairName, set, func(w io.Writer) error { return writeTable(w, pairName, res.Layout, res.Derived, set) })
+	return o.printSet(pairName, set, func(w io.Writer) error { return writeTable(w, pairName, derived, set) })
 }
 
 // printSet prints a plan set: the table, the pictures, or the set as JSON

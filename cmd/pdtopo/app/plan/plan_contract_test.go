@@ -25,7 +25,8 @@ import (
 
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -47,7 +48,7 @@ func TestPlanContractPairJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, _, err := pairlayout.ContractPairFromSpec(pair.Spec, pairlayout.ReadInline)
+	cp, _, err := tokenspeed.ContractPairFromSpec(pair.Spec, engine.ReadInline)
 	if err != nil {
 		t.Fatal(err)
 	}

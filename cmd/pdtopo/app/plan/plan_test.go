@@ -27,7 +27,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/clitest"
@@ -44,7 +44,7 @@ func TestPlanJSONMatchesPlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layout, err := pairlayout.FromSpec(pair.Spec)
+	layout, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,19 +26,19 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
-	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
 // writeTable prints the plans for people: a header with the layout and the
 // verdict, one block per decode rank listing its prefill sources and the byte
 // ranges they fill (fragments of the same shape are folded into one line), and
 // the prefill fan-out.
-func writeTable(w io.Writer, name string, l planv1.Layout, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet) error {
+func writeTable(w io.Writer, name string, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
+	l := set.Layout
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %s, %d KV + %d state buffers, %d token(s)/page\n",
-		cli.OrDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.Attention,
-		len(l.KVBuffers), len(l.StateBuffers), l.TokensPerPage)
+		cli.OrDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.AttentionBackend,
+		len(l.KVBufferKinds), len(l.DecodeStateItemLens), l.TokensPerPage)
 	writeDerived(&b, derived)
 	fmt.Fprintf(&b, "COMPATIBLE  plan %s, %d plan(s), %d–%d prefill target(s) per decode rank, %d fragment(s), idle prefill ranks: %s\n",
 		sum.Kind, len(set.Plans), sum.MinTargets, sum.MaxTargets, sum.Fragments, rankList(sum.IdlePrefillRanks))

@@ -87,7 +87,7 @@ func (o *options) run(cmd *cobra.Command, args []string) error {
 	n := len(pp.Set.Plans)
 	if o.rank < 0 || o.rank >= n {
 		return cli.UsageErrorf("--rank %d is out of range: PDPair %q has decode TP ranks 0..%d (decode TP %d / DP %d)",
-			o.rank, pairName, n-1, pp.Layout.Decode.TPSize, pp.Layout.Decode.DPSize)
+			o.rank, pairName, n-1, pp.Set.Layout.Decode.TPSize, pp.Set.Layout.Decode.DPSize)
 	}
 	plan := pp.Set.Plans[o.rank]
 	if format != printflags.Table && !pp.Published && pp.Origin != "" {
@@ -132,7 +132,7 @@ func (o *options) load(cmd *cobra.Command, args []string) (string, *pairplans.Pl
 // writeRoutes prints one decode rank's plan for people.
 func writeRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transferplan.RoutePlan) error {
 	var b strings.Builder
-	l := pp.Layout
+	l := pp.Set.Layout
 	fmt.Fprintf(&b, "PDPair %s: decode TP rank %d of %d, plan %s (prefill TP %d DP %d → decode TP %d DP %d)\n",
 		cli.OrDash(pairName), plan.DecodeTPRank, len(pp.Set.Plans), plan.PlanKind, l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
 	if pp.Origin != "" {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package pairlayout
+package tokenspeed
 
 import (
 	"encoding/json"
@@ -28,52 +28,55 @@ import (
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 )
 
-// Resolved is a PDPair spec ready to plan.
-type Resolved struct {
-	// Layout is the planner's input.
-	Layout planv1.Layout
-	// Explicit is the spec in explicit form: a model-aware spec with the
+// layoutPair is a PDPair spec on the v1 wire, ready to plan.
+type layoutPair struct {
+	// layout is the planner's input.
+	layout planv1.Layout
+	// explicit is the spec in explicit form: a model-aware spec with the
 	// derived attention backend, kvBuffers and stateBuffers in place of
 	// spec.model and the dtypes (every size given, none defaulted).
-	Explicit pdv1.PDPairSpec
-	// Derived is what was derived from spec.model, for the status; nil for
+	explicit pdv1.PDPairSpec
+	// derived is what was derived from spec.model, for the status; nil for
 	// explicit pairs.
-	Derived *pdv1.DerivedBuffers
+	derived *pdv1.DerivedBuffers
 	model   *modelplan.Pair
 }
 
-// Resolve turns a spec into the planner's input. For a model-aware spec
-// it derives the buffers from the model's config.json: the inline hfConfig,
-// or config, the bytes the caller read from the ConfigMap key
+// resolveLayout turns a spec into the planner's input. For a model-aware
+// spec it derives the buffers from the model's config.json: the inline
+// hfConfig, or config, the bytes the caller read from the ConfigMap key
 // spec.model.configMapKeyRef names. A config the derivation refuses is a
 // *transferplan.LayoutError with the derivation's reason (InvalidModelConfig,
 // UnsupportedKVCacheDtype, TPDoesNotSplitHeads) and nothing is planned.
-func Resolve(spec pdv1.PDPairSpec, config []byte) (*Resolved, error) {
+// An explicit spec's pair comes back beside its refusal (InvalidLayout or
+// the planner's checks of the layout): the caller judges it.
+func resolveLayout(spec pdv1.PDPairSpec, config []byte) (*layoutPair, error) {
 	if spec.Model == nil {
 		l, err := fromExplicit(spec)
-		return &Resolved{Layout: l, Explicit: spec}, err
+		return &layoutPair{layout: l, explicit: spec}, err
 	}
 	r, err := derive(spec, config)
 	if err != nil {
 		return nil, err
 	}
-	r.Layout, err = fromExplicit(r.Explicit)
+	r.layout, err = fromExplicit(r.explicit)
 	return r, err
 }
 
-// FromSpec is Resolve without a ConfigMap: explicit specs and specs with an
-// inline hfConfig.
+// FromSpec is the planner's input of a v1 spec, explicit or with an inline
+// hfConfig: for the prefill peer, which plays tokenspeed's prefill side,
+// and for tests that plan a pair by hand.
 func FromSpec(spec pdv1.PDPairSpec) (planv1.Layout, error) {
-	r, err := Resolve(spec, nil)
+	r, err := resolveLayout(spec, nil)
 	if r == nil {
 		return planv1.Layout{}, err
 	}
-	return r.Layout, err
+	return r.layout, err
 }
 
-// Explain gives a planner refusal of a model-aware pair the model's fix:
+// explain gives a planner refusal of a model-aware pair the model's fix:
 // the TP sizes the engine can run the model with at which the pair plans.
-func (r *Resolved) Explain(err error) error {
+func (r *layoutPair) explain(err error) error {
 	var le *transferplan.LayoutError
 	if r == nil || r.model == nil || !errors.As(err, &le) {
 		return err
@@ -82,7 +85,7 @@ func (r *Resolved) Explain(err error) error {
 	return err
 }
 
-func derive(spec pdv1.PDPairSpec, config []byte) (*Resolved, error) {
+func derive(spec pdv1.PDPairSpec, config []byte) (*layoutPair, error) {
 	source := "model.hfConfig"
 	switch {
 	case spec.Model.HFConfig != nil && spec.Model.ConfigMapKeyRef == nil:
@@ -121,7 +124,7 @@ func derive(spec pdv1.PDPairSpec, config []byte) (*Resolved, error) {
 	if le := p.Check(); le != nil {
 		return nil, le
 	}
-	return &Resolved{Explicit: explicitSpec(spec, d), Derived: derived(d, p.Options), model: p}, nil
+	return &layoutPair{explicit: explicitSpec(spec, d), derived: derived(d, p.Options), model: p}, nil
 }
 
 // options are the derivation's inputs from the spec.
@@ -216,23 +219,4 @@ func derived(d *modelgeom.Pair, o modelgeom.Options) *pdv1.DerivedBuffers {
 		KVBuffers:        kvGroups(d.KVBuffers),
 		StateBuffers:     stateGroups(d.StateBuffers),
 	}
-}
-
-// IsInputError reports whether err says the input itself cannot be used
-// (a broken layout, a model config the derivation refuses, a dtype the
-// engine does not store, a ConfigMap not read), as opposed to a well-formed
-// pair the operator refuses to plan (LayoutCompatible=False on a pair that
-// could be fixed by another layout: TPDoesNotSplitHeads and the planner's
-// reasons).
-func IsInputError(err error) bool {
-	var le *transferplan.LayoutError
-	if !errors.As(err, &le) {
-		return false
-	}
-	switch string(le.Reason) {
-	case string(transferplan.ReasonInvalidLayout), string(modelgeom.ReasonInvalidModelConfig),
-		string(modelgeom.ReasonUnsupportedKVCacheDtype), string(pdv1.ReasonModelConfigUnavailable):
-		return true
-	}
-	return false
 }

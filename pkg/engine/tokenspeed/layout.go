@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package pairlayout turns a PDPair spec into the planner's input. It is the
-// one place that knows how buffer groups expand to buffer indices (pointer
+package tokenspeed
+
+// This file turns an explicit spec into the planner's input. It is the one
+// place that knows how buffer groups expand to buffer indices (pointer
 // order), which defaults apply (unit 1, the prefill item default, DP 1,
 // tokensPerPage 1, MHA) and how spec kinds map to wire kinds.
-package pairlayout
 
 import (
 	"fmt"

@@ -14,49 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package pairlayout
+package tokenspeed
 
 import (
 	"errors"
 	"fmt"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
-
-// IsContractPair reports whether the spec names the cache-contract wire.
-func IsContractPair(spec pdv1.PDPairSpec) bool {
-	return spec.WireOrDefault() == pdv1.WireCacheContract
-}
-
-// ContractReader returns the wire bytes of one role's contract ("prefill"
-// or "decode") and where they came from, for the status. src is the spec's
-// source, nil when the spec leaves the role's contract to the live engines
-// (the operator reads those; offline they cannot be read). A contract that
-// cannot be had is a *transferplan.LayoutError (ReasonContractUnavailable
-// errors are the caller's); any other error is the caller's to retry.
-type ContractReader func(role string, src *pdv1.CacheContractSource) (raw []byte, source string, err error)
-
-// ReasonContractUnavailable: a contract's ConfigMap or key does not exist,
-// or an offline reader cannot follow a reference. It is the reader's, not
-// the planner's, so it is declared here.
-const ReasonContractUnavailable transferplan.Reason = "ContractUnavailable"
-
-// ReadInline is the reader of offline planning: inline contracts only.
-func ReadInline(role string, src *pdv1.CacheContractSource) ([]byte, string, error) {
-	if src == nil {
-		return nil, "", invalid("cacheContracts."+role,
-			"save the live contract to a file with `pdtopo contract` and give it inline, or plan the PDPair in the cluster (pdtopo plan NAME)",
-			"the spec leaves the %s's contract to the live engines, which only the operator reads", role)
-	}
-	if src.ConfigMapKeyRef != nil {
-		field := "cacheContracts." + role + ".configMapKeyRef"
-		return nil, "", invalid(field, "give the contract inline to plan offline, or plan the PDPair in the cluster (pdtopo plan NAME)",
-			"ConfigMap %q key %q can only be read in the cluster", src.ConfigMapKeyRef.Name, src.ConfigMapKeyRef.Key)
-	}
-	return []byte(src.Inline), "spec.cacheContracts." + role + ".inline", nil
-}
 
 // ContractRole is one role's contract as read: its bytes, where they came
 // from and the decoded contract.
@@ -71,7 +39,7 @@ type ContractRole struct {
 // spec leaves out with a nil source) and decodes them as the engine does. A contract the engine would refuse is a
 // *transferplan.LayoutError with its reason and the field
 // cacheContracts.<role>.
-func ContractPairFromSpec(spec pdv1.PDPairSpec, read ContractReader) (plancontract.Pair, [2]ContractRole, error) {
+func ContractPairFromSpec(spec pdv1.PDPairSpec, read engine.ContractReader) (plancontract.Pair, [2]ContractRole, error) {
 	var roles [2]ContractRole
 	pair := plancontract.Pair{Prefill: parallelism(spec.Prefill), Decode: parallelism(spec.Decode)}
 	if err := pair.Prefill.Validate("prefill"); err != nil {

@@ -1,0 +1,71 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package engines_test
+
+import (
+	"slices"
+	"testing"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+)
+
+// A spec that names no engine is tokenspeed's, on both of its wires, and
+// tokenspeed's decode pods run the receiver agent.
+func TestASpecNamingNoEngineIsTokenspeeds(t *testing.T) {
+	for _, wire := range []pdv1.Wire{"", pdv1.WireV1, pdv1.WireCacheContract} {
+		spec := fixtures.Llama70B(8, 4)
+		spec.Wire = wire
+		eng := engines.For(spec)
+		if eng.Name() != "tokenspeed" || !eng.InjectsAgent() {
+			t.Errorf("wire %q: engine %s (agent %v), want tokenspeed with its agent", wire, eng.Name(), eng.InjectsAgent())
+		}
+		if got, want := eng.ReadsContracts(spec), wire == pdv1.WireCacheContract; got != want {
+			t.Errorf("wire %q: reads contracts %v, want %v", wire, got, want)
+		}
+	}
+	if e, ok := engines.Lookup("tokenspeed"); !ok || e.Name() != "tokenspeed" {
+		t.Errorf("Lookup(tokenspeed) = %v, %v", e, ok)
+	}
+	if _, ok := engines.Lookup("vllm"); ok {
+		t.Error("Lookup(vllm) found an engine nobody registered")
+	}
+}
+
+// Adding an engine is one line in a registry: the new one is found by its
+// name beside the others, and its name may be taken only once.
+func TestARegistryHoldsEachEngineOnce(t *testing.T) {
+	tokenspeed, _ := engines.Lookup("tokenspeed")
+	r := engine.NewRegistry(tokenspeed, fixtures.ToyEngine{})
+	if got := r.Names(); !slices.Equal(got, []string{"tokenspeed", "toy"}) {
+		t.Errorf("names %v", got)
+	}
+	if e, ok := r.Lookup("toy"); !ok || e.InjectsAgent() {
+		t.Errorf("Lookup(toy) = %v, %v", e, ok)
+	}
+	if e, _ := r.Lookup(""); e.Name() != "tokenspeed" {
+		t.Errorf("the fallback is %s", e.Name())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("two engines of one name were registered")
+		}
+	}()
+	engine.NewRegistry(tokenspeed, tokenspeed)
+}
