@@ -35,7 +35,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/controlplane"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -231,7 +231,7 @@ func publishedHash(ctx context.Context, c client.Client, ns, name string) string
 // planHash is the hash of the plan set the operator must publish for spec.
 func planHash(t *testing.T, spec pdv1.PDPairSpec) string {
 	t.Helper()
-	l, err := pairlayout.FromSpec(spec)
+	l, err := tokenspeed.FromSpec(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"syscall"
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
-	"github.com/pdtopo/pdtopo/internal/pairlayout"
+	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
@@ -78,7 +78,7 @@ func servePrefill(port, pairFile string) error {
 	if err != nil {
 		return err
 	}
-	l, err := pairlayout.FromSpec(pair.Spec)
+	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
 		return err
 	}
