@@ -117,6 +117,8 @@ lint-python: ## Type-check (mypy --strict) and lint (flake8) clients/python: the
 	@# the package alone against the oldest Python pyproject.toml allows
 	cd clients/python && $(PYTHON_LINT) -m mypy --python-version 3.10 -p pdtopo_agent
 	cd clients/python && $(PYTHON_LINT) -m flake8
+	@# the chaos suite's engine rank, an adapter user
+	cd clients/python && $(PYTHON_LINT) -m mypy ../../test/chaos/driver.py && $(PYTHON_LINT) -m flake8 ../../test/chaos/driver.py
 
 .PHONY: helm
 helm: $(BIN)/helm ## Build bin/helm (Helm v4, from the hack/helm module) for the chart's tests and `make helm-package`.
@@ -230,6 +232,10 @@ conformance-tokenspeed: ## Hold both wires to tokenspeed's own code at the refer
 	@test -n "$(TOKENSPEED_GIT_DIR)" || { echo "set TOKENSPEED_GIT_DIR to a git directory of lightseekorg/tokenspeed" >&2; exit 2; }
 	conformance/tokenspeed/v1wire/run.sh $(TOKENSPEED_GIT_DIR)
 	conformance/tokenspeed/contractwire/interop.sh $(TOKENSPEED_GIT_DIR)
+
+.PHONY: test-chaos
+test-chaos: ## Run the chaos suite (test/chaos) for CHAOS_DURATION (default 10m) with CHAOS_SEED (default: the clock); make test runs it for 60s.
+	PDTOPO_CHAOS_DURATION=$(or $(CHAOS_DURATION),10m) PDTOPO_CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout $(or $(CHAOS_TIMEOUT),30m) -run '^TestChaos$$' -v ./test/chaos/
 
 ##@ Operator: controller, plan store, scale (owned by the operator work; see docs/benchmarks.md)
 

@@ -58,6 +58,9 @@ func (m *Manager) checkAddresses(t *peerTable) {
 			if err != nil {
 				m.metrics.heartbeatMissed()
 			}
+			if err == nil {
+				m.recheckRanks(ctx, t, p.addr)
+			}
 			misses := t.missed(p.addr, err != nil)
 			if err != nil {
 				m.log.Info("heartbeat missed", "addr", p.addr, "misses", misses, "error", err)

@@ -28,6 +28,8 @@ const registry = "pkg/engine/engines"
 // wire and so imports that engine: the prefill peer is tokenspeed's prefill.
 var engineTestPeers = map[string]string{
 	"cmd/prefill-peer": "pkg/engine/tokenspeed",
+	// The chaos suite runs tokenspeed prefill peers for its pairs.
+	"test/chaos": "pkg/engine/tokenspeed",
 }
 
 // engineImportAllowed reports whether a package in directory from may
