@@ -59,6 +59,9 @@ type options struct {
 
 	planFile, planDir  string
 	planSealDir        string
+	planPublicKeys     string
+	planPDPair         string
+	planMinGeneration  int64
 	kubeconfig, pdpair string
 	planResync         time.Duration
 	printPlan          bool
@@ -97,6 +100,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.planFile, "plan-file", "", "plan set JSON written by `pdtopo plan -o json`")
 	fs.StringVar(&o.planDir, "plan-dir", "", "directory where the PDPair's plan ConfigMaps are projected")
 	fs.StringVar(&o.planSealDir, "plan-seal-dir", "", "with --plan-dir: directory where the PDPair's seal Secret is mounted; only the index it names is loaded")
+	fs.StringVar(&o.planPublicKeys, "plan-public-keys", "", "with --plan-dir: comma-separated base64 ed25519 public keys of the operator (the webhook passes them); only an index signed with one for --plan-pdpair is loaded")
+	fs.StringVar(&o.planPDPair, "plan-pdpair", "", "with --plan-public-keys: NAMESPACE/NAME (or NAME, in $POD_NAMESPACE) of the PDPair the signed plans must be for")
+	fs.Int64Var(&o.planMinGeneration, "plan-min-generation", 0, "with --plan-public-keys: refuse plans signed for an older generation of the PDPair than this")
 	fs.StringVar(&o.pdpair, "pdpair", "", "read the plans from the API: NAMESPACE/NAME of the PDPair (or NAME, in $POD_NAMESPACE)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --pdpair (default: the in-cluster service account)")
 	fs.DurationVar(&o.planResync, "plan-resync", time.Minute, "safety-net re-read of the plan source (changes are watched and apply at once)")
@@ -229,6 +235,9 @@ func (o *options) validate() error {
 	}
 	if o.planSealDir != "" && o.planDir == "" {
 		return errors.New("--plan-seal-dir is only used with --plan-dir")
+	}
+	if err := o.validateSigned(); err != nil {
+		return err
 	}
 	if err := o.validateAddresses(); err != nil {
 		return err

@@ -188,7 +188,11 @@ func planSource(o *options) (plansource.Source, error) {
 	case o.planFile != "":
 		return plansource.File{Path: o.planFile, EngineRanks: ranks}, nil
 	case o.planDir != "":
-		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, EngineRanks: ranks}, nil
+		signed, err := o.signed()
+		if err != nil {
+			return nil, err
+		}
+		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks}, nil
 	default:
 		return plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
 	}

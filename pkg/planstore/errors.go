@@ -54,6 +54,16 @@ const (
 	// ConfigMap it did not write shadows or replaces its index, or the new
 	// index or seal has not reached the pod yet.
 	ReasonSealMismatch Reason = "SealMismatch"
+	// ReasonMissingSignature: no index.sig beside the index.
+	ReasonMissingSignature Reason = "MissingSignature"
+	// ReasonMalformedSignature: index.sig is not a consistent signature.
+	ReasonMalformedSignature Reason = "MalformedSignature"
+	// ReasonBadSignature: index.sig is not the operator's, or not for this
+	// pair: a tenant wrote it, or it was copied from another pair.
+	ReasonBadSignature Reason = "BadSignature"
+	// ReasonStaleGeneration: the signed index is of a generation older than
+	// the plans the agent holds (a replay of an older publication).
+	ReasonStaleGeneration Reason = "StaleGeneration"
 	// ReasonNotPublished: the seal says the operator publishes nothing for
 	// the pair's current generation.
 	ReasonNotPublished Reason = "NotPublished"

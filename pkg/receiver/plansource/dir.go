@@ -38,9 +38,16 @@ type Dir struct {
 	// ConfigMap projected under a plan name by someone other than the
 	// operator is never loaded (see planstore.Seal).
 	SealDir string
+	// Signed, if set, is the operator's signature check: only an index
+	// whose index.sig (projected beside it) the operator signed for this
+	// pair and a generation no older than the one held is loaded.
+	Signed *Signed
 }
 
 func (d Dir) Describe() string {
+	if d.Signed != nil {
+		return "plan directory " + d.Path + " (signed for " + d.Signed.Namespace + "/" + d.Signed.PDPair + ")"
+	}
 	if d.SealDir != "" {
 		return "plan directory " + d.Path + " (sealed by " + d.SealDir + ")"
 	}
@@ -85,9 +92,18 @@ func (d Dir) Load(context.Context) (Plans, error) {
 		got planstore.EngineRanks
 		err error
 	)
-	if d.SealDir == "" {
+	switch {
+	case d.Signed != nil:
+		var st planstore.Statement
+		if st, err = d.Signed.seal(d.Path); err != nil {
+			return Plans{}, err
+		}
+		if got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks); err == nil {
+			d.Signed.loaded(st)
+		}
+	case d.SealDir == "":
 		got, err = planstore.LoadEngineRanksFromDir(d.Path, d.EngineRanks)
-	} else {
+	default:
 		var seal planstore.Seal
 		if seal, err = planstore.ReadSealDir(d.SealDir); err != nil {
 			return Plans{}, err
