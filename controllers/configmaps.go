@@ -40,6 +40,10 @@ func (r *PDPairReconciler) desiredConfigMaps(pair *pdv1.PDPair, out *planOutcome
 		role := pdv1.RolePlanShard
 		if i == 0 {
 			role = pdv1.RolePlanIndex
+			var err error
+			if obj, err = r.signedIndex(pair, obj); err != nil {
+				return nil, err
+			}
 		}
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{

@@ -36,6 +36,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -93,13 +94,16 @@ type PDPairReconciler struct {
 	// DefaultForeignScanInterval; see foreign.go).
 	ForeignScanInterval time.Duration
 
+	// Signer signs each published index for its pair (sign.go); nil
+	// publishes unsigned indexes.
+	Signer *planstore.Signer
+
 	plans   *planCache
 	gauge   *compatibilityGauge
 	prober  *agentProber
 	fleet   *fleetProbes
 	live    *liveContracts
 	written *writtenStatuses
-	seals   *sealWrites
 	foreign *foreignReports
 }
 
@@ -116,7 +120,6 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		MaxPlanMemoryBytes: DefaultMaxPlanMemoryBytes,
 		plans:              newPlanCache(),
 		written:            newWrittenStatuses(),
-		seals:              newSealWrites(),
 		foreign:            newForeignReports(),
 		gauge:              newCompatibilityGauge(),
 		live:               newLiveContracts(),
@@ -207,7 +210,6 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 	if apierrors.IsNotFound(err) {
 		r.plans.forget(key)
 		r.written.forget(key)
-		r.seals.forget(key)
 		r.foreign.forget(key)
 		r.gauge.forget(key)
 		r.live.forget(key)

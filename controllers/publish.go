@@ -102,9 +102,6 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	if err != nil {
 		return publishFailed(err)
 	}
-	if err := r.writeSeal(ctx, pair, seal); err != nil {
-		return publishFailed(err)
-	}
 	pub.indexSHA256 = seal.IndexSHA256
 	for _, cm := range desired {
 		pub.configMaps = append(pub.configMaps, cm.Name)
@@ -115,15 +112,12 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	return pub
 }
 
-// withdraw deletes every published ConfigMap, and seals nothing: plans for
+// withdraw deletes every published ConfigMap, and signs nothing: plans for
 // a spec that is no longer valid must not stay where agents would load
 // them, and nothing found under their names is to be trusted.
 func (r *PDPairReconciler) withdraw(ctx context.Context, pair *pdv1.PDPair, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
 	n, err := r.deleteConfigMaps(ctx, owned, nil)
 	if err != nil {
-		return publishFailed(err)
-	}
-	if err := r.writeSeal(ctx, pair, planstore.WithdrawnSeal(pair.Name, string(pair.UID), pair.Generation)); err != nil {
 		return publishFailed(err)
 	}
 	msg := why

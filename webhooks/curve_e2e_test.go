@@ -80,13 +80,13 @@ func TestDecodePodWithCurveSecret(t *testing.T) {
 	podIP := loopbackPodIP()
 	root := t.TempDir()
 	volumes := map[string]string{
-		pdv1.AgentPlansVolume: filepath.Join(root, "plans"), pdv1.AgentSealVolume: filepath.Join(root, "seal"),
+		pdv1.AgentPlansVolume: filepath.Join(root, "plans"): filepath.Join(root, "seal"),
 		pdv1.AgentSocketsVolume: filepath.Join(root, "sockets"), pdv1.AgentCurveVolume: filepath.Join(root, "curve"),
 	}
 	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o777); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{pdv1.AgentPlansVolume, pdv1.AgentSealVolume, pdv1.AgentCurveVolume} {
+	for _, v := range []string{pdv1.AgentPlansVolume, pdv1.AgentCurveVolume} {
 		if err := kubeletsim.MaterialiseVolume(context.Background(), k8s, pod, v, volumes[v]); err != nil {
 			t.Fatal(err)
 		}

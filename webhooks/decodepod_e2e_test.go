@@ -66,13 +66,13 @@ func TestDecodePodEndToEnd(t *testing.T) {
 	// The kubelet's part: volumes on disk, the container started with its
 	// spec, and the pod's status once the agent is ready.
 	root := t.TempDir()
-	volumes := map[string]string{pdv1.AgentPlansVolume: filepath.Join(root, "plans"), pdv1.AgentSealVolume: filepath.Join(root, "seal"), pdv1.AgentSocketsVolume: filepath.Join(root, "sockets")}
+	volumes := map[string]string{pdv1.AgentPlansVolume: filepath.Join(root, "plans"): filepath.Join(root, "seal"), pdv1.AgentSocketsVolume: filepath.Join(root, "sockets")}
 	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o777); err != nil {
 		t.Fatal(err)
 	}
 	kubeletSync := func() {
 		t.Helper()
-		for _, v := range []string{pdv1.AgentPlansVolume, pdv1.AgentSealVolume} {
+		for _, v := range []string{pdv1.AgentPlansVolume} {
 			if err := kubeletsim.MaterialiseVolume(context.Background(), k8s, pod, v, volumes[v]); err != nil {
 				t.Fatal(err)
 			}

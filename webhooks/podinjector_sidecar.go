@@ -42,6 +42,11 @@ type AgentSidecar struct {
 	// Image: they are added to the pod's imagePullSecrets (those it does not
 	// list already), which the kubelet uses for every container of the pod.
 	ImagePullSecrets []string
+	// PlanPublicKeys are the base64 ed25519 public keys of the operator's
+	// plan signing key (and any it still accepts during a rotation): the
+	// agent loads only an index signed with one of them for its pair. Empty
+	// injects an agent that loads unsigned plans.
+	PlanPublicKeys []string
 }
 
 // AgentBinary is the agent's path in its image (see the Dockerfile).
@@ -79,7 +84,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 	if r != nil {
 		return r
 	}
-	pod.Spec.Volumes = append(pod.Spec.Volumes, plansVolume(pair), sealVolume(pair), socketsVolume())
+	pod.Spec.Volumes = append(pod.Spec.Volumes, plansVolume(pair), socketsVolume())
 	addPullSecrets(pod, agent.ImagePullSecrets)
 	for i := range pod.Spec.InitContainers {
 		shareSockets(&pod.Spec.InitContainers[i])
@@ -90,6 +95,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 	// First among the init containers: a native sidecar starts before the
 	// init containers after it, so even those can reach the agent.
 	sidecar := agentContainer(ranks, agent)
+	sidecar.Args = append(sidecar.Args, signedPlanArgs(pair, agent)...)
 	if curve != "" {
 		addCurve(pod, &sidecar, curve)
 	}
@@ -130,8 +136,8 @@ func checkNames(pod *corev1.Pod) *refusal {
 // operator's objects to win: shards from the last name to the first (the
 // operator uses the first names), then the index, projecting only its
 // index.json. A foreign object can then add files nobody reads, but not
-// replace the operator's while they exist; the seal (sealVolume) refuses
-// whatever else is there.
+// replace the operator's while they exist; the signature (index.sig,
+// projected beside index.json) refuses whatever else is there.
 func plansVolume(pair string) corev1.Volume {
 	sources := make([]corev1.VolumeProjection, 0, 1+planstore.MaxShardConfigMaps)
 	add := func(name string, items []corev1.KeyToPath) {
@@ -144,7 +150,8 @@ func plansVolume(pair string) corev1.Volume {
 	for i := planstore.MaxShardConfigMaps - 1; i >= 0; i-- {
 		add(planstore.ShardConfigMapName(pair, i), nil)
 	}
-	add(planstore.IndexConfigMapName(pair), []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}})
+	add(planstore.IndexConfigMapName(pair), []corev1.KeyToPath{
+		{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}})
 	return corev1.Volume{Name: pdv1.AgentPlansVolume, VolumeSource: corev1.VolumeSource{
 		Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To[int32](0o444)},
 	}}
@@ -158,21 +165,6 @@ func addPullSecrets(pod *corev1.Pod, names []string) {
 			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
 		}
 	}
-}
-
-// sealVolume mounts the pair's seal Secret, alone in its volume: nothing
-// can be projected over it, and only the operator writes it. Optional, so
-// that a pod whose Secret is gone (the pair deleted) still starts and its
-// agent says what is missing.
-func sealVolume(pair string) corev1.Volume {
-	return corev1.Volume{Name: pdv1.AgentSealVolume, VolumeSource: corev1.VolumeSource{
-		Secret: &corev1.SecretVolumeSource{
-			SecretName:  planstore.SealSecretName(pair),
-			Items:       []corev1.KeyToPath{{Key: planstore.SealKey, Path: planstore.SealKey}},
-			DefaultMode: ptr.To[int32](0o444),
-			Optional:    ptr.To(true),
-		},
-	}}
 }
 
 // socketsVolume holds only unix sockets, so a tiny size limit suffices.
@@ -206,7 +198,6 @@ func AgentArgs(firstRank, rankCount int64) []string {
 		// The status host, so that an IPv6 pod IP needs no brackets.
 		"--probe-port=" + strconv.Itoa(pdv1.AgentProbePort),
 		"--plan-dir=" + pdv1.AgentPlanDir,
-		"--plan-seal-dir=" + pdv1.AgentSealDir,
 	}
 }
 
@@ -249,7 +240,6 @@ func agentContainer(ranks rankRange, agent AgentSidecar) corev1.Container {
 		Resources:      resources,
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: pdv1.AgentPlansVolume, MountPath: pdv1.AgentPlanDir, ReadOnly: true},
-			{Name: pdv1.AgentSealVolume, MountPath: pdv1.AgentSealDir, ReadOnly: true},
 			{Name: pdv1.AgentSocketsVolume, MountPath: pdv1.AgentSocketDir},
 		},
 		SecurityContext: &corev1.SecurityContext{

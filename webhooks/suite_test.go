@@ -18,6 +18,7 @@ package webhooks_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"os"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/pdtopo/pdtopo/controllers"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/test/testutil"
 	"github.com/pdtopo/pdtopo/webhooks"
 )
@@ -41,6 +43,7 @@ const testAgentImage = "registry.test/pdtopo/receiver-agent:v-test"
 // --agent-cpu-request, …), so that the tests see them reach pods through the
 // API server.
 var testAgent = webhooks.AgentSidecar{
+	PlanPublicKeys:   []string{planstore.EncodePublicKey(testSigner.PublicKey())},
 	Image:            testAgentImage,
 	ImagePullPolicy:  corev1.PullAlways,
 	ImagePullSecrets: []string{"agent-pull"},
@@ -49,6 +52,9 @@ var testAgent = webhooks.AgentSidecar{
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 	},
 }
+
+// testSigner is the manager's plan signing key in this suite.
+var testSigner = planstore.NewSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
 
 // One control plane with config/webhook installed, and one manager running
 // the PDPair controller and the webhook server the API server calls, wired
@@ -81,6 +87,7 @@ func runSuite(m *testing.M) int {
 // webhooks as cmd/manager does, with the test's agent.
 func setupControllerAndWebhooks(mgr ctrl.Manager) error {
 	r := controllers.NewPDPairReconciler(mgr)
+	r.Signer = testSigner
 	// The end-to-end test waits for agents to pick up a new plan.
 	r.FleetRecheckInterval = 500 * time.Millisecond
 	if err := r.SetupWithManager(mgr); err != nil {

@@ -59,6 +59,7 @@ type options struct {
 	agent                   agentOptions
 	agentSidecar            webhooks.AgentSidecar
 	webhook                 webhookOptions
+	signing                 signingOptions
 	metricsSecure           bool
 	validatePDPairs         bool
 	watchNamespaces         string
@@ -86,6 +87,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then in-cluster, then ~/.kube/config)")
 	o.agent.bindFlags(fs)
 	o.webhook.bindFlags(fs)
+	o.signing.bindFlags(fs)
 	planbudget.BindFlags(fs, &o.budget)
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"comma-separated namespaces to reconcile PDPairs in (namespaced mode: only Roles in those namespaces are needed, "+
@@ -174,7 +176,17 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
+	keys, err := o.signing.load(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
 	r := controllers.NewPDPairReconciler(mgr)
+	if keys != nil {
+		r.Signer = keys.signer
+		o.agentSidecar.PlanPublicKeys = keys.accepted
+	} else {
+		log.Info("no plan signing key (no --signing-key-secret or namespace): plan indexes are published unsigned")
+	}
 	r.MaxConcurrentReconciles = o.concurrency
 	r.Budget = o.budget
 	r.MaxPlanMemoryBytes = o.planMemory

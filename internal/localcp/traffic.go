@@ -112,7 +112,6 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	}
 	volumes := map[string]string{
 		pdv1.AgentPlansVolume:   filepath.Join(t.dir, "plans"),
-		pdv1.AgentSealVolume:    filepath.Join(t.dir, "seal"),
 		pdv1.AgentSocketsVolume: filepath.Join(t.dir, "sockets"),
 	}
 	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o755); err != nil {
@@ -154,7 +153,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	// The kubelet's part: the plan volume projected from the pair's
 	// ConfigMaps and the seal from its Secret, the agent container's own
 	// command line and environment.
-	for _, v := range []string{pdv1.AgentPlansVolume, pdv1.AgentSealVolume} {
+	for _, v := range []string{pdv1.AgentPlansVolume} {
 		if err := kubeletsim.MaterialiseVolume(ctx, c, pod, v, volumes[v]); err != nil {
 			return t, err
 		}
