@@ -80,7 +80,7 @@ func TestDecodePodWithCurveSecret(t *testing.T) {
 	podIP := loopbackPodIP()
 	root := t.TempDir()
 	volumes := map[string]string{
-		pdv1.AgentPlansVolume: filepath.Join(root, "plans"): filepath.Join(root, "seal"),
+		pdv1.AgentPlansVolume:   filepath.Join(root, "plans"),
 		pdv1.AgentSocketsVolume: filepath.Join(root, "sockets"), pdv1.AgentCurveVolume: filepath.Join(root, "curve"),
 	}
 	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o777); err != nil {

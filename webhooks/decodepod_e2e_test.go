@@ -66,7 +66,7 @@ func TestDecodePodEndToEnd(t *testing.T) {
 	// The kubelet's part: volumes on disk, the container started with its
 	// spec, and the pod's status once the agent is ready.
 	root := t.TempDir()
-	volumes := map[string]string{pdv1.AgentPlansVolume: filepath.Join(root, "plans"): filepath.Join(root, "seal"), pdv1.AgentSocketsVolume: filepath.Join(root, "sockets")}
+	volumes := map[string]string{pdv1.AgentPlansVolume: filepath.Join(root, "plans"), pdv1.AgentSocketsVolume: filepath.Join(root, "sockets")}
 	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o777); err != nil {
 		t.Fatal(err)
 	}

@@ -113,13 +113,16 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 		t.Errorf("agent image %q, want the manager's --agent-image %q", agent.Image, testAgentImage)
 	}
 	wantArgs := []string{"--first-rank=0", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=$(POD_IP)",
-		"--probe-port=9440", "--plan-dir=/etc/pdtopo/plans", "--plan-seal-dir=/etc/pdtopo/seal"}
+		"--probe-port=9440", "--plan-dir=/etc/pdtopo/plans",
+		"--plan-public-keys=" + testAgent.PlanPublicKeys[0], "--plan-pdpair=" + pod.Labels[pdv1.LabelPDPair], "--plan-min-generation=1"}
 	if !slices.Equal(agent.Args, wantArgs) {
 		t.Errorf("agent args %q, want %q", agent.Args, wantArgs)
 	}
 	wantFieldEnv(t, agent, map[string]string{"POD_IP": "status.podIP", "POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"})
 	wantMount(t, agent, pdv1.AgentPlansVolume, pdv1.AgentPlanDir, true)
-	wantMount(t, agent, pdv1.AgentSealVolume, pdv1.AgentSealDir, true)
+	if fixtures.FindVolume(pod, pdv1.AgentSealVolume) != nil {
+		t.Errorf("the pod mounts a seal Secret; plans are signed in their index ConfigMap")
+	}
 	wantMount(t, agent, pdv1.AgentSocketsVolume, pdv1.AgentSocketDir, false)
 	wantProbes(t, agent)
 	wantRestricted(t, agent)
@@ -150,10 +153,10 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 }
 
 // wantPlanProjection: every possible shard name from the last to the
-// first, then the index (its index.json only), each optional, read-only in
-// one projected volume, so that where a foreign ConfigMap under an unused
-// shard name brings keys of the operator's, the kubelet keeps the
-// operator's; and the seal Secret alone in a volume of its own.
+// first, then the index (its index.json and index.sig only), each
+// optional, read-only in one projected volume, so that where a foreign
+// ConfigMap under an unused shard name brings keys of the operator's, the
+// kubelet keeps the operator's.
 func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 	t.Helper()
 	v := fixtures.FindVolume(pod, pdv1.AgentPlansVolume)
@@ -169,7 +172,7 @@ func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 		names = append(names, s.ConfigMap.Name)
 		wantItems := []corev1.KeyToPath(nil)
 		if s.ConfigMap.Name == planstore.IndexConfigMapName(pair) {
-			wantItems = []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}}
+			wantItems = []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}}
 		}
 		if !equality.Semantic.DeepEqual(s.ConfigMap.Items, wantItems) {
 			t.Errorf("plan source %s projects items %+v, want %+v", s.ConfigMap.Name, s.ConfigMap.Items, wantItems)
@@ -182,11 +185,6 @@ func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 	want = append(want, pair+"-plans")
 	if !slices.Equal(names, want) {
 		t.Errorf("plan sources %v, want the %d shard names from the last, then the index: %v", names, planstore.MaxShardConfigMaps, want)
-	}
-	seal := fixtures.FindVolume(pod, pdv1.AgentSealVolume)
-	if seal == nil || seal.Secret == nil || seal.Secret.SecretName != pair+"-plans-seal" || seal.Secret.Optional == nil || !*seal.Secret.Optional ||
-		!equality.Semantic.DeepEqual(seal.Secret.Items, []corev1.KeyToPath{{Key: planstore.SealKey, Path: planstore.SealKey}}) {
-		t.Errorf("seal volume %+v, want the optional Secret %s-plans-seal with its %s only", seal, pair, planstore.SealKey)
 	}
 }
 

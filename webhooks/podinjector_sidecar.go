@@ -47,6 +47,9 @@ type AgentSidecar struct {
 	// agent loads only an index signed with one of them for its pair. Empty
 	// injects an agent that loads unsigned plans.
 	PlanPublicKeys []string
+	// planMinGeneration is the pair's generation when the pod is admitted
+	// (signedFor): no plans of an older one are loaded.
+	planMinGeneration int64
 }
 
 // AgentBinary is the agent's path in its image (see the Dockerfile).

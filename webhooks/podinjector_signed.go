@@ -17,8 +17,20 @@ limitations under the License.
 package webhooks
 
 import (
+	"strconv"
 	"strings"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
+
+// signedFor is the sidecar for a pod of pair: its agent refuses plans
+// signed for a generation older than the pair's now (a decode pod is only
+// admitted once that generation is planned), so a new pod cannot be fed an
+// older publication replayed by a tenant.
+func (a AgentSidecar) signedFor(pair *pdv1.PDPair) AgentSidecar {
+	a.planMinGeneration = pair.Generation
+	return a
+}
 
 // signedPlanArgs tell the agent whose signature to trust and for which
 // pair (the pod's namespace comes from $POD_NAMESPACE): the public keys are
@@ -28,5 +40,9 @@ func signedPlanArgs(pair string, agent AgentSidecar) []string {
 	if len(agent.PlanPublicKeys) == 0 {
 		return nil
 	}
-	return []string{"--plan-public-keys=" + strings.Join(agent.PlanPublicKeys, ","), "--plan-pdpair=" + pair}
+	args := []string{"--plan-public-keys=" + strings.Join(agent.PlanPublicKeys, ","), "--plan-pdpair=" + pair}
+	if agent.planMinGeneration > 0 {
+		args = append(args, "--plan-min-generation="+strconv.FormatInt(agent.planMinGeneration, 10))
+	}
+	return args
 }

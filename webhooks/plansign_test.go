@@ -33,8 +33,8 @@ import (
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
-// forgedPublication is what someone who can write ConfigMaps but not the
-// operator's Secret would publish for a pair: the pair's own plans with
+// forgedPublication is what someone who can write ConfigMaps but not sign
+// would publish for a pair: the pair's own plans with
 // the destinations of decode rank 0's first two fragments swapped (in
 // bounds, well formed, every hash in its index right), so that rank 0's
 // KV would land in the wrong buffers.
@@ -77,11 +77,11 @@ func foreign(ns, name string, objs ...planstore.Object) *corev1.ConfigMap {
 // with an index.json and the rank files of plans the operator never
 // published. The decode pod's volume, materialised from the API as the
 // kubelet does, keeps the operator's files (its sources are ordered for
-// them to win), and the agent's loader, given the seal the operator wrote,
-// loads the operator's plans. Projected in the order the webhook used
-// before (the index first), the forged index wins the collision and an
-// unsealed loader takes it (the attack, reproduced); the sealed loader
-// refuses it. The same holds when the forged objects replace the
+// them to win), and the agent's loader, verifying the signature projected
+// beside the index, loads the operator's plans. Projected in the order the
+// webhook used before (the index first), the forged index wins the
+// collision and an unsigned loader takes it (the attack, reproduced); the
+// signed loader refuses it. The same holds when the forged objects replace the
 // operator's under their own names.
 func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 	ctx := context.Background()
@@ -96,23 +96,21 @@ func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 	if err := k8s.Create(ctx, shadow); err != nil {
 		t.Fatal(err)
 	}
-	sealDir, dir := t.TempDir(), t.TempDir()
-	if err := kubeletsim.MaterialiseVolume(ctx, k8s, pod, pdv1.AgentSealVolume, sealDir); err != nil {
-		t.Fatal(err)
-	}
-	seal, err := planstore.ReadSealDir(sealDir)
-	if err != nil {
-		t.Fatalf("the pod's seal volume: %v", err)
-	}
-	if seal.PlanHash != pair.Status.Plan.Hash || seal.UID != string(pair.UID) || seal.Generation != pair.Generation {
-		t.Fatalf("seal %+v for pair %s (uid %s, generation %d, plan %s)", seal, pair.Name, pair.UID, pair.Generation, pair.Status.Plan.Hash)
-	}
+	dir := t.TempDir()
+	keys := testKeys(t)
 	load := func(p *corev1.Pod) (planstore.EngineRanks, error) {
 		t.Helper()
 		if err := kubeletsim.MaterialiseVolume(ctx, k8s, p, pdv1.AgentPlansVolume, dir); err != nil {
 			t.Fatal(err)
 		}
-		return planstore.LoadSealedEngineRanksFromDir(dir, seal, []int{0, 1, 2, 3})
+		st, err := planstore.ReadSignatureDir(dir, keys, ns, "llama")
+		if err != nil {
+			return planstore.EngineRanks{}, err
+		}
+		if st.PlanHash != pair.Status.Plan.Hash || st.UID != string(pair.UID) || st.Generation != pair.Generation {
+			t.Fatalf("signature %+v for pair %s (uid %s, generation %d, plan %s)", st, pair.Name, pair.UID, pair.Generation, pair.Status.Plan.Hash)
+		}
+		return planstore.LoadSealedEngineRanksFromDir(dir, st.Seal(), []int{0, 1, 2, 3})
 	}
 
 	// The pod as the webhook admits it: the operator's files win.
@@ -137,7 +135,7 @@ func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := planstore.LoadEngineRanksFromDir(dir, []int{0}); err != nil || got.PlanHash != forgedHash {
-		t.Fatalf("the attack does not reproduce: without the seal the loader gives %v, %v; want the forged %s", got.PlanHash, err, forgedHash)
+		t.Fatalf("the attack does not reproduce: without the signature the loader gives %v, %v; want the forged %s", got.PlanHash, err, forgedHash)
 	}
 	_, err = load(old)
 	wantReason(t, err, planstore.ReasonSealMismatch)
@@ -157,7 +155,7 @@ func TestForeignPlanConfigMapIsNotLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = load(replaced)
-	wantReason(t, err, planstore.ReasonSealMismatch)
+	wantReason(t, err, planstore.ReasonMissingSignature)
 }
 
 func wantReason(t *testing.T, err error, reason planstore.Reason) {
