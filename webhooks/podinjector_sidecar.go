@@ -153,8 +153,8 @@ func plansVolume(pair string) corev1.Volume {
 	for i := planstore.MaxShardConfigMaps - 1; i >= 0; i-- {
 		add(planstore.ShardConfigMapName(pair, i), nil)
 	}
-	add(planstore.IndexConfigMapName(pair), []corev1.KeyToPath{
-		{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}})
+	indexItems := []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}}
+	add(planstore.IndexConfigMapName(pair), indexItems)
 	return corev1.Volume{Name: pdv1.AgentPlansVolume, VolumeSource: corev1.VolumeSource{
 		Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To[int32](0o444)},
 	}}

@@ -52,7 +52,6 @@ func newPodVolumes(t *testing.T, pod *corev1.Pod) *podVolumes {
 	root := t.TempDir()
 	v := &podVolumes{pod: pod, dirs: map[string]string{
 		pdv1.AgentPlansVolume:   filepath.Join(root, "plans"),
-		pdv1.AgentSealVolume:    filepath.Join(root, "seal"),
 		pdv1.AgentSocketsVolume: filepath.Join(root, "sockets"),
 	}}
 	if err := os.Mkdir(v.dirs[pdv1.AgentSocketsVolume], 0o777); err != nil {
@@ -61,10 +60,10 @@ func newPodVolumes(t *testing.T, pod *corev1.Pod) *podVolumes {
 	return v
 }
 
-// sync is the kubelet's periodic sync of the plans and seal volumes.
+// sync is the kubelet's periodic sync of the plans volume.
 func (v *podVolumes) sync(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{pdv1.AgentPlansVolume, pdv1.AgentSealVolume} {
+	for _, name := range []string{pdv1.AgentPlansVolume} {
 		if err := kubeletsim.MaterialiseVolume(context.Background(), k8s, v.pod, name, v.dirs[name]); err != nil {
 			t.Fatal(err)
 		}
@@ -110,20 +109,21 @@ func keeps(hash string, reason planstore.Reason) func(agentView) error {
 	}
 }
 
-// Plans the operator did not seal are never loaded, end to end with the
+// Plans the operator did not sign are never loaded, end to end with the
 // built agent run from admitted pods' own command lines:
 //
 //  1. a running agent whose volume shows plans the operator did not publish
 //     (the kubelet synced while someone else's ConfigMaps stood under the
-//     plan names) keeps its plan, says SealMismatch, and completes rooms;
+//     plan names) keeps its plan, says SealMismatch (the index is not the
+//     one the signature beside it names), and completes rooms;
 //  2. with the pair's plans withdrawn (an incompatible spec) and someone
 //     else's ConfigMaps under the index and shard names, the running agent
-//     keeps its plan (NotPublished), and an agent starting next to them
+//     keeps its plan (MissingSignature), and an agent starting next to them
 //     stays unready and opens no room: nothing reaches the prefill ranks;
 //  3. the spec fixed, the operator refuses to write over those ConfigMaps
-//     (ConfigMapConflict, named), and seals nothing new; once they are
-//     deleted it publishes, seals, and both agents run the plan.
-func TestAgentLoadsOnlySealedPlans(t *testing.T) {
+//     (ConfigMapConflict, named), and signs nothing new; once they are
+//     deleted it publishes, signs, and both agents run the plan.
+func TestAgentLoadsOnlySignedPlans(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	key := client.ObjectKey{Namespace: ns, Name: "llama"}
@@ -180,12 +180,12 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 		}
 	}
 	running.sync(t)
-	a.waitView(t, "the running agent keeps its plan while nothing is sealed", keeps(published, planstore.ReasonNotPublished))
+	a.waitView(t, "the running agent keeps its plan while nothing is signed", keeps(published, planstore.ReasonMissingSignature))
 	later.sync(t)
 	bIP := loopbackPodIP()
 	b := runAgentContainer(t, later.pod, bIP, later.dirs)
 	b.waitView(t, "an agent starting next to someone else's plans stays unready", func(v agentView) error {
-		if v.PlanHash != "" || v.Ready || !strings.Contains(v.PlanError, string(planstore.ReasonNotPublished)) {
+		if v.PlanHash != "" || v.Ready || !strings.Contains(v.PlanError, string(planstore.ReasonMissingSignature)) {
 			return fmt.Errorf("/v1/agent: %+v (generation %d)", v, withdrawn.Generation)
 		}
 		return nil
@@ -218,7 +218,7 @@ func TestAgentLoadsOnlySealedPlans(t *testing.T) {
 		t.Fatal("the starting agent loaded the forged plans")
 	}
 
-	// 3. Fixed: the operator will not write over them, and seals nothing.
+	// 3. Fixed: the operator will not write over them, and signs nothing.
 	changeSpecTo(t, key, good, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue)
 	conflict := testutil.WaitCondition(t, k8s, settle, key, pdv1.PDPairPlansPublished, metav1.ConditionFalse)
 	for _, c := range conflict.Status.Conditions {
