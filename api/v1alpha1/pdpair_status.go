@@ -142,7 +142,7 @@ type PlanSummary struct {
 	// indexSHA256 is the hex SHA-256 of the published index (the index
 	// ConfigMap's index.json, which records every rank plan's SHA-256): an
 	// agent reading the plans through the API (--pdpair) loads no other
-	// index. Decode pods get the same word from the seal Secret.
+	// index. Decode pods get the same word from the signed index (index.sig).
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
 	// +optional
 	IndexSHA256 string `json:"indexSHA256,omitempty"`
