@@ -48,7 +48,7 @@ type publication struct {
 	bytes      int64
 	// wrote is true when a ConfigMap was created or updated.
 	wrote bool
-	// indexSHA256 is what the seal names (status.plan.indexSHA256).
+	// indexSHA256 is what the signature names (status.plan.indexSHA256).
 	indexSHA256 string
 	// kept is the summary of plans left in place while a contract pair's
 	// live contracts are read again (published for this generation before
@@ -78,14 +78,14 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 		return publication{reason: pdv1.ReasonContractPending, kept: pair.Status.Plan,
 			message: fmt.Sprintf("the plans published for generation %d (hash %s) stay in place while the live contracts are read again", pair.Generation, short(pair.Status.Plan.Hash))}
 	case out.pending:
-		return r.withdraw(ctx, pair, owned, pdv1.ReasonContractPending, "no plans are published before the live contracts are read")
+		return r.withdraw(ctx, owned, pdv1.ReasonContractPending, "no plans are published before the live contracts are read")
 	case !out.compatible:
-		return r.withdraw(ctx, pair, owned, pdv1.ReasonLayoutIncompatible,
+		return r.withdraw(ctx, owned, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))
 	case out.overBudget != nil:
-		return r.withdraw(ctx, pair, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
+		return r.withdraw(ctx, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
 	case out.encodeErr != nil:
-		return r.withdraw(ctx, pair, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
+		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
 	}
 	desired, err := r.desiredConfigMaps(pair, out)
 	if err != nil {
@@ -115,7 +115,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 // withdraw deletes every published ConfigMap, and signs nothing: plans for
 // a spec that is no longer valid must not stay where agents would load
 // them, and nothing found under their names is to be trusted.
-func (r *PDPairReconciler) withdraw(ctx context.Context, pair *pdv1.PDPair, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
+func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
 	n, err := r.deleteConfigMaps(ctx, owned, nil)
 	if err != nil {
 		return publishFailed(err)

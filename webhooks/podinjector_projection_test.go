@@ -78,8 +78,8 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 		t.Fatalf("decode TP 64 published in %v; want at least two shards", pair.Status.Plan.ConfigMaps)
 	}
 	large := seen(pair)
-	if len(large) != 1+64 || !slices.Contains(large, planstore.RankKey(63)) {
-		t.Fatalf("after growing, the pod sees %d files (%v...); want the index and 64 rank plans", len(large), large[:min(4, len(large))])
+	if len(large) != 2+64 || !slices.Contains(large, planstore.RankKey(63)) || !slices.Contains(large, planstore.SignatureKey) {
+		t.Fatalf("after growing, the pod sees %d files (%v...); want the index, its signature and 64 rank plans", len(large), large[:min(4, len(large))])
 	}
 
 	// Back to one shard: the second shard's ConfigMap is deleted, and its

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 	"github.com/pdtopo/pdtopo/test/testutil/helmchart"
@@ -174,7 +175,7 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 	}
 	certDir := t.TempDir()
 	args = append(args, "--webhook-cert-dir="+certDir, "--webhook-port="+strconv.Itoa(testutil.FreePort(t)),
-		"--webhook-namespace="+managerNamespace) // POD_NAMESPACE, from the downward API in a pod
+		"--webhook-namespace="+managerNamespace, "--signing-key-namespace="+managerNamespace) // POD_NAMESPACE, from the downward API in a pod
 	// The kubelet's part: the Deployment mounts the certificate Secret at
 	// the cert dir, and the rotator waits to see its certificate there.
 	mountCtx, unmount := context.WithCancel(ctx)
@@ -204,8 +205,17 @@ func runChartManager(t *testing.T, values map[string]any, watchedOnly []string, 
 		}
 	}
 
-	// The rotator put its CA into both webhook configurations.
+	// The manager made its signing key in its own namespace and signs.
 	cs := kubernetes.NewForConfigOrDie(env.Config)
+	if _, err := cs.CoreV1().Secrets(managerNamespace).Get(ctx, "pdtopo-plan-signing-key", metav1.GetOptions{}); err != nil {
+		t.Errorf("the plan signing key: %v", err)
+	}
+	index, err := cs.CoreV1().ConfigMaps(pairs[1].Namespace).Get(ctx, planstore.IndexConfigMapName(pairs[1].Name), metav1.GetOptions{})
+	if err != nil || index.Data[planstore.SignatureKey] == "" {
+		t.Errorf("the index of %s/%s is not signed: %v", pairs[1].Namespace, pairs[1].Name, err)
+	}
+
+	// The rotator put its CA into both webhook configurations.
 	testutil.Eventually(t, 30*time.Second, "the rotator's CA in both webhook configurations", func() error {
 		mw, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "pdtopo-mutating-webhook-configuration", metav1.GetOptions{})
 		if err != nil {
