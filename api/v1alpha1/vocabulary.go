@@ -264,7 +264,8 @@ const (
 	RolePlanIndex = "index"
 	// RolePlanShard marks a plan shard ConfigMap of a pair.
 	RolePlanShard = "shard"
-	// RolePlanSeal marks the seal Secret of a pair.
+	// RolePlanSeal marked the seal Secret of a pair, which operators before
+	// signed indexes wrote (docs/decode-pods.md, "Upgrading").
 	RolePlanSeal = "seal"
 )
 
@@ -291,8 +292,8 @@ const (
 	AgentSocketDirEnv = "PDTOPO_AGENT_SOCKET_DIR"
 	// AgentPlanDir is where the pair's plan ConfigMaps are projected, read-only.
 	AgentPlanDir = "/etc/pdtopo/plans"
-	// AgentSealDir is where the pair's seal Secret is mounted, read-only: the
-	// operator's word on which index it published (docs/decode-pods.md).
+	// AgentSealDir is where pods admitted before signed indexes mount the
+	// pair's seal Secret; the webhook no longer mounts it (docs/decode-pods.md).
 	AgentSealDir = "/etc/pdtopo/seal"
 	// AgentCurveDir is where the Secret of AnnotationCurveSecret is mounted,
 	// read-only, and what the agent's --curve-keys names.
@@ -301,7 +302,8 @@ const (
 	// --rank-count limit); the webhook refuses pods asking for more.
 	AgentMaxRanksPerPod = 64
 	// AgentSocketsVolume, AgentPlansVolume, AgentSealVolume and
-	// AgentCurveVolume are the injected volumes' names.
+	// AgentCurveVolume are the injected volumes' names (AgentSealVolume
+	// that of pods admitted before signed indexes, still reserved).
 	AgentSocketsVolume = "pdtopo-sockets"
 	AgentPlansVolume   = "pdtopo-plans"
 	AgentSealVolume    = "pdtopo-plan-seal"

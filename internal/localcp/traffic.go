@@ -151,8 +151,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	}
 
 	// The kubelet's part: the plan volume projected from the pair's
-	// ConfigMaps and the seal from its Secret, the agent container's own
-	// command line and environment.
+	// ConfigMaps, the agent container's own command line and environment.
 	for _, v := range []string{pdv1.AgentPlansVolume} {
 		if err := kubeletsim.MaterialiseVolume(ctx, c, pod, v, volumes[v]); err != nil {
 			return t, err
