@@ -23,7 +23,7 @@ import (
 
 func sameEngine(a, b EngineInfo) bool {
 	return a.SessionID == b.SessionID && slices.Equal(a.KVDataPtrs, b.KVDataPtrs) && slices.Equal(a.StateDataPtrs, b.StateDataPtrs) &&
-		a.wireName() == b.wireName() && a.ArenaPtr == b.ArenaPtr && bytes.Equal(a.Contract, b.Contract)
+		engineWire(&a) == engineWire(&b) && a.ArenaPtr == b.ArenaPtr && bytes.Equal(a.Contract, b.Contract)
 }
 
 // validateEngine checks the engine's fields with the wire its registration
@@ -31,15 +31,15 @@ func sameEngine(a, b EngineInfo) bool {
 // them, and returns what that wire keeps of them (on the contract wire the
 // engine's contract, read once).
 func validateEngine(info EngineInfo, advertiseHost string) (any, error) {
-	return newWire(info.wireName()).validateEngine(info, advertiseHost)
+	return newWire(engineWire(&info)).ValidateEngine(&info, advertiseHost)
 }
 
 // checkEngine holds a checked plan to the engine's registration: the wire,
 // then what the plan's wire checks (on the v1 wire the buffer counts and
 // every fragment's buffer index, on the contract wire the contract's hash).
 func checkEngine(reg *registration, v *routeView) error {
-	if reg.wireName() != v.wire.name() {
-		return v.wire.engineMismatch(v)
+	if engineWire(&reg.EngineInfo) != v.wire.Name() {
+		return v.wire.EngineMismatch(v)
 	}
-	return v.wire.checkEngine(reg, v)
+	return v.wire.CheckEngine(&reg.EngineInfo, reg.engine, v)
 }

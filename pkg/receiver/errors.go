@@ -19,16 +19,18 @@ package receiver
 import (
 	"errors"
 	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 )
 
 // ErrorCode is a stable code for why a call on the Manager was refused. The
 // local API maps codes to HTTP status codes without parsing messages.
-type ErrorCode string
+type ErrorCode = wire.ErrorCode
 
 const (
 	// CodeInvalidArgument: a field of the call is out of range or malformed
 	// (the message names it and the numbers).
-	CodeInvalidArgument ErrorCode = "InvalidArgument"
+	CodeInvalidArgument = wire.CodeInvalidArgument
 	// CodeEngineNotRegistered: a room call came before the engine registered
 	// its session and buffers; after an agent restart, register again.
 	CodeEngineNotRegistered ErrorCode = "EngineNotRegistered"
@@ -54,24 +56,19 @@ const (
 	// CodeWireMismatch: the engine registered for another wire than its
 	// plan's (v1 buffer pointers for a contract plan, or the reverse), or a
 	// request is not of its room's wire.
-	CodeWireMismatch ErrorCode = "WireMismatch"
+	CodeWireMismatch = wire.CodeWireMismatch
 	// CodeContractMismatch: the engine's cache contract is not the decode
 	// contract its plan was made for (decodeContractSHA256).
-	CodeContractMismatch ErrorCode = "ContractMismatch"
+	CodeContractMismatch = wire.CodeContractMismatch
 	// CodeManifestRefused: a block manifest does not fit the engine's
 	// registered decode contract; the room fails and nothing is sent.
-	CodeManifestRefused ErrorCode = "ManifestRefused"
+	CodeManifestRefused = wire.CodeManifestRefused
 	// CodeAgentShuttingDown: the agent is stopping.
 	CodeAgentShuttingDown ErrorCode = "AgentShuttingDown"
 )
 
 // Error is a refused call: a stable code and a message a person can act on.
-type Error struct {
-	Code    ErrorCode
-	Message string
-}
-
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+type Error = wire.Error
 
 func errorf(code ErrorCode, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

@@ -16,23 +16,25 @@ limitations under the License.
 
 package receiver
 
+import "github.com/pdtopo/pdtopo/pkg/receiver/wire"
+
 // FailureReason is a stable code for why a room failed. The local API reports
 // it beside the human message, and metrics count failures by it.
-type FailureReason string
+type FailureReason = wire.FailureReason
 
 const (
 	// ReasonParallelInfoUnavailable: GET /route?engine_rank=-1 failed (HTTP
 	// error, timeout, bad status or a body that is not the expected JSON).
-	ReasonParallelInfoUnavailable FailureReason = "ParallelInfoUnavailable"
+	ReasonParallelInfoUnavailable = wire.ReasonParallelInfoUnavailable
 	// ReasonTargetInfoUnavailable: the address of a prefill rank could not be
 	// fetched from the bootstrap server.
 	ReasonTargetInfoUnavailable FailureReason = "TargetInfoUnavailable"
 	// ReasonLayoutMismatch: the prefill's live parallel info differs from the
 	// layout the plan was made for; rooms for that address are refused.
-	ReasonLayoutMismatch FailureReason = "LayoutMismatch"
+	ReasonLayoutMismatch = wire.ReasonLayoutMismatch
 	// ReasonSendFailed: a registration or request could not be queued to a
 	// prefill rank's socket.
-	ReasonSendFailed FailureReason = "SendFailed"
+	ReasonSendFailed = wire.ReasonSendFailed
 	// ReasonPrefillReportedFailure: an expected prefill rank reported Failed.
 	ReasonPrefillReportedFailure FailureReason = "PrefillReportedFailure"
 	// ReasonBootstrapTimeout: the room did not finish bootstrapping in time.
@@ -60,15 +62,15 @@ const (
 	// ReasonWireMismatch: the prefill's bootstrap server answered another
 	// wire than the plan's (v1 item lengths for a contract plan, or a
 	// cache_layout for a v1 plan), or changed wire while rooms were open.
-	ReasonWireMismatch FailureReason = "WireMismatch"
+	ReasonWireMismatch = wire.ReasonWireMismatch
 	// ReasonContractMismatch: the prefill's live cache contract is not the
 	// one the plan was made for (the message names the first differing
 	// field and both values); rooms for that address are refused.
-	ReasonContractMismatch FailureReason = "ContractMismatch"
+	ReasonContractMismatch = wire.ReasonContractMismatch
 	// ReasonContractChanged: the prefill's bootstrap server answered another
 	// cache contract (or sizes) than when the room was bootstrapped: its
 	// ranks no longer hold the registration the room was sent under.
-	ReasonContractChanged FailureReason = "ContractChanged"
+	ReasonContractChanged = wire.ReasonContractChanged
 	// ReasonManifestRefused: the engine's block manifest does not fit the
 	// decode contract it registered (a block outside the arena, a wrong
 	// block count, …); nothing of the room was sent.
@@ -81,9 +83,4 @@ const (
 
 // RoomFailure is why one room failed: a stable reason and a sentence naming
 // the address, ranks and numbers involved.
-type RoomFailure struct {
-	Reason  FailureReason
-	Message string
-}
-
-func (f *RoomFailure) Error() string { return string(f.Reason) + ": " + f.Message }
+type RoomFailure = wire.RoomFailure

@@ -51,7 +51,10 @@ func (m *Manager) checkAddresses(t *peerTable) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := t.view.wire.probe(ctx, m, t, p) // the plan's wire: /health, or a re-read of the answer
+			lost, err := t.view.wire.Probe(ctx, m.host(), p.addr, p.info) // the plan's wire: /health, or a re-read of the answer
+			if lost != nil {                                              // the prefill changed what it answers: its rooms fail now
+				m.loseAddress(t, p.addr, lost.Reason, lost.Message)
+			}
 			if m.ctx.Err() != nil {
 				return // shutting down: the failure is ours, not the prefill's
 			}
@@ -81,7 +84,7 @@ func (m *Manager) loseAddress(t *peerTable, addr string, reason FailureReason, m
 	if !ok {
 		return
 	}
-	m.push.drop(endpoints)
+	m.push.Drop(endpoints)
 	m.metrics.addressLost()
 	failed := 0
 	m.rooms.each(func(s *roomShard, e *roomEntry) {

@@ -29,33 +29,17 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
 // EngineInfo is what the decode engine tells the agent once, before any
-// room: its transfer-engine session and where its memory is. On the v1 wire
-// that is one pointer per KV and state buffer; on the cache-contract wire
-// (Contract set) the address of its cache arena and its cache contract.
-type EngineInfo struct {
-	// SessionID is the transfer-engine session, "host:port".
-	SessionID     string
-	KVDataPtrs    []uint64
-	StateDataPtrs []uint64
+// room (the wires' vocabulary, wire.EngineInfo).
+type EngineInfo = wire.EngineInfo
 
-	// Contract is the decode rank's cache transfer contract on the
-	// cache-contract wire (its wire JSON, CacheTransferContract.to_wire_bytes(),
-	// sent unchanged in every registration); nil on the v1 wire. The
-	// operator reads it from the probe address (EngineContract) when a
-	// PDPair leaves the decode contract to the live engines.
-	Contract []byte
-	// ArenaPtr is the address of the engine's cache arena (its
-	// kv_data_ptr) on the cache-contract wire.
-	ArenaPtr uint64
-}
-
-// wireName is the wire info registers for: the cache-contract wire when it
+// engineWire is the wire info registers for: the cache-contract wire when it
 // carries a contract, else v1 (the local API's registration kinds).
-func (info *EngineInfo) wireName() kvwire.Wire {
+func engineWire(info *EngineInfo) kvwire.Wire {
 	if info.Contract != nil {
 		return kvwire.WireCacheContract
 	}
@@ -90,7 +74,7 @@ type Manager struct {
 	zap    *zmqsock.ZAPHandler // nil unless CURVE is on
 	zapErr chan error          // AuthFailure's; nil unless CURVE is on
 	status *statusSocket
-	push   *pushPool
+	push   *wire.PushPool
 	boot   *bootstrapClient
 
 	// ctx ends on Close, cancelling bootstrap calls in flight.
@@ -141,7 +125,7 @@ func New(cfg Config, plan *PlanSnapshot) (*Manager, error) {
 		m.zctx.Term()
 		return nil, err
 	}
-	m.push = newPushPool(m.zctx, cfg.SendTimeout, cfg.PushHWM, pushOpts...)
+	m.push = wire.NewPushPool(m.zctx, cfg.SendTimeout, cfg.PushHWM, pushOpts...)
 	m.metrics.countOpenRooms(m.rooms.len)
 	m.wg.Add(3)
 	go func() { defer m.wg.Done(); m.status.serve(m.stop, m.handleStatus, m.dropOversizeStatus) }()
@@ -253,7 +237,7 @@ func (m *Manager) Close() error {
 		close(m.stop)
 		m.cancel()
 		m.wg.Wait()
-		m.push.close()
+		m.push.Close()
 		m.closeZAP()
 		m.zctx.Term()
 	})

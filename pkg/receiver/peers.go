@@ -87,7 +87,7 @@ func (t *peerTable) bind(e *roomEntry, now int64) bindResult {
 	if pa.info == nil {
 		pa.waiting = append(pa.waiting, e)
 	} else {
-		g := dpGroup(e.id, pa.info.dpSize)
+		g := dpGroup(e.id, pa.info.DPSize)
 		grp := pa.group(g)
 		if grp.endpoints != nil {
 			return bindResult{endpoints: grp.endpoints, group: g}

@@ -18,22 +18,20 @@ package receiver
 
 import (
 	"fmt"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 )
 
 // prefillInfo is what a bootstrap address answered for engine_rank=-1,
 // once its wire checked it against the plan: its sizes and what the wire
 // keeps of the answer (served: a *servedContract on the contract wire, nil
 // on v1).
-type prefillInfo struct {
-	tpSize int
-	dpSize int
-	served any
-}
+type prefillInfo = wire.PrefillInfo
 
 // refusesAddress reports whether a failure is about what the prefill is
 // (its layout, wire or contract), not about reaching it: the address is
 // then refused for a heartbeat interval rather than asked again per room.
-func (f *RoomFailure) refusesAddress() bool {
+func refusesAddress(f *RoomFailure) bool {
 	switch f.Reason {
 	case ReasonLayoutMismatch, ReasonWireMismatch, ReasonContractMismatch:
 		return true
@@ -50,8 +48,8 @@ func (m *Manager) fetchPrefillInfo(view *routeView, addr string) (*prefillInfo, 
 	if err != nil {
 		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
 	}
-	if ans.wire.name() != view.wire.name() {
-		return nil, view.wire.answerMismatch(view, addr)
+	if ans.Wire.Name() != view.wire.Name() {
+		return nil, view.wire.AnswerMismatch(view, addr)
 	}
-	return view.wire.checkAnswer(m, view, addr, ans.value)
+	return view.wire.CheckAnswer(m.host(), view, addr, ans.Value)
 }

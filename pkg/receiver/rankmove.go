@@ -98,7 +98,7 @@ func (m *Manager) rankMoved(t *peerTable, addr string, c cachedGroup, message st
 	if !t.forgetGroup(addr, c.group, c.endpoints) {
 		return
 	}
-	m.push.drop(c.endpoints)
+	m.push.Drop(c.endpoints)
 	failed := 0
 	m.rooms.each(func(s *roomShard, e *roomEntry) {
 		if e.addr == addr && sameEndpoints(e.endpoints, c.endpoints) && s.fail(e, ReasonLostConnection, message) {

@@ -19,6 +19,8 @@ package receiver
 import (
 	"fmt"
 	"strings"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 )
 
 // resolve is the one goroutine working for a bootstrap address: it fetches
@@ -70,12 +72,12 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 	switch {
 	case !t.attached(pa):
 		waiting = nil // its address was dropped meanwhile: the heartbeat failed these rooms
-	case failure != nil && failure.refusesAddress():
+	case failure != nil && refusesAddress(failure):
 		pa.refusal, pa.refusedUntil = failure, now+int64(m.cfg.HeartbeatInterval)
 	case failure == nil:
 		pa.info = info
 		for _, e := range waiting { // hand rooms on to their dp groups
-			grp := pa.group(dpGroup(e.id, info.dpSize))
+			grp := pa.group(dpGroup(e.id, info.DPSize))
 			grp.waiting = append(grp.waiting, e)
 		}
 		waiting = nil
@@ -128,9 +130,10 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 	}
 	// this rank's registration in the plan's wire; its fields never change
 	// after the engine registered, so one encoding serves all sends
-	reg := view.wire.registrationFrames(m, view, m.engine.Load())
+	eng := m.engine.Load()
+	reg := view.wire.RegistrationFrames(m.host(), view, &eng.EngineInfo, eng.engine)
 	for i, ep := range endpoints {
-		if err := m.push.send(ep, reg); err != nil {
+		if err := m.push.Send(ep, reg); err != nil {
 			return nil, &RoomFailure{Reason: ReasonSendFailed, Message: fmt.Sprintf("could not register with prefill TP rank %d (dp group %d of %s): %v", view.sends[i].rank, g, addr, err)}
 		}
 	}
@@ -138,12 +141,4 @@ func (m *Manager) connectGroup(view *routeView, addr string, g int) ([]string, *
 	return endpoints, nil
 }
 
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	if h == "" {
-		return "without hash"
-	}
-	return h
-}
+func shortHash(h string) string { return wire.ShortHash(h) }

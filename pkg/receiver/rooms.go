@@ -21,26 +21,13 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 )
 
-// TransferRequest is what the engine sends once a room is bootstrapped:
-// on the v1 wire the pages to fill and where the request's auxiliary data
-// goes, on the cache-contract wire the room's block manifest.
-type TransferRequest struct {
-	KVIndices       []int64
-	AuxIndex        int64
-	DecodePrefixLen int64
-	// MambaIndices are the state slots to fill; nil when the model has none.
-	MambaIndices []int64
-
-	// Manifest is the room's block manifest, its wire JSON as the engine
-	// wrote it (to_wire_bytes()), on the cache-contract wire; nil on the v1
-	// wire. It is checked against the engine's decode contract and sent as
-	// it is. Request does not keep it once it returns, except for a room
-	// still Bootstrapping, whose request it copies: the caller's buffer may
-	// be reused.
-	Manifest []byte
-}
+// TransferRequest is what the engine sends once a room is bootstrapped
+// (the wires' vocabulary, wire.TransferRequest).
+type TransferRequest = wire.TransferRequest
 
 // RoomStatus is what the engine polls.
 type RoomStatus struct {
@@ -128,7 +115,7 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 			return
 		}
 		if perr = requestable(entry); perr == nil {
-			perr = entry.view.wire.checkRequest(m, entry, &req) // the room's wire checks what it would send
+			perr = entry.view.wire.CheckRequest(m.host(), entry, &req) // the room's wire checks what it would send
 		}
 		switch {
 		case perr != nil && CodeOf(perr) == CodeManifestRefused:
@@ -154,7 +141,7 @@ func (m *Manager) requestRoom(room int64, req TransferRequest, owner *Stream, re
 	if perr != nil || e == nil {
 		return perr
 	}
-	e.view.wire.sendRequest(m, e, &req)
+	e.view.wire.SendRequest(m.host(), e, &req)
 	return nil
 }
 
@@ -264,7 +251,7 @@ func (m *Manager) bootstrapped(e *roomEntry, g int, endpoints []string) {
 		}
 	})
 	if queued != nil {
-		e.view.wire.sendRequest(m, e, queued)
+		e.view.wire.SendRequest(m.host(), e, queued)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
@@ -44,7 +45,7 @@ type routeView struct {
 	// bounds are what the fragments were held to, and the buffers they use.
 	bounds *fragmentBounds
 	// wire is the plan's wire (wire.go), with what it prepared of the plan.
-	wire wire
+	wire wire.Wire
 }
 
 // sendTarget is one prefill TP rank and the per-plan frames sent to it.
@@ -78,11 +79,11 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 		return nil, err
 	}
 	seen := make(map[int]bool)
-	if err := v.wire.checkPlan(plan); err != nil {
+	if err := v.wire.CheckPlan(plan); err != nil {
 		return nil, err
 	}
 	for _, t := range plan.Targets {
-		if t.IsDummy && !v.wire.sendsDummyTargets() {
+		if t.IsDummy && !v.wire.SendsDummyTargets() {
 			continue // an idle prefill rank, added below
 		}
 		if err := v.addTarget(t, P, seen); err != nil {
@@ -100,7 +101,7 @@ func newRouteView(snap PlanSnapshot) (*routeView, error) {
 	if v.expected == 0 || v.required < 1 || v.required > v.expected {
 		return nil, fmt.Errorf("plan for decode TP rank %d needs %d prefill responses but has %d non-dummy targets", plan.DecodeTPRank, v.required, v.expected)
 	}
-	if err := v.wire.finishView(v); err != nil {
+	if err := v.wire.FinishView(v); err != nil {
 		return nil, err
 	}
 	return v, nil

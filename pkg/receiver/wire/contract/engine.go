@@ -14,11 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+package contract
 
 import (
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
@@ -37,23 +38,23 @@ type engineContract struct {
 // newEngineContract checks a contract-wire registration the way a prefill
 // rank will parse the registration built from it, and the contract the way
 // the engine decodes it.
-func newEngineContract(info EngineInfo, advertiseHost string) (*engineContract, error) {
+func newEngineContract(info *wire.EngineInfo, advertiseHost string) (*engineContract, error) {
 	if len(info.KVDataPtrs) != 0 || len(info.StateDataPtrs) != 0 {
-		return nil, errorf(CodeInvalidArgument, "a cache-contract registration names its arena (kvDataPtr) and contract (cacheLayout), not %d KV and %d state buffer pointers",
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "a cache-contract registration names its arena (kvDataPtr) and contract (cacheLayout), not %d KV and %d state buffer pointers",
 			len(info.KVDataPtrs), len(info.StateDataPtrs))
 	}
 	reg := kvcontract.Registration{DecodeIP: advertiseHost, DecodeStatusPort: 1, SessionID: info.SessionID,
 		ArenaPtr: info.ArenaPtr, Contract: info.Contract, DecodeTPSize: 1}
 	if err := reg.Validate(); err != nil {
-		return nil, errorf(CodeInvalidArgument, "%s", engineField(err))
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "%s", engineField(err))
 	}
 	c, err := plancontract.Parse(info.Contract)
 	if err != nil {
-		return nil, errorf(CodeInvalidArgument, "cacheLayout does not decode as the engine decodes a contract: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "cacheLayout does not decode as the engine decodes a contract: %v", err)
 	}
 	layout, err := kvcontract.ManifestLayoutFromContract(info.Contract)
 	if err != nil {
-		return nil, errorf(CodeInvalidArgument, "cacheLayout cannot check block manifests: %v", err)
+		return nil, wire.Errorf(wire.CodeInvalidArgument, "cacheLayout cannot check block manifests: %v", err)
 	}
 	return &engineContract{raw: info.Contract, decoded: c, sha: c.SHA256(), manifest: layout}, nil
 }
@@ -81,12 +82,12 @@ func engineField(err error) string {
 // checkEngineContract holds a contract-wire registration to a contract
 // plan: the engine's contract must be the decode contract the plan was made
 // for, as its hash says.
-func checkEngineContract(ec *engineContract, v *routeView) error {
-	want := v.snap.Layout.DecodeContractSHA256
+func checkEngineContract(ec *engineContract, v wire.View) error {
+	want := v.Layout().DecodeContractSHA256
 	if ec.sha != want {
-		return errorf(CodeContractMismatch,
+		return wire.Errorf(wire.CodeContractMismatch,
 			"decodeContractSHA256: the engine's cache contract hashes to %s, but the plan (%s) was made for the decode contract %s; publish the engine's contract (its to_wire_bytes()) in the PDPair's spec.cacheContracts.decode, or run the engine the plan was made for",
-			ec.sha, shortHash(v.snap.Hash), want)
+			ec.sha, wire.ShortHash(v.PlanHash()), want)
 	}
 	return nil
 }

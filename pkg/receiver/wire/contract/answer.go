@@ -14,13 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+package contract
 
 import (
 	"fmt"
 	"strings"
 
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 )
 
@@ -31,10 +32,10 @@ import (
 // the pair when it refuses it, else the first field in which it differs
 // from the plan's contract (when a prefill served that one), else the two
 // hashes.
-func (w *contractWire) checkContractAnswer(m *Manager, view *routeView, addr string, ans *kvcontract.ParallelInfo) (*prefillInfo, *RoomFailure) {
-	rec := &view.snap.Layout
-	mismatch := func(reason FailureReason, format string, args ...any) (*prefillInfo, *RoomFailure) {
-		return nil, &RoomFailure{Reason: reason, Message: fmt.Sprintf("prefill at %s does not match the plan (%s): ", addr, shortHash(view.snap.Hash)) + fmt.Sprintf(format, args...)}
+func (w *Wire) checkContractAnswer(h wire.Host, view wire.View, addr string, ans *kvcontract.ParallelInfo) (*wire.PrefillInfo, *wire.RoomFailure) {
+	rec := view.Layout()
+	mismatch := func(reason wire.FailureReason, format string, args ...any) (*wire.PrefillInfo, *wire.RoomFailure) {
+		return nil, &wire.RoomFailure{Reason: reason, Message: fmt.Sprintf("prefill at %s does not match the plan (%s): ", addr, wire.ShortHash(view.PlanHash())) + fmt.Sprintf(format, args...)}
 	}
 	var sizes []string
 	if ans.PrefillTPSize != rec.Prefill.TPSize {
@@ -44,26 +45,26 @@ func (w *contractWire) checkContractAnswer(m *Manager, view *routeView, addr str
 		sizes = append(sizes, fmt.Sprintf("prefill_dp_size is %d, the plan was made for prefill dataParallelSize %d", ans.PrefillDPSize, rec.Prefill.DPSize))
 	}
 	if len(sizes) > 0 {
-		return mismatch(ReasonLayoutMismatch, "%s", strings.Join(sizes, "; "))
+		return mismatch(wire.ReasonLayoutMismatch, "%s", strings.Join(sizes, "; "))
 	}
 	live, err := plancontract.Parse(ans.CacheLayout)
 	if err != nil {
-		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("the cache_layout the bootstrap server at %s answered does not decode as the engine decodes a contract: %v", addr, err)}
+		return nil, &wire.RoomFailure{Reason: wire.ReasonParallelInfoUnavailable, Message: fmt.Sprintf("the cache_layout the bootstrap server at %s answered does not decode as the engine decodes a contract: %v", addr, err)}
 	}
 	sha := live.SHA256()
 	if sha == rec.PrefillContractSHA256 {
 		served := &servedContract{canonical: w.rememberPlannedPrefill(live.Canonical()), sha: sha}
-		return &prefillInfo{tpSize: ans.PrefillTPSize, dpSize: ans.PrefillDPSize, served: served}, nil
+		return &wire.PrefillInfo{TPSize: ans.PrefillTPSize, DPSize: ans.PrefillDPSize, Served: served}, nil
 	}
-	return mismatch(ReasonContractMismatch, "%s", w.describeContractMismatch(m, view, live))
+	return mismatch(wire.ReasonContractMismatch, "%s", w.describeContractMismatch(h, view, live))
 }
 
 // describeContractMismatch says how a live prefill contract that is not
 // the plan's differs.
-func (w *contractWire) describeContractMismatch(m *Manager, view *routeView, live *plancontract.CacheContract) string {
-	rec := &view.snap.Layout
-	hashes := fmt.Sprintf("(prefillContractSHA256: the plan's %s, the prefill's %s)", shortHash(rec.PrefillContractSHA256), shortHash(live.SHA256()))
-	if ec := registeredContract(m.engine.Load()); ec != nil {
+func (w *Wire) describeContractMismatch(h wire.Host, view wire.View, live *plancontract.CacheContract) string {
+	rec := view.Layout()
+	hashes := fmt.Sprintf("(prefillContractSHA256: the plan's %s, the prefill's %s)", wire.ShortHash(rec.PrefillContractSHA256), wire.ShortHash(live.SHA256()))
+	if ec := registeredContract(h.Engine()); ec != nil {
 		_, err := plancontract.NewPlanner(plancontract.Pair{Prefill: rec.Prefill, Decode: rec.Decode,
 			PrefillContract: live, DecodeContract: ec.decoded})
 		if err != nil {
@@ -88,30 +89,27 @@ type servedContract struct {
 
 // registeredContract is the engine's contract, when the engine registered
 // on the contract wire.
-func registeredContract(reg *registration) *engineContract {
-	if reg == nil {
-		return nil
-	}
-	ec, _ := reg.engine.(*engineContract)
+func registeredContract(engine any) *engineContract {
+	ec, _ := engine.(*engineContract)
 	return ec
 }
 
 // contractChange says what changed between the answer a live address gave
 // when it was bootstrapped (info) and its answer now, or "" when nothing
 // did. reason is ReasonWireMismatch when it now speaks the v1 wire.
-func contractChange(addr string, info *prefillInfo, now *bootstrapAnswer) (FailureReason, string) {
-	c, ok := now.value.(*kvcontract.ParallelInfo)
+func contractChange(addr string, info *wire.PrefillInfo, now *wire.Answer) (wire.FailureReason, string) {
+	c, ok := now.Value.(*kvcontract.ParallelInfo)
 	if !ok {
-		return ReasonWireMismatch, fmt.Sprintf("the bootstrap server at %s now answers the v1 wire (item lengths, no cache_layout); it answered a cache contract when the room's ranks were registered", addr)
+		return wire.ReasonWireMismatch, fmt.Sprintf("the bootstrap server at %s now answers the v1 wire (item lengths, no cache_layout); it answered a cache contract when the room's ranks were registered", addr)
 	}
-	was := info.served.(*servedContract)
-	if c.PrefillTPSize != info.tpSize || c.PrefillDPSize != info.dpSize {
-		return ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers prefill_tp_size %d and prefill_dp_size %d; it answered %d and %d when the room's ranks were registered",
-			addr, c.PrefillTPSize, c.PrefillDPSize, info.tpSize, info.dpSize)
+	was := info.Served.(*servedContract)
+	if c.PrefillTPSize != info.TPSize || c.PrefillDPSize != info.DPSize {
+		return wire.ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers prefill_tp_size %d and prefill_dp_size %d; it answered %d and %d when the room's ranks were registered",
+			addr, c.PrefillTPSize, c.PrefillDPSize, info.TPSize, info.DPSize)
 	}
 	live, err := plancontract.Parse(c.CacheLayout)
 	if err != nil {
-		return ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers a cache_layout that does not decode (%v); it answered the contract %s when the room's ranks were registered", addr, err, shortHash(was.sha))
+		return wire.ReasonContractChanged, fmt.Sprintf("the bootstrap server at %s now answers a cache_layout that does not decode (%v); it answered the contract %s when the room's ranks were registered", addr, err, wire.ShortHash(was.sha))
 	}
 	if live.SHA256() == was.sha {
 		return "", ""
@@ -120,6 +118,6 @@ func contractChange(addr string, info *prefillInfo, now *bootstrapAnswer) (Failu
 	if d, found, err := kvcontract.FirstDifference(was.canonical, live.Canonical()); err == nil && found {
 		what = fmt.Sprintf("%s was %s, is now %s", d.Field, d.A, d.B)
 	}
-	return ReasonContractChanged, fmt.Sprintf("the prefill at %s changed its cache contract while the room was open: %s (SHA-256 %s, now %s); its ranks no longer plan with the registration the room was sent under",
-		addr, what, shortHash(was.sha), shortHash(live.SHA256()))
+	return wire.ReasonContractChanged, fmt.Sprintf("the prefill at %s changed its cache contract while the room was open: %s (SHA-256 %s, now %s); its ranks no longer plan with the registration the room was sent under",
+		addr, what, wire.ShortHash(was.sha), wire.ShortHash(live.SHA256()))
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package receiver
+package wire
 
 import (
 	"fmt"
@@ -26,11 +26,11 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/zmqsock"
 )
 
-// pushPool holds one PUSH socket per prefill rank endpoint. ZMQ sockets are
+// PushPool holds one PUSH socket per prefill rank endpoint. ZMQ sockets are
 // not safe for concurrent use, so each has its own lock; the pool only
 // grows with the prefill ranks of live bootstrap addresses, and an
 // address's sockets are closed when it is dropped.
-type pushPool struct {
+type PushPool struct {
 	ctx         *zmq.Context
 	sendTimeout time.Duration
 	// hwm is the number of messages queued per prefill rank before a send
@@ -50,12 +50,12 @@ type pushSocket struct {
 	tx   *zmqsock.Sender
 }
 
-func newPushPool(ctx *zmq.Context, sendTimeout time.Duration, hwm int, opts ...zmqsock.Option) *pushPool {
-	return &pushPool{ctx: ctx, sendTimeout: sendTimeout, hwm: hwm, opts: opts, socks: make(map[string]*pushSocket)}
+func NewPushPool(ctx *zmq.Context, sendTimeout time.Duration, hwm int, opts ...zmqsock.Option) *PushPool {
+	return &PushPool{ctx: ctx, sendTimeout: sendTimeout, hwm: hwm, opts: opts, socks: make(map[string]*pushSocket)}
 }
 
 // socket returns the endpoint's socket, connecting it on first use.
-func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
+func (p *PushPool) socket(endpoint string) (*pushSocket, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -74,9 +74,9 @@ func (p *pushPool) socket(endpoint string) (*pushSocket, error) {
 	return s, nil
 }
 
-// send queues one multipart message to endpoint. ZMQ delivers multipart
+// Send queues one multipart message to endpoint. ZMQ delivers multipart
 // messages atomically, so a timeout can only happen on the first frame.
-func (p *pushPool) send(endpoint string, frames [][]byte) error {
+func (p *PushPool) Send(endpoint string, frames [][]byte) error {
 	s, err := p.socket(endpoint)
 	if err != nil {
 		return err
@@ -95,8 +95,8 @@ func (p *pushPool) send(endpoint string, frames [][]byte) error {
 	return nil
 }
 
-// drop closes the sockets of endpoints (of an address that was dropped).
-func (p *pushPool) drop(endpoints []string) {
+// Drop closes the sockets of endpoints (of an address that was dropped).
+func (p *PushPool) Drop(endpoints []string) {
 	p.mu.Lock()
 	var victims []*pushSocket
 	for _, ep := range endpoints {
@@ -121,8 +121,8 @@ func (s *pushSocket) close() {
 	}
 }
 
-// close closes every socket; sends after it fail.
-func (p *pushPool) close() {
+// Close closes every socket; sends after it fail.
+func (p *PushPool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	socks := p.socks
