@@ -20,12 +20,14 @@ limitations under the License.
 // the status messages the prefill ranks push back, and fails rooms fast and
 // with a stable reason when a peer misbehaves.
 //
-// It speaks both of tokenspeed's wires. What they do differently is one
-// interface, wire (wire.go): v1Wire (wirev1*.go: buffer pointers, page
-// indices and fragments, the layout check) and contractWire
-// (wirecontract*.go: the arena and contract, block manifests, the contract
-// checks and the heartbeat's re-read). A route view carries its plan's
-// wire; newWire is the one place one is chosen by name.
+// It speaks both of tokenspeed's wires. What they do differently is the
+// interface wire.Wire (pkg/receiver/wire), one package per wire:
+// wire/v1 (buffer pointers, page indices and fragments, the layout check)
+// and wire/contract (the arena and contract, block manifests, the contract
+// checks and the heartbeat's re-read). A wire calls back into the agent
+// only through wire.Host (wirehost.go) and reads the route view and room
+// through wire.View and wire.Room. A route view carries its plan's wire;
+// newWire (wire.go) is the one place one is chosen by name.
 //
 // The package is split into a pure core and a thin shell. RoomState (the
 // per-room state machine), the room table with its deadline lists, the route
