@@ -20,8 +20,9 @@ import "k8s.io/apimachinery/pkg/runtime"
 
 // KVCacheDtype is the element type of the engines' KV cache (their
 // --kv-cache-dtype): the canonical names, then the engine's spellings (auto
-// is what the engine resolves it to, bfloat16).
-// +kubebuilder:validation:Enum=bfloat16;float16;float8_e4m3fn;float8_e5m2;auto;bf16;fp16;half;fp8;fp8_e4m3;fp8_e5m2
+// is what the engine resolves it to, bfloat16), then vLLM's and SGLang's
+// own (fp8_inc, fp8_ds_mla, fp4_e2m1), which tokenspeed does not store.
+// +kubebuilder:validation:Enum=bfloat16;float16;float8_e4m3fn;float8_e5m2;auto;bf16;fp16;half;fp8;fp8_e4m3;fp8_e5m2;fp8_inc;fp8_ds_mla;fp4_e2m1
 type KVCacheDtype string
 
 // ModelSpec describes the served model by its Hugging Face config.json; the

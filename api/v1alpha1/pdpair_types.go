@@ -101,16 +101,35 @@ type PDPairList struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.kvBuffers))",fieldPath=".kvBuffers",reason=FieldValueForbidden,message="give the model (spec.model) or its buffers (spec.kvBuffers), not both: with spec.model the operator derives kvBuffers and stateBuffers"
 // +kubebuilder:validation:XValidation:rule="!(has(self.model) && has(self.stateBuffers))",fieldPath=".stateBuffers",reason=FieldValueForbidden,message="with spec.model the operator derives stateBuffers; give the model or the buffers, not both"
 // +kubebuilder:validation:XValidation:rule="self.wire == 'CacheContract' || has(self.model) || has(self.kvBuffers)",fieldPath=".kvBuffers",reason=FieldValueRequired,message="give the model (spec.model with kvCacheDtype) or its KV buffers (spec.kvBuffers); a pair with wire CacheContract gives cacheContracts instead"
-// +kubebuilder:validation:XValidation:rule="!has(self.model) || has(self.kvCacheDtype)",fieldPath=".kvCacheDtype",reason=FieldValueRequired,message="spec.model needs kvCacheDtype, the KV cache dtype the engines run with (--kv-cache-dtype)"
+// +kubebuilder:validation:XValidation:rule="!has(self.model) || has(self.kvCacheDtype) || !(!has(self.engine) || self.engine.name == 'tokenspeed')",fieldPath=".kvCacheDtype",reason=FieldValueRequired,message="spec.model needs kvCacheDtype, the KV cache dtype the engines run with (--kv-cache-dtype)"
 // +kubebuilder:validation:XValidation:rule="has(self.model) || (!has(self.kvCacheDtype) && !has(self.prefill.kvCacheDtype) && !has(self.decode.kvCacheDtype))",fieldPath=".kvCacheDtype",reason=FieldValueForbidden,message="kvCacheDtype describes spec.model's cache; with kvBuffers the dtype is in their byte sizes"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'TargetK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'TargetV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every layer has a K and a V buffer: the TargetK counts of all groups must add up to the TargetV counts"
 // +kubebuilder:validation:XValidation:rule="self.attentionBackend != 'MHA' || !has(self.kvBuffers) || self.kvBuffers.map(g, g.kind == 'DraftK' ? g.count : 0).sum() == self.kvBuffers.map(g, g.kind == 'DraftV' ? g.count : 0).sum()",fieldPath=".kvBuffers",message="with MHA every draft layer has a K and a V buffer: the DraftK counts of all groups must add up to the DraftV counts"
 // +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || (!has(self.model) && !has(self.kvBuffers) && !has(self.stateBuffers))",fieldPath=".wire",reason=FieldValueForbidden,message="on wire CacheContract the layout is the two contracts (cacheContracts): remove model, kvBuffers and stateBuffers"
 // +kubebuilder:validation:XValidation:rule="self.wire != 'CacheContract' || (has(self.cacheContracts) && has(self.cacheContracts.prefill)) || (has(self.prefill.bootstrapAddress) && self.prefill.bootstrapAddress.size() > 0)",fieldPath=".prefill.bootstrapAddress",reason=FieldValueRequired,message="wire CacheContract needs the prefill's contract: give cacheContracts.prefill, or prefill.bootstrapAddress for the operator to read it from the prefill's bootstrap server"
 // +kubebuilder:validation:XValidation:rule="self.wire == 'CacheContract' || !has(self.cacheContracts)",fieldPath=".cacheContracts",reason=FieldValueForbidden,message="cacheContracts are only read on wire CacheContract; set wire: CacheContract or remove them"
+// +kubebuilder:validation:XValidation:rule="!has(self.prefill.kvCacheLayout) || (has(self.engine) && self.engine.name == 'vllm')",fieldPath=".prefill.kvCacheLayout",reason=FieldValueForbidden,messageExpression="'prefill.kvCacheLayout (VLLM_KV_CACHE_LAYOUT) applies to engine vllm only, not to engine ' + (has(self.engine) ? self.engine.name : 'tokenspeed') + ': remove it'"
+// +kubebuilder:validation:XValidation:rule="!has(self.decode.kvCacheLayout) || (has(self.engine) && self.engine.name == 'vllm')",fieldPath=".decode.kvCacheLayout",reason=FieldValueForbidden,messageExpression="'decode.kvCacheLayout (VLLM_KV_CACHE_LAYOUT) applies to engine vllm only, not to engine ' + (has(self.engine) ? self.engine.name : 'tokenspeed') + ': remove it'"
+// +kubebuilder:validation:XValidation:rule="!has(self.prefill.pipelineParallelSize) || (has(self.engine) && self.engine.name == 'sglang')",fieldPath=".prefill.pipelineParallelSize",reason=FieldValueForbidden,messageExpression="'prefill.pipelineParallelSize (--pp-size) applies to engine sglang only, not to engine ' + (has(self.engine) ? self.engine.name : 'tokenspeed') + ': remove it'"
+// +kubebuilder:validation:XValidation:rule="!has(self.decode.pipelineParallelSize) || (has(self.engine) && self.engine.name == 'sglang')",fieldPath=".decode.pipelineParallelSize",reason=FieldValueForbidden,messageExpression="'decode.pipelineParallelSize (--pp-size) applies to engine sglang only, not to engine ' + (has(self.engine) ? self.engine.name : 'tokenspeed') + ': remove it'"
+// +kubebuilder:validation:XValidation:rule="!has(self.prefill.tokensPerPage) || !(!has(self.engine) || self.engine.name == 'tokenspeed')",fieldPath=".prefill.tokensPerPage",reason=FieldValueForbidden,messageExpression="'prefill.tokensPerPage applies to engines vllm and sglang, not to engine tokenspeed: its roles share spec.tokensPerPage'"
+// +kubebuilder:validation:XValidation:rule="!has(self.decode.tokensPerPage) || !(!has(self.engine) || self.engine.name == 'tokenspeed')",fieldPath=".decode.tokensPerPage",reason=FieldValueForbidden,messageExpression="'decode.tokensPerPage applies to engines vllm and sglang, not to engine tokenspeed: its roles share spec.tokensPerPage'"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine.name != 'vllm' || has(self.prefill.tokensPerPage)",fieldPath=".prefill.tokensPerPage",reason=FieldValueRequired,messageExpression="'engine vllm needs prefill.tokensPerPage, its --block-size'"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine.name != 'vllm' || has(self.decode.tokensPerPage)",fieldPath=".decode.tokensPerPage",reason=FieldValueRequired,messageExpression="'engine vllm needs decode.tokensPerPage, its --block-size'"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine.name != 'vllm' || !has(self.prefill.dataParallelSize) || self.prefill.dataParallelSize == 1",fieldPath=".prefill.dataParallelSize",reason=FieldValueForbidden,messageExpression="'prefill.dataParallelSize is DP attention, which engine vllm does not run: each vLLM data-parallel engine is judged alone; leave prefill.dataParallelSize at 1'"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine.name != 'vllm' || !has(self.decode.dataParallelSize) || self.decode.dataParallelSize == 1",fieldPath=".decode.dataParallelSize",reason=FieldValueForbidden,messageExpression="'decode.dataParallelSize is DP attention, which engine vllm does not run: each vLLM data-parallel engine is judged alone; leave decode.dataParallelSize at 1'"
+// +kubebuilder:validation:XValidation:rule="(!has(self.engine) || self.engine.name == 'tokenspeed') || self.wire == 'V1'",fieldPath=".wire",reason=FieldValueForbidden,messageExpression="'spec.wire is the protocol of tokenspeed; engine ' + self.engine.name + ' moves KV cache through engine.kvConnector: remove wire'"
+// +kubebuilder:validation:XValidation:rule="(!has(self.engine) || self.engine.name == 'tokenspeed') || has(self.model)",fieldPath=".model",reason=FieldValueRequired,messageExpression="'engine ' + self.engine.name + ' judges the pair from the model: give spec.model (its hfConfig)'"
+// +kubebuilder:validation:XValidation:rule="(!has(self.engine) || self.engine.name == 'tokenspeed') || !has(self.mlaL15Cache) || !self.mlaL15Cache",fieldPath=".mlaL15Cache",reason=FieldValueForbidden,messageExpression="'mlaL15Cache is a cache of tokenspeed, not of engine ' + self.engine.name + ': remove it'"
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
 // +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
 type PDPairSpec struct {
+	// engine is the serving engine both roles run, whose rules judge the
+	// pair: tokenspeed (when engine is absent), vllm or sglang. Fields that
+	// do not apply to the engine named are refused.
+	// +optional
+	Engine *EngineSpec `json:"engine,omitempty"`
+
 	// wire is the decode ↔ prefill protocol the engines speak: V1,
 	// tokenspeed's first, fragment wire (the layout is given as buffer
 	// geometry), or CacheContract, its later cache-contract wire (the layout
@@ -192,7 +211,8 @@ type FleetLayout struct {
 	TensorParallelSize int32 `json:"tensorParallelSize"`
 
 	// dataParallelSize is the number of DP attention groups; it divides
-	// TensorParallelSize.
+	// TensorParallelSize. For sglang it is the DP-attention size (--dp-size
+	// with --enable-dp-attention); vllm runs no DP attention, so it stays 1.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=4096
@@ -207,9 +227,33 @@ type FleetLayout struct {
 	BootstrapAddress string `json:"bootstrapAddress,omitempty"`
 
 	// kvCacheDtype overrides spec.kvCacheDtype for this role, with
-	// spec.model (a fleet started with another --kv-cache-dtype).
+	// spec.model (a fleet started with another --kv-cache-dtype). For vllm
+	// and sglang it is the literal string the role's --kv-cache-dtype gets
+	// (both engines compare the strings: auto against bfloat16 is a
+	// mismatch); unset there, spec.kvCacheDtype, else auto.
 	// +optional
 	KVCacheDtype KVCacheDtype `json:"kvCacheDtype,omitempty"`
+
+	// tokensPerPage is the role's page size for engines vllm (its
+	// --block-size, required there) and sglang (its --page-size; unset,
+	// spec.tokensPerPage). Not read for tokenspeed, whose roles share
+	// spec.tokensPerPage.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	// +optional
+	TokensPerPage *int32 `json:"tokensPerPage,omitempty"`
+
+	// kvCacheLayout is the role's VLLM_KV_CACHE_LAYOUT, HND or NHD, for
+	// engine vllm only; unset, HND (NixlConnector's default).
+	// +optional
+	KVCacheLayout KVCacheLayout `json:"kvCacheLayout,omitempty"`
+
+	// pipelineParallelSize is the role's --pp-size, for engine sglang only;
+	// unset, 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4096
+	// +optional
+	PipelineParallelSize *int32 `json:"pipelineParallelSize,omitempty"`
 }
 
 // DataParallel is DataParallelSize, or its default 1 when unset (a spec

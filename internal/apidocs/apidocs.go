@@ -211,8 +211,13 @@ func writeRules(b *strings.Builder, s *apiextensionsv1.JSONSchemaProps) {
 		if r.FieldPath != "" {
 			fmt.Fprintf(b, " (on `%s`)", r.FieldPath)
 		}
-		if r.Message != "" {
+		switch {
+		case r.Message != "":
 			fmt.Fprintf(b, ": %s", paragraph(r.Message))
+		case r.MessageExpression != "":
+			// The message is built when the rule fails (it names the
+			// engine of the object): show the expression that builds it.
+			fmt.Fprintf(b, ": the message is %s", code(strings.Join(strings.Fields(r.MessageExpression), " ")))
 		}
 		b.WriteString("\n")
 	}
