@@ -67,6 +67,24 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.ReasonContractMismatchRankGeometry:      pdv1.ReasonContractMismatchRankGeometry,
 	transferplan.ReasonContractShardsNotDividingTP:       pdv1.ReasonContractShardsNotDividingTP,
 	transferplan.ReasonContractNoSourceFragments:         pdv1.ReasonContractNoSourceFragments,
+
+	// The reasons of engines vllm and sglang (engines.Reasons).
+	transferplan.Reason(pdv1.ReasonInvalidPair):               pdv1.ReasonInvalidPair,
+	transferplan.Reason(pdv1.ReasonUnsupportedConnector):      pdv1.ReasonUnsupportedConnector,
+	transferplan.Reason(pdv1.ReasonTPNotDivisible):            pdv1.ReasonTPNotDivisible,
+	transferplan.Reason(pdv1.ReasonKVCacheDtypeMismatch):      pdv1.ReasonKVCacheDtypeMismatch,
+	transferplan.Reason(pdv1.ReasonBlockSizeNotMultiple):      pdv1.ReasonBlockSizeNotMultiple,
+	transferplan.Reason(pdv1.ReasonReplicatedPrefillKV):       pdv1.ReasonReplicatedPrefillKV,
+	transferplan.Reason(pdv1.ReasonKVCacheLayoutMismatch):     pdv1.ReasonKVCacheLayoutMismatch,
+	transferplan.Reason(pdv1.ReasonLayoutNotBlockContiguous):  pdv1.ReasonLayoutNotBlockContiguous,
+	transferplan.Reason(pdv1.ReasonBlockSizeNotEqual):         pdv1.ReasonBlockSizeNotEqual,
+	transferplan.Reason(pdv1.ReasonBlockLengthMismatch):       pdv1.ReasonBlockLengthMismatch,
+	transferplan.Reason(pdv1.ReasonHeadSplitWithHeteroBlocks): pdv1.ReasonHeadSplitWithHeteroBlocks,
+	transferplan.Reason(pdv1.ReasonNHDMultiSourceRead):        pdv1.ReasonNHDMultiSourceRead,
+	transferplan.Reason(pdv1.ReasonPageSizeMismatch):          pdv1.ReasonPageSizeMismatch,
+	transferplan.Reason(pdv1.ReasonPPSizeMismatch):            pdv1.ReasonPPSizeMismatch,
+	transferplan.Reason(pdv1.ReasonTPRatioNotDivisible):       pdv1.ReasonTPRatioNotDivisible,
+	transferplan.Reason(pdv1.ReasonHybridStateTPMismatch):     pdv1.ReasonHybridStateTPMismatch,
 }
 
 // layoutReason is the LayoutCompatible=False reason for a planner reason. A

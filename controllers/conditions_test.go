@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
@@ -284,6 +285,7 @@ func TestEveryPlannerReasonHasAConditionReason(t *testing.T) {
 	}
 	planner = append(planner, transferplan.Reason(pdv1.ReasonModelConfigUnavailable), transferplan.Reason(pdv1.ReasonContractParallelismMismatch),
 		transferplan.Reason(pdv1.ReasonBootstrapAddressNotAllowed))
+	planner = append(planner, engines.Reasons()...)
 	for _, r := range planner {
 		got, ok := layoutReasons[r]
 		switch {

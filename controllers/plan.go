@@ -53,6 +53,10 @@ type planOutcome struct {
 	// objects are the index and shard objects to publish; nil when the layout
 	// is incompatible or the plans could not be encoded.
 	objects []planstore.Object
+	// noPlans: the pair's engine moves the KV cache itself and its
+	// agent-less pods load no plans; the verdict and the mapping are all
+	// there is.
+	noPlans bool
 	// encodeErr says why compatible plans could not be encoded.
 	encodeErr *planstore.FormatError
 	// size is the plans' size computed from the layout before planning.
@@ -139,6 +143,7 @@ func planWithinBudget(name string, out *planOutcome, p engine.Pair, budget trans
 	out.decodeRanks = ranks.DecodeRanks()
 	plans := ranks.Plans()
 	if plans == nil { // the engine's agent loads no plans: nothing to publish
+		out.noPlans = true
 		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.DescribeCompatible(out.summary)
 		return out, nil
 	}

@@ -84,6 +84,9 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))
 	case out.overBudget != nil:
 		return r.withdraw(ctx, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
+	case out.noPlans:
+		return r.withdraw(ctx, owned, pdv1.ReasonEngineLoadsNoPlans,
+			fmt.Sprintf("engine %s moves the KV cache itself: it loads no plans, so none are published", pair.Spec.EngineOrDefault()))
 	case out.encodeErr != nil:
 		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
 	}

@@ -112,6 +112,15 @@ func TestSamplesPublishWhatThePlannerPlans(t *testing.T) {
 				t.Fatalf("sample %s has no expected outcome in sampleOutcomes: work it out and add it", p.Name)
 			}
 			got := waitObserved(t, p)
+			if want.noPlans {
+				wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible)
+				wantCondition(t, got, pdv1.PDPairReady, metav1.ConditionTrue, pdv1.ReasonReady)
+				wantCondition(t, got, pdv1.PDPairPlansPublished, metav1.ConditionFalse, pdv1.ReasonEngineLoadsNoPlans)
+				if n := len(planConfigMaps(t, got)); n != 0 {
+					t.Fatalf("a sample of an engine without plans has %d plan ConfigMaps", n)
+				}
+				return
+			}
 			if want.reason != "" {
 				wantCondition(t, got, pdv1.PDPairLayoutCompatible, metav1.ConditionFalse, want.reason)
 				if n := len(planConfigMaps(t, got)); n != 0 {
@@ -138,6 +147,9 @@ func TestSamplesPublishWhatThePlannerPlans(t *testing.T) {
 type sampleOutcome struct {
 	reason  pdv1.PDPairConditionReason
 	summary pdv1.PlanSummary
+	// noPlans: the sample's engine (vllm, sglang) moves the KV cache
+	// itself; compatible and Ready without plans.
+	noPlans bool
 }
 
 // sampleOutcomes are worked out by hand from the samples' layouts and the
@@ -145,6 +157,10 @@ type sampleOutcome struct {
 // controller that summarises wrongly fails. Hash, bytes and ConfigMap
 // names are checked apart (wantSummary).
 var sampleOutcomes = map[string]sampleOutcome{
+	// vLLM P4 → D2 and SGLang P4 → D8 with DP attention 2 over 8 KV heads:
+	// compatible under the engines' rules (docs/engines/), no plans.
+	"llama31-8b-vllm-nixl-p4-d2":    {noPlans: true},
+	"qwen3-32b-sglang-dp-attention": {noPlans: true},
 	// The engine's contracts of 2 layers of 8 KV heads (K and V fields of
 	// 16-token pages): one head per prefill rank, two per decode rank, so
 	// decode rank d pulls each of the 4 fields from prefill ranks 2d and

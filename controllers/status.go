@@ -91,6 +91,9 @@ func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {
 	case !out.compatible:
 		setCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("the layout is incompatible (%s): %s", out.layoutReason, out.layoutMessage))
+	case out.noPlans:
+		setCondition(pair, pdv1.PDPairReady, true, pdv1.ReasonReady,
+			fmt.Sprintf("the layout is compatible under engine %s's rules, which moves the KV cache itself: there are no plans to publish", pair.Spec.EngineOrDefault()))
 	case !pub.published:
 		setCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonPlansNotPublished,
 			fmt.Sprintf("the layout is compatible but its plans are not published (%s): %s", pub.reason, pub.message))

@@ -139,6 +139,49 @@ const (
 	ReasonContractShardsNotDividingTP PDPairConditionReason = "ContractShardsNotDividingTP"
 	// ReasonContractNoSourceFragments: unequal TP sizes and no fields to move.
 	ReasonContractNoSourceFragments PDPairConditionReason = "ContractNoSourceFragments"
+
+	// Reasons of pairs on engines vllm and sglang: their rules' reasons
+	// (pkg/engine/vllm/rules, pkg/engine/sglang/rules), word for word;
+	// docs/engines/vllm.md and docs/engines/sglang.md say which rule each is.
+
+	// ReasonInvalidPair: a size the engine does not start with.
+	ReasonInvalidPair PDPairConditionReason = "InvalidPair"
+	// ReasonUnsupportedConnector: vLLM's kv connector is not NixlConnector.
+	ReasonUnsupportedConnector PDPairConditionReason = "UnsupportedConnector"
+	// ReasonTPNotDivisible: vLLM, the larger TP is not a multiple of the smaller.
+	ReasonTPNotDivisible PDPairConditionReason = "TPNotDivisible"
+	// ReasonKVCacheDtypeMismatch: the roles' --kv-cache-dtype strings differ.
+	ReasonKVCacheDtypeMismatch PDPairConditionReason = "KVCacheDtypeMismatch"
+	// ReasonBlockSizeNotMultiple: vLLM, decode --block-size is not a
+	// multiple of prefill's.
+	ReasonBlockSizeNotMultiple PDPairConditionReason = "BlockSizeNotMultiple"
+	// ReasonReplicatedPrefillKV: vLLM, prefill TP above both decode TP and
+	// the KV heads.
+	ReasonReplicatedPrefillKV PDPairConditionReason = "ReplicatedPrefillKV"
+	// ReasonKVCacheLayoutMismatch: vLLM, the roles' KV cache layouts differ.
+	ReasonKVCacheLayoutMismatch PDPairConditionReason = "KVCacheLayoutMismatch"
+	// ReasonLayoutNotBlockContiguous: vLLM, heterogeneous TP on NHD.
+	ReasonLayoutNotBlockContiguous PDPairConditionReason = "LayoutNotBlockContiguous"
+	// ReasonBlockSizeNotEqual: vLLM, prefill TP above decode TP needs equal
+	// block sizes.
+	ReasonBlockSizeNotEqual PDPairConditionReason = "BlockSizeNotEqual"
+	// ReasonBlockLengthMismatch: vLLM, a region's bytes per block do not match.
+	ReasonBlockLengthMismatch PDPairConditionReason = "BlockLengthMismatch"
+	// ReasonHeadSplitWithHeteroBlocks: vLLM, several attention sources per
+	// decode rank with different block sizes.
+	ReasonHeadSplitWithHeteroBlocks PDPairConditionReason = "HeadSplitWithHeteroBlocks"
+	// ReasonNHDMultiSourceRead: vLLM, NHD read from several prefill ranks.
+	ReasonNHDMultiSourceRead PDPairConditionReason = "NHDMultiSourceRead"
+	// ReasonPageSizeMismatch: SGLang, --page-size differs.
+	ReasonPageSizeMismatch PDPairConditionReason = "PageSizeMismatch"
+	// ReasonPPSizeMismatch: SGLang, decode PP neither 1 nor prefill's.
+	ReasonPPSizeMismatch PDPairConditionReason = "PPSizeMismatch"
+	// ReasonTPRatioNotDivisible: SGLang, the larger attention TP is not a
+	// multiple of the smaller.
+	ReasonTPRatioNotDivisible PDPairConditionReason = "TPRatioNotDivisible"
+	// ReasonHybridStateTPMismatch: SGLang, a sliding-window, DSA or Mamba
+	// state pool of a non-MLA model at different attention TP.
+	ReasonHybridStateTPMismatch PDPairConditionReason = "HybridStateTPMismatch"
 	// ReasonContractUnavailable: a contract's ConfigMap or key does not
 	// exist; the operator reads it again until it does.
 	ReasonContractUnavailable PDPairConditionReason = "ContractUnavailable"
@@ -188,6 +231,10 @@ const (
 	// ReasonPlansNotPublished: Ready=False because the layout is compatible but
 	// its plans are not (yet) published.
 	ReasonPlansNotPublished PDPairConditionReason = "PlansNotPublished"
+	// ReasonEngineLoadsNoPlans: PlansPublished=False for a pair whose engine
+	// (vllm, sglang) moves the KV cache itself and loads no plans; Ready is
+	// then True on the verdict alone.
+	ReasonEngineLoadsNoPlans PDPairConditionReason = "EngineLoadsNoPlans"
 
 	// ReasonNewGeneration: Reconciling=True because the spec changed and the
 	// operator has not yet observed it.

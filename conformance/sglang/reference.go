@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package sglang names the SGLang commits whose disaggregation code made
 // the golden verdicts of testdata/verdicts.json, the ground truth pdtopo's
-// SGLang rules (pkg/engine/sglang) are held to. The commits are written
+// SGLang rules (pkg/engine/sglang/rules) are held to. The commits are written
 // once, in reference.env beside this file, which generate.sh sources and
 // this package embeds: a test, a tool or a message that needs a commit or
 // the verdicts' path takes it from here.

@@ -24,7 +24,10 @@ import (
 	"strings"
 	"testing"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/manifest"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
@@ -50,6 +53,10 @@ var sampleOutcomes = map[string]sampleOutcome{
 	"pd_v1alpha1_pdpair_hybrid_p4_d4.yaml":             {kind: transferplan.PlanIdentity, minTargets: 1, maxTargets: 1},
 	"pd_v1alpha1_pdpair_dp_attention.yaml":             {kind: transferplan.PlanMLA, minTargets: 4, maxTargets: 4},
 	"pd_v1alpha1_pdpair_incompatible_fp8_prefill.yaml": {reason: transferplan.ReasonUnitSizeMismatch},
+	// Pairs of engines whose own connector moves the bytes: judged by that
+	// engine's rules, mapped without plans.
+	"pd_v1alpha1_pdpair_vllm_nixl_p4_d2.yaml":     {minTargets: 2, maxTargets: 2},
+	"pd_v1alpha1_pdpair_sglang_dp_attention.yaml": {minTargets: 1, maxTargets: 1},
 }
 
 // TestSamplesPlanAsTheirCommentsSay keeps config/samples honest: every sample
@@ -92,6 +99,10 @@ func TestSamplesPlanAsTheirCommentsSay(t *testing.T) {
 			pair, err := manifest.ReadPDPair(strings.NewReader(string(text)), "")
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
+			}
+			if eng := engines.For(pair.Spec); !eng.InjectsAgent() {
+				checkEngineSample(t, file, eng, pair.Spec, want)
+				return
 			}
 			layout, err := tokenspeed.FromSpec(pair.Spec)
 			if transferplan.IsInvalidLayout(err) {
@@ -139,5 +150,29 @@ func checkRejection(t *testing.T, text string, err error, reason transferplan.Re
 	}
 	if !strings.Contains(text, string(reason)) || !strings.Contains(text, "#       "+le.Message+"\n") {
 		t.Errorf("the sample's comment must quote the status: reason %s and, on its own comment line, the message\n  %s", reason, le.Message)
+	}
+}
+
+// checkEngineSample judges a sample of an engine without plans by that
+// engine: compatible, and each decode rank reads as many prefill ranks as
+// the sample's comment says.
+func checkEngineSample(t *testing.T, file string, eng engine.Engine, spec pdv1.PDPairSpec, want sampleOutcome) {
+	t.Helper()
+	p, err := eng.Resolve(spec, engine.Inputs{})
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	ranks, err := p.Map()
+	if err != nil {
+		t.Fatalf("%s: want a compatible pair, %s says %v", file, eng.Name(), err)
+	}
+	if ranks.Plans() != nil {
+		t.Fatalf("%s: engine %s published plans", file, eng.Name())
+	}
+	for d := range ranks.DecodeRanks() {
+		from, err := ranks.PrefillRanks(d)
+		if err != nil || len(from) < want.minTargets || len(from) > want.maxTargets {
+			t.Errorf("%s: decode rank %d reads %v (%v); the comment says %d-%d prefill ranks", file, d, from, err, want.minTargets, want.maxTargets)
+		}
 	}
 }

@@ -53,9 +53,15 @@ func (r *Registry) Lookup(name string) (Engine, bool) {
 	return e, ok
 }
 
-// For is the engine a pair's spec chooses. The API names no engine yet:
-// every pair is the fallback's.
+// For is the engine a pair's spec chooses (spec.engine.name); a spec that
+// names none, or an engine this registry does not hold, is the fallback's.
 func (r *Registry) For(spec pdv1.PDPairSpec) Engine {
+	if spec.Engine == nil {
+		return r.fallback
+	}
+	if e, ok := r.byName[string(spec.Engine.Name)]; ok {
+		return e
+	}
 	return r.fallback
 }
 

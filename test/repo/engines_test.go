@@ -21,7 +21,7 @@ import "testing"
 // engineRules are the engines' pair rules behind pkg/engine: pure like the
 // planner, so the operator, the CLI and the tests judge a pair the same way
 // without a cluster.
-var engineRules = []string{"pkg/engine/vllm", "pkg/engine/sglang"}
+var engineRules = []string{"pkg/engine/vllm/rules", "pkg/engine/sglang/rules"}
 
 // The engines' pair rules know nothing of Kubernetes, the wire, sockets or
 // the rest of the module.

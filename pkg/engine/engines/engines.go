@@ -20,15 +20,22 @@ limitations under the License.
 package engines
 
 import (
+	"slices"
+
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/sglang"
 	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
+	"github.com/pdtopo/pdtopo/pkg/engine/vllm"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // Registry holds every engine. The first is the engine of a spec that names
 // none: tokenspeed, the reference engine. A new engine is one line here.
 var Registry = engine.NewRegistry(
 	tokenspeed.New(),
+	vllm.New(),
+	sglang.New(),
 )
 
 // For is the engine a pair's spec chooses.
@@ -36,3 +43,15 @@ func For(spec pdv1.PDPairSpec) engine.Engine { return Registry.For(spec) }
 
 // Lookup is the engine of the given name.
 func Lookup(name string) (engine.Engine, bool) { return Registry.Lookup(name) }
+
+// Reasons are the reasons the engines besides tokenspeed refuse pairs with
+// (tokenspeed's are the planner's), each once.
+func Reasons() []transferplan.Reason {
+	var out []transferplan.Reason
+	for _, r := range append(vllm.Reasons(), sglang.Reasons()...) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -43,8 +43,24 @@ func TestASpecNamingNoEngineIsTokenspeeds(t *testing.T) {
 	if e, ok := engines.Lookup("tokenspeed"); !ok || e.Name() != "tokenspeed" {
 		t.Errorf("Lookup(tokenspeed) = %v, %v", e, ok)
 	}
-	if _, ok := engines.Lookup("vllm"); ok {
-		t.Error("Lookup(vllm) found an engine nobody registered")
+	if _, ok := engines.Lookup("trtllm"); ok {
+		t.Error("Lookup(trtllm) found an engine nobody registered")
+	}
+}
+
+// A spec naming vllm or sglang is judged by that engine, whose own
+// connector moves the bytes: no agent is injected.
+func TestASpecNamingAnEngineIsItsOwn(t *testing.T) {
+	for _, name := range []pdv1.EngineName{pdv1.EngineVLLM, pdv1.EngineSGLang, pdv1.EngineTokenspeed} {
+		spec := fixtures.Llama70B(8, 4)
+		spec.Engine = &pdv1.EngineSpec{Name: name}
+		eng := engines.For(spec)
+		if eng.Name() != string(name) || eng.InjectsAgent() != (name == pdv1.EngineTokenspeed) {
+			t.Errorf("engine %s: got %s (agent %v)", name, eng.Name(), eng.InjectsAgent())
+		}
+		if e, ok := engines.Lookup(string(name)); !ok || e.Name() != string(name) {
+			t.Errorf("Lookup(%s) = %v, %v", name, e, ok)
+		}
 	}
 }
 

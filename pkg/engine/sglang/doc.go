@@ -14,32 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package sglang holds SGLang's prefill/decode disaggregation pair rules as
-// pure functions: given a pair as SGLang sees it (the model's geometry, each
-// role's --tp-size, DP-attention size, --pp-size, --page-size and literal
-// --kv-cache-dtype, the --disaggregation-transfer-backend), Judge says
-// whether SGLang's handshake, route lookups and prefill transfer would serve
-// it and, if so, which prefill ranks each decode rank reads and which it
-// only notifies; if not, which rule refuses it, with the numbers and the
-// nearest layouts that work. Rank lists, for one fixed role, the other
-// role's layouts SGLang serves, cheapest transfers first (for advise).
-//
-// The rules are SGLang's at the commits of conformance/sglang/reference.env
-// (docs/engines/sglang.md is their table); each rule's comment names the
-// file under python/sglang/srt/disaggregation/ and the function it comes
-// from. The package is held to the engine's own answers,
-// conformance/sglang/testdata/verdicts.json.
-//
-// SGLang never checks that the attention TP sizes divide: a decode TP above
-// prefill's that is not a multiple fails some ranks' requests with a route
-// 404, and a prefill TP above decode's that is not a multiple (6 → 4) is
-// accepted and reads the wrong KV heads. Judge refuses both before traffic;
-// the second refusal says it is stricter than the engine
-// (Refusal.StricterThanEngine).
-//
-// Numbering: DecodeRank.DecodeTPRank is the decode engine's global TP rank
-// (DP attention included: its attention rank is DecodeTPRank % attention
-// TP), and Target.PrefillTPRank is the attention-TP rank inside the prefill
-// DP group the request goes to; the mapping is the same in every group.
-// It knows nothing of Kubernetes, HTTP or sockets.
+// Package sglang is SGLang's engine.Engine: it reads a PDPair with engine
+// sglang (the model from spec.model, each role's tensorParallelSize,
+// dataParallelSize as the DP-attention size, pipelineParallelSize,
+// tokensPerPage as --page-size and literal kvCacheDtype, and
+// engine.kvConnector as --disaggregation-transfer-backend) into the pure
+// rules of pkg/engine/sglang/rules and reports their verdict: a refusal as
+// a *transferplan.LayoutError with the rule's reason and fix, a compatible
+// pair as each decode rank's targets (decodeTPRank the engine's global
+// rank, prefillTPRank the attention-TP rank inside the prefill DP group).
+// SGLang's transfer backend moves the bytes itself, so no agent is
+// injected and no plans are published.
 package sglang

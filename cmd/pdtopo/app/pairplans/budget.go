@@ -39,6 +39,10 @@ func PlanPair(budget transferplan.Budget, p engine.Pair) (*transferplan.PlanSet,
 			return nil, err
 		}
 		if ranks.Plans() == nil {
+			// An engine whose connector moves the bytes states its mapping.
+			if m, ok := ranks.(*engine.TargetMap); ok {
+				return m.PlanSet(), nil
+			}
 			return nil, errors.New("the pair's engine publishes no plans")
 		}
 		return ranks.Plans().PlanSet()

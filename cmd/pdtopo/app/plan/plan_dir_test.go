@@ -33,7 +33,7 @@ func TestPlanDirectory(t *testing.T) {
 	}
 	// Several pairs and no --name: the names to choose from, in file order.
 	code, _, errOut = clitest.Run(t, "", "plan", "-f", "../../../../config/samples")
-	if code != cli.ExitUsage || !strings.Contains(errOut, "manifest holds 9 PDPairs (contract-gqa8-p8-d4, deepseek-v3-dp-attention, llama3-70b-gqa-p8-d4, llama3-70b-gqa-p8-d4-16-tokens,") {
+	if code != cli.ExitUsage || !strings.Contains(errOut, "manifest holds 11 PDPairs (contract-gqa8-p8-d4, deepseek-v3-dp-attention, llama3-70b-gqa-p8-d4, llama3-70b-gqa-p8-d4-16-tokens,") {
 		t.Errorf("plan -f DIR without --name: exit %d %q", code, errOut)
 	}
 

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package sglang
+package rules
 
 import (
 	"encoding/json"
@@ -117,7 +117,7 @@ var stageReasons = map[string]Reason{
 
 func loadGolden(t *testing.T) []goldenCase {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", filepath.FromSlash(reference.Verdicts)))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", filepath.FromSlash(reference.Verdicts)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package vllm
+package rules
 
 // Connector is the only kv connector these rules describe: vLLM's
 // NixlConnector (NixlPullConnector), where the decode side reads.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package sglang
+package rules
 
 // Reason is a stable code for why SGLang refuses a pair (or pdtopo refuses
 // one SGLang accepts); usable verbatim as a condition reason.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package vllm
+package rules
 
 // Reason is a stable code for why vLLM's NixlConnector refuses a pair (or
 // pdtopo refuses one vLLM accepts); usable verbatim as a condition reason.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package sglang
+package rules
 
 // prefillRanks is common/conn.py, CommonKVManager._resolve_rank_mapping
 // over attention TP, for the decode rank whose attention TP rank is a:

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package vllm
+package rules
 
 import (
 	"encoding/json"
@@ -110,7 +110,7 @@ func loadGolden(t testing.TB) []goldenCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", filepath.FromSlash(path)))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", filepath.FromSlash(path)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,178 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package vllm
+
+import (
+	"fmt"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/vllm/rules"
+	"github.com/pdtopo/pdtopo/pkg/modelgeom"
+	"github.com/pdtopo/pdtopo/pkg/modelplan"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
+
+// Name is the engine's name, as spec.engine.name gives it.
+const Name = string(pdv1.EngineVLLM)
+
+// Engine is vLLM's engine.Engine.
+type Engine struct{}
+
+var _ engine.Engine = Engine{}
+
+// New is vLLM's engine.
+func New() Engine { return Engine{} }
+
+// Name is "vllm".
+func (Engine) Name() string { return Name }
+
+// InjectsAgent is false: NixlConnector moves the KV cache itself.
+func (Engine) InjectsAgent() bool { return false }
+
+// ReadsContracts is false: the verdict is made from the spec and the model.
+func (Engine) ReadsContracts(pdv1.PDPairSpec) bool { return false }
+
+// ReadContracts reads nothing.
+func (Engine) ReadContracts(pdv1.PDPairSpec, engine.ContractReader) (engine.Contracts, error) {
+	return nil, nil
+}
+
+// Resolve judges the pair by vLLM's rules.
+func (Engine) Resolve(spec pdv1.PDPairSpec, in engine.Inputs) (engine.Pair, error) {
+	cfg, err := engine.ReadHFConfig(spec, in)
+	if err != nil {
+		return nil, err
+	}
+	rp := rules.Pair{
+		Model:       model(cfg),
+		Prefill:     role(spec, spec.Prefill),
+		Decode:      role(spec, spec.Decode),
+		KVConnector: string(spec.KVConnectorOrDefault()),
+	}
+	return &pair{spec: spec, rules: rp, verdict: rules.Judge(rp)}, nil
+}
+
+// Advise is not yet vLLM's: the layouts are ranked by rules.Rank, which
+// pdtopo advise --engine vllm does not call yet.
+func (Engine) Advise(engine.AdviceQuery) []modelplan.Row { return nil }
+
+// model is the geometry vLLM's rules read, from the config.
+func model(c *engine.HFConfig) rules.Model {
+	m := c.Model
+	types := c.LayerTypes()
+	out := rules.Model{
+		NumHiddenLayers:       c.Int("num_hidden_layers"),
+		NumAttentionHeads:     int(m.AttentionHeads),
+		NumKVHeads:            int(m.KVHeads),
+		HeadDim:               int(m.HeadDim),
+		UseMLA:                m.Family == modelgeom.FamilyMLA,
+		KVLoraRank:            c.Int("kv_lora_rank"),
+		QKRopeHeadDim:         c.Int("qk_rope_head_dim"),
+		HasMamba:              m.MambaLayers > 0 || types["linear_attention"] > 0,
+		FullAttentionInterval: c.Int("full_attention_interval"),
+	}
+	if types["sliding_attention"] > 0 {
+		out.SlidingWindow = c.Int("sliding_window")
+	}
+	return out
+}
+
+// role is one side as vLLM is started on it.
+func role(spec pdv1.PDPairSpec, r pdv1.FleetLayout) rules.Role {
+	return rules.Role{
+		TP:            int(r.TensorParallelSize),
+		BlockSize:     int(spec.RoleTokensPerPage(r)),
+		KVCacheLayout: rules.Layout(r.KVCacheLayout),
+		KVCacheDtype:  spec.RoleKVCacheDtype(r),
+	}
+}
+
+// pair is one PDPair as vLLM's rules judged it.
+type pair struct {
+	spec    pdv1.PDPairSpec
+	rules   rules.Pair
+	verdict rules.Verdict
+}
+
+var _ engine.Pair = (*pair)(nil)
+
+func (p *pair) Derived() *pdv1.DerivedBuffers { return nil }
+
+func (p *pair) Explicit() pdv1.PDPairSpec { return p.spec }
+
+// Size is the mapping's size; nothing is planned, so the budget holds.
+func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
+	if err := p.refusal(); err != nil {
+		return transferplan.PlanSize{}, err
+	}
+	size := transferplan.PlanSize{DecodeTPRanks: len(p.verdict.DecodeRanks)}
+	for _, d := range p.verdict.DecodeRanks {
+		size.Targets += int64(len(d.Targets))
+	}
+	return size, nil
+}
+
+// Map is the prefill ranks each decode rank handshakes with and reads.
+func (p *pair) Map() (engine.RankMap, error) {
+	if err := p.refusal(); err != nil {
+		return nil, err
+	}
+	m := &engine.TargetMap{Layout: transferplan.LayoutRecord{
+		TokensPerPage: p.rules.Decode.BlockSize,
+		Prefill:       transferplan.Parallelism{TPSize: p.rules.Prefill.TP, DPSize: 1},
+		Decode:        transferplan.Parallelism{TPSize: p.rules.Decode.TP, DPSize: 1},
+	}}
+	for _, d := range p.verdict.DecodeRanks {
+		r := engine.MappedRank{DecodeTPRank: d.DecodeTPRank}
+		for _, t := range d.Targets {
+			r.Targets = append(r.Targets, transferplan.PlanTarget{PrefillTPRank: t.PrefillTPRank, IsDummy: t.IsDummy, RequiredDstInfoNum: p.verdict.LocalConsumers,
+				Fragments: []transferplan.TransferFragment{}})
+		}
+		m.Ranks = append(m.Ranks, r)
+	}
+	return m, nil
+}
+
+// refusal is the verdict's refusal as the LayoutError the controller and
+// the CLI report.
+func (p *pair) refusal() error {
+	r := p.verdict.Refusal
+	if r == nil {
+		return nil
+	}
+	return &transferplan.LayoutError{Reason: transferplan.Reason(r.Reason), Field: engine.SpecField(r.Field), Message: "vLLM: " + r.Message, Fix: r.Fix}
+}
+
+func (p *pair) DescribeCompatible(transferplan.Summary) string {
+	return fmt.Sprintf("vLLM NixlConnector serves prefill TP %d → decode TP %d (block %d → %d); assumes %d conditions pdtopo cannot see: %v",
+		p.rules.Prefill.TP, p.rules.Decode.TP, p.rules.Prefill.BlockSize, p.rules.Decode.BlockSize, len(p.verdict.Conditions), p.verdict.Conditions)
+}
+
+func (p *pair) DescribeOverBudget(transferplan.PlanSize) string {
+	return p.DescribeCompatible(transferplan.Summary{})
+}
+
+// Reasons are the reasons the engine refuses a pair with, as the
+// controller's LayoutCompatible reasons.
+func Reasons() []transferplan.Reason {
+	var out []transferplan.Reason
+	for _, r := range rules.Reasons() {
+		out = append(out, transferplan.Reason(r))
+	}
+	return out
+}
