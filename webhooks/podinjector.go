@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -27,6 +28,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -39,7 +41,7 @@ const PodInjectorPath = "/mutate-v1-pod-decode-agent"
 
 // The objectSelector keeps every pod but opted-in decode pods away from the
 // webhook, so an outage of the manager can never block other workloads.
-// +kubebuilder:webhook:path=/mutate-v1-pod-decode-agent,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=decode-agent.pd.pdtopo.dev,admissionReviewVersions=v1,timeoutSeconds=10,patch=`{"objectSelector":{"matchExpressions":[{"key":"pd.pdtopo.dev/pdpair","operator":"Exists"},{"key":"pd.pdtopo.dev/role","operator":"In","values":["decode"]}]}}`
+// +kubebuilder:webhook:path=/mutate-v1-pod-decode-agent,mutating=true,failurePolicy=fail,sideEffects=NoneOnDryRun,groups="",resources=pods,verbs=create,versions=v1,name=decode-agent.pd.pdtopo.dev,admissionReviewVersions=v1,timeoutSeconds=10,patch=`{"objectSelector":{"matchExpressions":[{"key":"pd.pdtopo.dev/pdpair","operator":"Exists"},{"key":"pd.pdtopo.dev/role","operator":"In","values":["decode"]}]}}`
 // +kubebuilder:webhookconfiguration:mutating=true,name=mutating-webhook-configuration
 
 // The injector reads PDPairs (through the manager's cache, which the PDPair
@@ -54,6 +56,9 @@ type PodInjector struct {
 	APIReader client.Reader
 	Decoder   admission.Decoder
 	Agent     AgentSidecar
+	// Recorder, when set, says on the PDPair that a decode pod of an engine
+	// without the agent (vllm, sglang) was admitted as it is.
+	Recorder recorder.EventRecorder
 }
 
 // RegisterPodInjector serves the injector on the manager's webhook server.
@@ -66,6 +71,7 @@ func RegisterPodInjector(mgr ctrl.Manager, agent AgentSidecar) error {
 		APIReader: mgr.GetAPIReader(),
 		Decoder:   admission.NewDecoder(mgr.GetScheme()),
 		Agent:     agent,
+		Recorder:  mgr.GetEventRecorder("pdtopo-pod-injector"),
 	}})
 	return nil
 }
@@ -94,7 +100,13 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	if refused == nil && !engines.For(pair.Spec).InjectsAgent() {
-		return admission.Allowed("the engine of PDPair " + pairName + " runs no receiver agent")
+		eng := engines.For(pair.Spec)
+		msg := fmt.Sprintf("decode pod %s admitted without pdtopo's receiver agent: engine %s moves the KV cache itself", podName(&pod), eng.Name())
+		// A dry run has no side effects (sideEffects=NoneOnDryRun).
+		if p.Recorder != nil && (req.DryRun == nil || !*req.DryRun) {
+			p.Recorder.Eventf(pair, nil, corev1.EventTypeNormal, "AgentNotInjected", "Admit", "%s", msg)
+		}
+		return admission.Allowed(msg)
 	}
 	if refused == nil {
 		refused = pairVerdict(pair)
@@ -134,4 +146,13 @@ func hasAgent(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// podName is the pod's name, or its generateName prefix before the API
+// server has named it.
+func podName(pod *corev1.Pod) string {
+	if pod.Name != "" {
+		return pod.Name
+	}
+	return pod.GenerateName + "…"
 }
