@@ -106,6 +106,31 @@ func TestPlanTableReadable(t *testing.T) {
 	}
 }
 
+// A vLLM pair's table is the engine's rank map: with prefill TP 4 and
+// decode TP 2 on 8 KV heads, vLLM's compute_tp_mapping has decode rank d
+// read prefill ranks 2d and 2d+1; there are no buffers, fragments or page
+// costs to show, since pdtopo publishes no plans for the engine.
+func TestPlanTableOfARankMapEngine(t *testing.T) {
+	code, out, _ := clitest.Run(t, "", "plan", "-f", "../../../../config/samples/pd_v1alpha1_pdpair_vllm_nixl_p4_d2.yaml")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{
+		"prefill TP 4 DP 1 → decode TP 2 DP 1, 16 token(s)/page",
+		"COMPATIBLE  rank map, 2 decode rank(s), 2–2 prefill rank(s) per decode rank; the engine moves the bytes, no plans are published",
+		"0       0        source\n        1        source\n1       2        source\n        3        source",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, unwanted := range []string{"PAGE COST", "plan ,", "whole items"} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("table of a rank-map engine shows %q:\n%s", unwanted, out)
+		}
+	}
+}
+
 // With 16-token pages each decode rank takes one head of each token row:
 // the table states the page cost and folds the rows of a buffer into one line.
 func TestPlanTableShowsPageCost(t *testing.T) {

@@ -34,6 +34,9 @@ import (
 // the prefill fan-out.
 func writeTable(w io.Writer, name string, derived *pdv1.DerivedBuffers, set *transferplan.PlanSet) error {
 	sum := set.Summarize()
+	if sum.Kind == "" {
+		return writeRankMapTable(w, name, set, sum)
+	}
 	l := set.Layout
 	var b strings.Builder
 	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %s, %d KV + %d state buffers, %d token(s)/page\n",
@@ -177,4 +180,29 @@ func deref(p *int64) int64 {
 		return 1
 	}
 	return *p
+}
+
+// writeRankMapTable is the table of a pair whose engine moves the bytes
+// itself (vLLM, SGLang): no plans are published, so there are no fragments,
+// buffers or page costs to show, only which prefill ranks each decode rank
+// reads as the engine maps them.
+func writeRankMapTable(w io.Writer, name string, set *transferplan.PlanSet, sum transferplan.Summary) error {
+	l := set.Layout
+	var b strings.Builder
+	fmt.Fprintf(&b, "PDPair %s: prefill TP %d DP %d → decode TP %d DP %d, %d token(s)/page\n",
+		cli.OrDash(name), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize, l.TokensPerPage)
+	fmt.Fprintf(&b, "COMPATIBLE  rank map, %d decode rank(s), %d–%d prefill rank(s) per decode rank; the engine moves the bytes, no plans are published\n\n",
+		len(set.Plans), sum.MinTargets, sum.MaxTargets)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DECODE\tPREFILL\tROLE")
+	for _, plan := range set.Plans {
+		for i, t := range plan.Targets {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", cellIf(i == 0, fmt.Sprint(plan.DecodeTPRank)), t.PrefillTPRank, pairplans.TargetRole(t))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
