@@ -129,6 +129,11 @@ func TestPlanTableOfARankMapEngine(t *testing.T) {
 			t.Errorf("table of a rank-map engine shows %q:\n%s", unwanted, out)
 		}
 	}
+	// Pictures draw published plans; there are none to draw.
+	code, out, errOut := clitest.Run(t, "", "plan", "-f", "../../../../config/samples/pd_v1alpha1_pdpair_sglang_dp_attention.yaml", "-o", "svg")
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "publishes no plans") {
+		t.Errorf("-o svg of an SGLang pair: exit %d, stdout %q, stderr %q; want exit %d naming why", code, out, errOut, cli.ExitUsage)
+	}
 }
 
 // With 16-token pages each decode rank takes one head of each token row:
