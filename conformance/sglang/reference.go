@@ -24,44 +24,26 @@ package sglang
 
 import (
 	_ "embed"
-	"fmt"
-	"strings"
+
+	"github.com/pdtopo/pdtopo/conformance/refenv"
 )
 
 //go:embed reference.env
 var referenceEnv string
 
+var reference = refenv.Env(referenceEnv)
+
 var (
 	// Commit is the SGLang commit of python/sglang/srt/disaggregation/
 	// whose rule functions judged the golden cases.
-	Commit = mustLookup("SGLANG_COMMIT")
+	Commit = reference.Must("SGLANG_COMMIT")
 	// MooncakeConnCommit is the commit mooncake/conn.py is read at.
-	MooncakeConnCommit = mustLookup("SGLANG_MOONCAKE_CONN_COMMIT")
+	MooncakeConnCommit = reference.Must("SGLANG_MOONCAKE_CONN_COMMIT")
 	// Verdicts is where the golden verdicts land, from the repository root.
-	Verdicts = mustLookup("SGLANG_VERDICTS")
+	Verdicts = reference.Must("SGLANG_VERDICTS")
 )
 
 // Reference returns the value reference.env gives key.
 func Reference(key string) (string, error) {
-	return lookup(referenceEnv, key)
-}
-
-// lookup reads key from a shell-style env text: KEY=VALUE lines, comments
-// and blank lines between them, no quoting (the scripts source the file).
-func lookup(env, key string) (string, error) {
-	for line := range strings.Lines(env) {
-		line = strings.TrimSpace(line)
-		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") && k == key {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("reference.env has no %s", key)
-}
-
-func mustLookup(key string) string {
-	v, err := Reference(key)
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return reference.Lookup(key)
 }

@@ -53,16 +53,3 @@ func TestVerdictsNameTheReference(t *testing.T) {
 		t.Errorf("%s: reference %q, %d cases", Verdicts, head.Reference, len(head.Cases))
 	}
 }
-
-// lookup on the shapes the scripts accept.
-func TestLookup(t *testing.T) {
-	env := "# A=commented\n\nA=1\n  B=2 \nC=\n"
-	for key, want := range map[string]string{"A": "1", "B": "2", "C": ""} {
-		if got, err := lookup(env, key); err != nil || got != want {
-			t.Errorf("lookup(%s) = %q, %v; want %q", key, got, err, want)
-		}
-	}
-	if _, err := lookup(env, "D"); err == nil {
-		t.Error("lookup of a missing key: no error")
-	}
-}

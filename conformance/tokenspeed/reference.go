@@ -23,44 +23,26 @@ package tokenspeed
 
 import (
 	_ "embed"
-	"fmt"
-	"strings"
+
+	"github.com/pdtopo/pdtopo/conformance/refenv"
 )
 
 //go:embed reference.env
 var referenceEnv string
 
+var reference = refenv.Env(referenceEnv)
+
 var (
 	// V1Commit is the tokenspeed commit of the v1 (fragment) wire, whose
 	// parsers hold pkg/kvwire's v1 encoders (v1wire/run.sh).
-	V1Commit = mustLookup("TOKENSPEED_V1_COMMIT")
+	V1Commit = reference.Must("TOKENSPEED_V1_COMMIT")
 	// CacheContractCommit is the tokenspeed commit of the cache-contract
 	// wire, whose code made the contract golden data
 	// (contractwire/vectors.sh, contractplan/generate.sh).
-	CacheContractCommit = mustLookup("TOKENSPEED_CACHE_CONTRACT_COMMIT")
+	CacheContractCommit = reference.Must("TOKENSPEED_CACHE_CONTRACT_COMMIT")
 )
 
 // Reference returns the value reference.env gives key.
 func Reference(key string) (string, error) {
-	return lookup(referenceEnv, key)
-}
-
-// lookup reads key from a shell-style env text: KEY=VALUE lines, comments
-// and blank lines between them, no quoting (the scripts source the file).
-func lookup(env, key string) (string, error) {
-	for line := range strings.Lines(env) {
-		line = strings.TrimSpace(line)
-		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") && k == key {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("reference.env has no %s", key)
-}
-
-func mustLookup(key string) string {
-	v, err := Reference(key)
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return reference.Lookup(key)
 }

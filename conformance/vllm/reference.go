@@ -23,43 +23,25 @@ package vllm
 
 import (
 	_ "embed"
-	"fmt"
-	"strings"
+
+	"github.com/pdtopo/pdtopo/conformance/refenv"
 )
 
 //go:embed reference.env
 var referenceEnv string
 
+var reference = refenv.Env(referenceEnv)
+
 var (
 	// NixlCommit is the vLLM commit of the NIXL connector whose rule
 	// functions judged the golden cases (nixl/generate.sh).
-	NixlCommit = mustLookup("VLLM_NIXL_COMMIT")
+	NixlCommit = reference.Must("VLLM_NIXL_COMMIT")
 	// KVCacheLayoutCommit is the vLLM commit of vllm/v1/kv_cache_layout.py,
 	// the layout enum the connector's handshake consults.
-	KVCacheLayoutCommit = mustLookup("VLLM_KV_CACHE_LAYOUT_COMMIT")
+	KVCacheLayoutCommit = reference.Must("VLLM_KV_CACHE_LAYOUT_COMMIT")
 )
 
 // Reference returns the value reference.env gives key.
 func Reference(key string) (string, error) {
-	return lookup(referenceEnv, key)
-}
-
-// lookup reads key from a shell-style env text: KEY=VALUE lines, comments
-// and blank lines between them, no quoting (the scripts source the file).
-func lookup(env, key string) (string, error) {
-	for line := range strings.Lines(env) {
-		line = strings.TrimSpace(line)
-		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(line, "#") && k == key {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("reference.env has no %s", key)
-}
-
-func mustLookup(key string) string {
-	v, err := Reference(key)
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return reference.Lookup(key)
 }
