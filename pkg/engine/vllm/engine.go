@@ -31,7 +31,7 @@ import (
 const Name = string(pdv1.EngineVLLM)
 
 // Engine is vLLM's engine.Engine.
-type Engine struct{}
+type Engine struct{ engine.SelfTransferring }
 
 var _ engine.Engine = Engine{}
 
@@ -40,17 +40,6 @@ func New() Engine { return Engine{} }
 
 // Name is "vllm".
 func (Engine) Name() string { return Name }
-
-// InjectsAgent is false: NixlConnector moves the KV cache itself.
-func (Engine) InjectsAgent() bool { return false }
-
-// ReadsContracts is false: the verdict is made from the spec and the model.
-func (Engine) ReadsContracts(pdv1.PDPairSpec) bool { return false }
-
-// ReadContracts reads nothing.
-func (Engine) ReadContracts(pdv1.PDPairSpec, engine.ContractReader) (engine.Contracts, error) {
-	return nil, nil
-}
 
 // Resolve judges the pair by vLLM's rules.
 func (Engine) Resolve(spec pdv1.PDPairSpec, in engine.Inputs) (engine.Pair, error) {
