@@ -25,8 +25,8 @@ import (
 	"strings"
 	"testing"
 
-	reference "github.com/pdtopo/pdtopo/conformance/sglang"
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	reference "github.com/pdtopo/pdtopo/conformance/sglang"
 	"github.com/pdtopo/pdtopo/pkg/engine"
 )
 
@@ -57,11 +57,11 @@ func TestDecodeParallelInfoGolden(t *testing.T) {
 	}
 	var file struct {
 		Cases []struct {
-			ID                                                  int
-			BootstrapInfo                                       json.RawMessage
-			PrefillTP, PrefillDP, PrefillAttnTP, PrefillPP      int
-			PrefillPageSize                                     int
-			PrefillKVCacheDtype                                 string
+			ID                                             int
+			BootstrapInfo                                  json.RawMessage
+			PrefillTP, PrefillDP, PrefillAttnTP, PrefillPP int
+			PrefillPageSize                                int
+			PrefillKVCacheDtype                            string
 		}
 	}
 	if err := json.Unmarshal(raw, &file); err != nil {
