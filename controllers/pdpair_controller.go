@@ -167,7 +167,8 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.gauge.set(req.NamespacedName, outcome.compatible)
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
 	foreign := r.observeForeign(ctx, pair)
-	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome)}
+	livePrefill := r.observeLivePrefill(pair)
+	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), livePrefill: livePrefill}
 	if err := r.applyStatus(ctx, pair, outcome, pub, observed); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -179,7 +180,11 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, fleetErr
 	}
 	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))
-	return ctrl.Result{RequeueAfter: minPositive(requeue, r.contractRefresh(contracts))}, nil
+	requeue = minPositive(requeue, r.contractRefresh(contracts))
+	if livePrefill != nil {
+		requeue = minPositive(requeue, livePrefill.requeue)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // contractRefresh is how soon contracts read from ConfigMaps are read

@@ -48,6 +48,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	setCondition(pair, pdv1.PDPairPlansPublished, pub.published, pub.reason, pub.message)
 	setReady(pair, out, pub)
 	setKStatus(pair, out, pub)
+	applyLivePrefill(pair, obs.livePrefill)
 	pair.Status.Plan = planSummary(out, pub)
 	pair.Status.Derived = out.derived
 	pair.Status.Contracts = obs.contracts
@@ -71,6 +72,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	}
 	r.recordCompatibilityChange(before, pair)
 	r.recordPublicationChange(before, pair)
+	r.recordLivePrefillChange(before, pair)
 	return nil
 }
 
@@ -81,6 +83,9 @@ type observations struct {
 	fleet     *fleetObservation
 	foreign   foreignObservation
 	contracts *pdv1.ContractsStatus
+	// livePrefill is the running prefill as read live, nil for a pair
+	// whose prefill is not read (liveprefill.go).
+	livePrefill *livePrefillObservation
 }
 
 func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {

@@ -36,11 +36,24 @@ type LivePrefillTeller interface {
 	// does, and refuses what it would not use. Its error is a
 	// *LivePrefillError; its text may quote the answer, its Code does not.
 	DecodeLivePrefill(answer []byte) (LivePrefill, error)
-	// CompareLivePrefill lists where the live prefill differs from
-	// spec.prefill, in the order the engine checks them; nil when it
-	// matches.
-	CompareLivePrefill(spec pdv1.PDPairSpec, live LivePrefill) []LiveDifference
+	// CompareLivePrefill says where the live prefill differs from
+	// spec.prefill.
+	CompareLivePrefill(spec pdv1.PDPairSpec, live LivePrefill) LiveComparison
 }
+
+// LiveComparison is a live prefill compared with spec.prefill.
+type LiveComparison struct {
+	// Differences are the values that differ, in the order the engine
+	// checks them; none when the prefill is the spec's.
+	Differences []LiveDifference
+	// SpecFix are the spec fields to set, and to what, for the spec to
+	// describe the running prefill; empty when no spec field can (a size
+	// the API has no field for).
+	SpecFix []FieldValue
+}
+
+// FieldValue is a spec field and a value for it.
+type FieldValue struct{ Field, Value string }
 
 // LivePrefill is a running prefill's layout as its bootstrap server told
 // it, decoded and bounded: every number in range, the dtype a short word.
@@ -56,10 +69,11 @@ type LivePrefill struct {
 
 // LiveDifference is one way the live prefill differs from the spec.
 type LiveDifference struct {
-	// Field is the spec field to change ("prefill.tokensPerPage").
+	// Field is the spec field that gives the value
+	// ("prefill.tokensPerPage"); "" for a value the API has no field for.
 	Field string
-	// What names the value as the engine does ("attn_tp_size").
-	What string
+	// Name is the engine's name of the value ("attn_tp_size").
+	Name string
 	// Spec and Live are the two values, as decimal numbers or the dtype.
 	Spec, Live string
 }

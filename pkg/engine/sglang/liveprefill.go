@@ -21,6 +21,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/sglang/rules"
 )
 
 // SGLang's prefill bootstrap server (CommonKVBootstrapServer in
@@ -60,24 +61,49 @@ func (Engine) DecodeLivePrefill(answer []byte) (engine.LivePrefill, error) {
 // try_ensure_parallel_info's page size and dtype (skipped, as there, when
 // the server reports none), then what _resolve_rank_mapping maps over
 // (attention TP, CP, PP) and the DP size the decode picks a group from.
-func (Engine) CompareLivePrefill(spec pdv1.PDPairSpec, live engine.LivePrefill) []engine.LiveDifference {
+func (Engine) CompareLivePrefill(spec pdv1.PDPairSpec, live engine.LivePrefill) engine.LiveComparison {
 	r := role(spec, spec.Prefill)
-	var out []engine.LiveDifference
-	num := func(field, what string, want, got int) {
+	var out engine.LiveComparison
+	num := func(field, name string, want, got int) {
 		if want != got {
-			out = append(out, engine.LiveDifference{Field: field, What: what, Spec: strconv.Itoa(want), Live: strconv.Itoa(got)})
+			out.Differences = append(out.Differences, engine.LiveDifference{Field: field, Name: name, Spec: strconv.Itoa(want), Live: strconv.Itoa(got)})
 		}
 	}
 	if live.PageSize != 0 {
 		num("prefill.tokensPerPage", "page_size", r.PageSize, live.PageSize)
 	}
 	if want := spec.RoleKVCacheDtype(spec.Prefill); live.KVCacheDtype != "" && live.KVCacheDtype != want {
-		out = append(out, engine.LiveDifference{Field: "prefill.kvCacheDtype", What: "kv_cache_dtype", Spec: want, Live: live.KVCacheDtype})
+		out.Differences = append(out.Differences, engine.LiveDifference{Field: "prefill.kvCacheDtype", Name: "kv_cache_dtype", Spec: want, Live: live.KVCacheDtype})
 	}
 	num("prefill.tensorParallelSize", "attn_tp_size", r.AttnTP(), live.AttentionTP)
 	// The PDPair API has no context-parallel field: pairs are judged at CP 1.
 	num("", "attn_cp_size", 1, live.CP)
 	num("prefill.pipelineParallelSize", "pp_size", max(1, r.PP), live.PP)
 	num("prefill.dataParallelSize", "dp_size", max(1, r.DP), live.DP)
+	if len(out.Differences) > 0 {
+		out.SpecFix = specFix(spec, r, live)
+	}
+	return out
+}
+
+// specFix is spec.prefill set to the running prefill: its TP is the
+// attention TP times the DP-attention size (what --tp-size was), so a
+// difference of DP alone changes tensorParallelSize too.
+func specFix(spec pdv1.PDPairSpec, r rules.Role, live engine.LivePrefill) []engine.FieldValue {
+	var out []engine.FieldValue
+	set := func(field string, want, got int) {
+		if want != got {
+			out = append(out, engine.FieldValue{Field: field, Value: strconv.Itoa(got)})
+		}
+	}
+	set("prefill.tensorParallelSize", r.TP, live.AttentionTP*live.DP)
+	set("prefill.dataParallelSize", max(1, r.DP), live.DP)
+	set("prefill.pipelineParallelSize", max(1, r.PP), live.PP)
+	if live.PageSize != 0 {
+		set("prefill.tokensPerPage", r.PageSize, live.PageSize)
+	}
+	if live.KVCacheDtype != "" && live.KVCacheDtype != spec.RoleKVCacheDtype(spec.Prefill) {
+		out = append(out, engine.FieldValue{Field: "prefill.kvCacheDtype", Value: live.KVCacheDtype})
+	}
 	return out
 }

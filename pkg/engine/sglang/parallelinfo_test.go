@@ -81,7 +81,7 @@ func TestDecodeParallelInfoGolden(t *testing.T) {
 		}
 		spec := pdv1.PDPairSpec{Prefill: pdv1.FleetLayout{TensorParallelSize: int32(c.PrefillTP), DataParallelSize: ptr(int32(c.PrefillDP)),
 			PipelineParallelSize: ptr(int32(c.PrefillPP)), TokensPerPage: ptr(int32(c.PrefillPageSize)), KVCacheDtype: pdv1.KVCacheDtype(c.PrefillKVCacheDtype)}}
-		if d := New().CompareLivePrefill(spec, got); d != nil {
+		if d := New().CompareLivePrefill(spec, got); d.Differences != nil || d.SpecFix != nil {
 			t.Fatalf("case %d: the prefill's own answer differs from its spec: %+v", c.ID, d)
 		}
 	}
@@ -172,29 +172,52 @@ func TestCompareLivePrefill(t *testing.T) {
 	}{
 		{"matches", func(*engine.LivePrefill) {}, nil},
 		{"not reported", func(l *engine.LivePrefill) { l.PageSize, l.KVCacheDtype = 0, "" }, nil},
-		{"page", func(l *engine.LivePrefill) { l.PageSize = 16 }, []engine.LiveDifference{{Field: "prefill.tokensPerPage", What: "page_size", Spec: "64", Live: "16"}}},
-		{"dtype", func(l *engine.LivePrefill) { l.KVCacheDtype = "auto" }, []engine.LiveDifference{{Field: "prefill.kvCacheDtype", What: "kv_cache_dtype", Spec: "fp8_e4m3", Live: "auto"}}},
-		{"attention TP", func(l *engine.LivePrefill) { l.AttentionTP = 8 }, []engine.LiveDifference{{Field: "prefill.tensorParallelSize", What: "attn_tp_size", Spec: "4", Live: "8"}}},
-		{"CP", func(l *engine.LivePrefill) { l.CP = 2 }, []engine.LiveDifference{{What: "attn_cp_size", Spec: "1", Live: "2"}}},
-		{"PP", func(l *engine.LivePrefill) { l.PP = 2 }, []engine.LiveDifference{{Field: "prefill.pipelineParallelSize", What: "pp_size", Spec: "1", Live: "2"}}},
-		{"DP", func(l *engine.LivePrefill) { l.DP = 1 }, []engine.LiveDifference{{Field: "prefill.dataParallelSize", What: "dp_size", Spec: "2", Live: "1"}}},
+		{"page", func(l *engine.LivePrefill) { l.PageSize = 16 }, []engine.LiveDifference{{Field: "prefill.tokensPerPage", Name: "page_size", Spec: "64", Live: "16"}}},
+		{"dtype", func(l *engine.LivePrefill) { l.KVCacheDtype = "auto" }, []engine.LiveDifference{{Field: "prefill.kvCacheDtype", Name: "kv_cache_dtype", Spec: "fp8_e4m3", Live: "auto"}}},
+		{"attention TP", func(l *engine.LivePrefill) { l.AttentionTP = 8 }, []engine.LiveDifference{{Field: "prefill.tensorParallelSize", Name: "attn_tp_size", Spec: "4", Live: "8"}}},
+		{"CP", func(l *engine.LivePrefill) { l.CP = 2 }, []engine.LiveDifference{{Name: "attn_cp_size", Spec: "1", Live: "2"}}},
+		{"PP", func(l *engine.LivePrefill) { l.PP = 2 }, []engine.LiveDifference{{Field: "prefill.pipelineParallelSize", Name: "pp_size", Spec: "1", Live: "2"}}},
+		{"DP", func(l *engine.LivePrefill) { l.DP = 1 }, []engine.LiveDifference{{Field: "prefill.dataParallelSize", Name: "dp_size", Spec: "2", Live: "1"}}},
 		{"two, in the engine's order", func(l *engine.LivePrefill) { l.DP, l.PageSize = 4, 32 }, []engine.LiveDifference{
-			{Field: "prefill.tokensPerPage", What: "page_size", Spec: "64", Live: "32"},
-			{Field: "prefill.dataParallelSize", What: "dp_size", Spec: "2", Live: "4"}}},
+			{Field: "prefill.tokensPerPage", Name: "page_size", Spec: "64", Live: "32"},
+			{Field: "prefill.dataParallelSize", Name: "dp_size", Spec: "2", Live: "4"}}},
 	}
 	for _, c := range cases {
 		live := same
 		c.edit(&live)
-		if got := New().CompareLivePrefill(spec, live); !reflect.DeepEqual(got, c.want) {
+		if got := New().CompareLivePrefill(spec, live).Differences; !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
 	// The role's fields unset: spec.tokensPerPage and spec.kvCacheDtype.
 	spec.Prefill.TokensPerPage, spec.Prefill.KVCacheDtype = nil, ""
-	got := New().CompareLivePrefill(spec, same)
-	want := []engine.LiveDifference{{Field: "prefill.tokensPerPage", What: "page_size", Spec: "16", Live: "64"}, {Field: "prefill.kvCacheDtype", What: "kv_cache_dtype", Spec: "auto", Live: "fp8_e4m3"}}
+	got := New().CompareLivePrefill(spec, same).Differences
+	want := []engine.LiveDifference{{Field: "prefill.tokensPerPage", Name: "page_size", Spec: "16", Live: "64"}, {Field: "prefill.kvCacheDtype", Name: "kv_cache_dtype", Spec: "auto", Live: "fp8_e4m3"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("spec-wide fields: got %+v, want %+v", got, want)
+	}
+}
+
+// SpecFix sets spec.prefill to the running prefill: --tp-size is the
+// attention TP times the DP-attention size, so a DP that differs alone
+// changes tensorParallelSize too; a CP the API has no field for gives none.
+func TestCompareLivePrefillSpecFix(t *testing.T) {
+	spec := pdv1.PDPairSpec{Prefill: pdv1.FleetLayout{TensorParallelSize: 8, DataParallelSize: ptr(int32(2)), TokensPerPage: ptr(int32(64)), KVCacheDtype: "auto"}}
+	cases := []struct {
+		name string
+		live engine.LivePrefill
+		want []engine.FieldValue
+	}{
+		{"DP alone", engine.LivePrefill{AttentionTP: 4, DP: 4, PP: 1, CP: 1}, []engine.FieldValue{{"prefill.tensorParallelSize", "16"}, {"prefill.dataParallelSize", "4"}}},
+		{"attention TP alone", engine.LivePrefill{AttentionTP: 2, DP: 2, PP: 1, CP: 1}, []engine.FieldValue{{"prefill.tensorParallelSize", "4"}}},
+		{"page and dtype", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 1, CP: 1, PageSize: 16, KVCacheDtype: "bf16"}, []engine.FieldValue{{"prefill.tokensPerPage", "16"}, {"prefill.kvCacheDtype", "bf16"}}},
+		{"PP", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 2, CP: 1}, []engine.FieldValue{{"prefill.pipelineParallelSize", "2"}}},
+		{"CP alone", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 1, CP: 2}, nil},
+	}
+	for _, c := range cases {
+		if got := New().CompareLivePrefill(spec, c.live).SpecFix; !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
 	}
 }
 
