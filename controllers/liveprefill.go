@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -120,7 +121,8 @@ func readLivePrefill(client *livecontract.Client, teller engine.LivePrefillTelle
 		live, err := teller.DecodeLivePrefill(body)
 		if err != nil {
 			code := "does not decode"
-			if le, ok := err.(*engine.LivePrefillError); ok {
+			var le *engine.LivePrefillError
+			if errors.As(err, &le) {
 				code = "is not the engine's parallel info: " + le.Code
 			}
 			return nil, livecontract.Malformed(url, body, code, err.Error())
