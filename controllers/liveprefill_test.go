@@ -23,6 +23,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -138,6 +140,28 @@ func TestLivePrefillMatchesOrDiffers(t *testing.T) {
 			t.Errorf("%s: Stalled stays after the prefill matches again", c.name)
 		}
 	}
+
+	testutil.Eventually(t, settle, "a Warning Event for each difference, Normal ones for matching again", func() error {
+		var events eventsv1.EventList
+		if err := k8s.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		warnings, normals := 0, 0
+		for _, e := range events.Items {
+			switch {
+			case e.Reason == string(pdv1.ReasonLivePrefillDiffers) && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, "in the spec"):
+				warnings++
+			case e.Reason == string(pdv1.ReasonLivePrefillMatches) && e.Type == corev1.EventTypeNormal:
+				normals++
+			}
+		}
+		// Matches read within one second say the same words: the recorder
+		// may count them as one series.
+		if warnings != len(cases) || normals == 0 {
+			return fmt.Errorf("%d Warning events, want %d; %d Normal ones", warnings, len(cases), normals)
+		}
+		return nil
+	})
 
 	prefill.srv.Close()
 	got = waitLive(t, pair, metav1.ConditionTrue, pdv1.ReasonLivePrefillMatches, "the last read failed", "Unreachable")
