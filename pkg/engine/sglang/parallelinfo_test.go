@@ -208,10 +208,10 @@ func TestCompareLivePrefillSpecFix(t *testing.T) {
 		live engine.LivePrefill
 		want []engine.FieldValue
 	}{
-		{"DP alone", engine.LivePrefill{AttentionTP: 4, DP: 4, PP: 1, CP: 1}, []engine.FieldValue{{"prefill.tensorParallelSize", "16"}, {"prefill.dataParallelSize", "4"}}},
-		{"attention TP alone", engine.LivePrefill{AttentionTP: 2, DP: 2, PP: 1, CP: 1}, []engine.FieldValue{{"prefill.tensorParallelSize", "4"}}},
-		{"page and dtype", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 1, CP: 1, PageSize: 16, KVCacheDtype: "bf16"}, []engine.FieldValue{{"prefill.tokensPerPage", "16"}, {"prefill.kvCacheDtype", "bf16"}}},
-		{"PP", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 2, CP: 1}, []engine.FieldValue{{"prefill.pipelineParallelSize", "2"}}},
+		{"DP alone", engine.LivePrefill{AttentionTP: 4, DP: 4, PP: 1, CP: 1}, []engine.FieldValue{{Field: "prefill.tensorParallelSize", Value: "16"}, {Field: "prefill.dataParallelSize", Value: "4"}}},
+		{"attention TP alone", engine.LivePrefill{AttentionTP: 2, DP: 2, PP: 1, CP: 1}, []engine.FieldValue{{Field: "prefill.tensorParallelSize", Value: "4"}}},
+		{"page and dtype", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 1, CP: 1, PageSize: 16, KVCacheDtype: "bf16"}, []engine.FieldValue{{Field: "prefill.tokensPerPage", Value: "16"}, {Field: "prefill.kvCacheDtype", Value: "bf16"}}},
+		{"PP", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 2, CP: 1}, []engine.FieldValue{{Field: "prefill.pipelineParallelSize", Value: "2"}}},
 		{"CP alone", engine.LivePrefill{AttentionTP: 4, DP: 2, PP: 1, CP: 2}, nil},
 	}
 	for _, c := range cases {
@@ -222,3 +222,12 @@ func TestCompareLivePrefillSpecFix(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func BenchmarkDecodeParallelInfo(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeParallelInfo([]byte(answer)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
