@@ -278,8 +278,10 @@ func freePort(t *testing.T) int {
 // stderr in DIR/NAME.log; it is killed when the test ends. The bootstrap
 // server reads stdin until it closes: stdin is a pipe kept open.
 type proc struct {
-	name  string
-	cmd   *exec.Cmd
+	name string
+	cmd  *exec.Cmd
+	// stdin is held open (a collected pipe would close and end the server)
+	stdin io.WriteCloser
 	lines chan string
 	done  chan struct{}
 }
@@ -297,13 +299,14 @@ func start(t *testing.T, dir, name string, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cmd.StdinPipe(); err != nil {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, lines: make(chan string, 64), done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, stdin: stdin, lines: make(chan string, 64), done: make(chan struct{})}
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -323,6 +326,7 @@ func start(t *testing.T, dir, name string, env []string, args ...string) *proc {
 func (p *proc) kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
+	_ = p.stdin.Close()
 }
 
 // nextLine is the process's next stdout line; an error if it exits first
