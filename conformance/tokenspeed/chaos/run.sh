@@ -26,5 +26,5 @@ echo "tokenspeed $(cat "$env/COMMIT")"
 for seed in "${seeds[@]}"; do
   (cd "$root" && TOKENSPEED_CHAOS_ENV="$env" PDTOPO_CHAOS_SEED="$seed" \
     go test -count=1 -timeout 20m -run '^TestReferenceReceiverChaos$' -v ./conformance/tokenspeed/chaos/ |
-    grep -E '^\s+chaos_test.go:[0-9]+: (seed|reference receiver|rooms.log)|^(--- |ok|FAIL)')
+    grep -E '^\s+(chaos|run)_test.go:[0-9]+: (seed|reference receiver|rooms.log|no room|engine rank)|^(--- |ok|FAIL)')
 done
