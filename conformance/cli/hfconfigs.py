@@ -89,4 +89,64 @@ HF_CONFIGS = {
     ),
     "openai/gpt-oss-120b": _GPT_OSS_120B,
     "Qwen/Qwen3-Next-80B-A3B-Instruct": _QWEN3_NEXT,
+    "meta-llama/Llama-3.1-8B-Instruct": dict(
+        _LLAMA3_8B, max_position_embeddings=131072,
+        rope_scaling={"rope_type": "llama3", "factor": 8.0},
+    ),
+    "meta-llama/Llama-3.1-70B-Instruct": dict(
+        _LLAMA3_70B, max_position_embeddings=131072,
+        rope_scaling={"rope_type": "llama3", "factor": 8.0},
+    ),
+    "Qwen/Qwen2.5-72B-Instruct": {
+        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "torch_dtype": "bfloat16",
+        "hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 80, "use_sliding_window": False, "sliding_window": 131072,
+        "max_window_layers": 70,
+    },
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": {
+        "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "torch_dtype": "bfloat16",
+        "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "num_hidden_layers": 32, "sliding_window": None, "num_local_experts": 8,
+    },
+    # Multimodal: the text model's keys under text_config.
+    "google/gemma-3-27b-it": {
+        "architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+        "text_config": {
+            "model_type": "gemma3_text", "head_dim": 128, "hidden_size": 5376,
+            "num_attention_heads": 32, "num_key_value_heads": 16, "num_hidden_layers": 62,
+            "sliding_window": 1024, "query_pre_attn_scalar": 168,
+        },
+    },
+    "google/gemma-2-27b-it": {
+        "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "torch_dtype": "float32",
+        "head_dim": 128, "hidden_size": 4608, "num_attention_heads": 32,
+        "num_key_value_heads": 16, "num_hidden_layers": 46, "sliding_window": 4096,
+        "query_pre_attn_scalar": 144,
+    },
+    "zai-org/GLM-4.5": {
+        "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "torch_dtype": "bfloat16",
+        "head_dim": 128, "hidden_size": 5120, "num_attention_heads": 96, "num_key_value_heads": 8,
+        "num_hidden_layers": 92, "num_nextn_predict_layers": 1, "partial_rotary_factor": 0.5,
+    },
+    "moonshotai/Kimi-K2-Instruct": dict(
+        _DEEPSEEK_V3, model_type="kimi_k2", num_attention_heads=64, num_key_value_heads=64,
+        num_nextn_predict_layers=0,
+    ),
+    "openai/gpt-oss-20b": dict(
+        _GPT_OSS_120B, num_hidden_layers=24, layer_types=["sliding_attention", "full_attention"] * 12,
+    ),
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct": {
+        "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+        "text_config": {
+            "model_type": "llama4_text", "attention_chunk_size": 8192, "head_dim": 128,
+            "hidden_size": 5120, "num_attention_heads": 40, "num_key_value_heads": 8,
+            "num_hidden_layers": 48, "no_rope_layers": [], "num_local_experts": 16,
+        },
+    },
+    "nvidia/NVIDIA-Nemotron-Nano-9B-v2": {
+        "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "torch_dtype": "bfloat16",
+        "head_dim": 128, "hidden_size": 4480, "num_attention_heads": 40, "num_key_value_heads": 8,
+        "num_hidden_layers": 56, "mamba_num_heads": 128, "mamba_head_dim": 80, "ssm_state_size": 128,
+        "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+    },
 }
