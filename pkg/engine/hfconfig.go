@@ -66,7 +66,9 @@ func ReadHFConfig(spec pdv1.PDPairSpec, in Inputs) (*HFConfig, error) {
 				WithFix("the operator reads it from the PDPair's namespace; offline, give the config.json with --hf-config")
 		}
 	}
-	m, err := modelgeom.ParseConfig(config)
+	// The engines' rules need the attention shape, not derived buffers:
+	// architectures the derivation does not model (GLM-5) are read too.
+	m, err := modelgeom.ParseShape(config)
 	if err != nil {
 		var me *modelgeom.Error
 		if errors.As(err, &me) {

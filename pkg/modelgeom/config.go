@@ -103,7 +103,15 @@ type Model struct {
 // MaxConfigBytes before parsing it, anything that is not one JSON object, and
 // every key the derivation needs that is missing or not a positive integer,
 // naming the key.
-func ParseConfig(data []byte) (*Model, error) {
+func ParseConfig(data []byte) (*Model, error) { return parseConfig(data, true) }
+
+// ParseShape reads a config.json as ParseConfig does, but also for the
+// architectures whose pools the derivation does not model (GLM-5's DSA,
+// DeepSeek V4): for rules that judge a pair from the model's attention
+// shape and derive no buffers (pkg/engine's vLLM and SGLang rules).
+func ParseShape(data []byte) (*Model, error) { return parseConfig(data, false) }
+
+func parseConfig(data []byte, refuseUnmodelled bool) (*Model, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, configErrorf("config.json", "give the model's own config.json (a few kilobytes), not weights or an index",
 			"the config is %d bytes; at most %d are read", len(data), MaxConfigBytes)
@@ -123,7 +131,7 @@ func ParseConfig(data []byte) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Architecture: r.architecture(), ModelType: r.str("model_type")}
-	if what, ok := unmodelled[m.Architecture]; ok {
+	if what, ok := unmodelled[m.Architecture]; ok && refuseUnmodelled {
 		return nil, configErrorf("architectures", "give kvBuffers (and stateBuffers) explicitly for this model",
 			"%s is cached by the engine's %s, which the derivation does not model", m.Architecture, what)
 	}

@@ -85,3 +85,20 @@ func TestParseConfigReadsClassDefaultsAndAliases(t *testing.T) {
 		})
 	}
 }
+
+// zai-org/GLM-5 (GlmMoeDsaForCausalLM): the derivation does not model its
+// DSA pool and ParseConfig refuses it; ParseShape reads its MLA shape for
+// the rules that need no buffers.
+func TestParseShapeReadsWhatTheDerivationDoesNotModel(t *testing.T) {
+	glm5 := []byte(`{"architectures":["GlmMoeDsaForCausalLM"],"model_type":"glm_moe_dsa","hidden_size":6144,"num_attention_heads":64,"num_key_value_heads":64,"num_hidden_layers":78,"kv_lora_rank":512,"qk_rope_head_dim":64,"index_topk":2048}`)
+	if _, err := modelgeom.ParseConfig(glm5); err == nil {
+		t.Fatal("ParseConfig derives GLM-5's buffers, which it does not model")
+	}
+	m, err := modelgeom.ParseShape(glm5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Family != modelgeom.FamilyMLA || m.AttentionHeads != 64 || m.Layers != 78 || m.LatentDim != 576 {
+		t.Fatalf("GLM-5 read as %s", m.Describe())
+	}
+}

@@ -47,6 +47,9 @@ func TestModelHybridSWAIsSGLangsArchitectureList(t *testing.T) {
 		{"gemma-3 with layer_types", `{"architectures":["Gemma3ForCausalLM"],"model_type":"gemma3_text","head_dim":256,"hidden_size":1152,"num_attention_heads":4,"num_key_value_heads":1,"num_hidden_layers":2,"sliding_window":512,"layer_types":["sliding_attention","full_attention"]}`, false},
 		// Mistral-7B-v0.1: a sliding window on every layer, no SWA pool.
 		{"Mistral-7B-v0.1", `{"architectures":["MistralForCausalLM"],"model_type":"mistral","hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":32,"sliding_window":4096}`, false},
+		// zai-org/GLM-5: MLA with a DSA indexer (an architecture the buffer
+		// derivation does not model, read all the same): MLA is exempt.
+		{"GLM-5", `{"architectures":["GlmMoeDsaForCausalLM"],"model_type":"glm_moe_dsa","hidden_size":6144,"num_attention_heads":64,"num_key_value_heads":64,"num_hidden_layers":78,"kv_lora_rank":512,"qk_rope_head_dim":64,"index_topk":2048}`, false},
 		// Qwen3-Next: Mamba state is sliced per tensor and passes.
 		{"Qwen3-Next-80B-A3B", `{"architectures":["Qwen3NextForCausalLM"],"model_type":"qwen3_next","num_attention_heads":16,"num_key_value_heads":2,"head_dim":256,"num_hidden_layers":48,"full_attention_interval":4}`, false},
 	} {
