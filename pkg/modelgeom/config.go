@@ -229,7 +229,7 @@ func (r *reader) need(key string, lo, hi int64, why string) (int64, error) { //n
 }
 
 // orDefault reads a key, or gives def (noting it) when it is absent.
-func (r *reader) orDefault(m *Model, key string, lo, hi, def int64, whose string) (int64, error) {
+func (r *reader) orDefault(m *Model, key string, lo, hi, def int64, whose string) (int64, error) { //nolint:unparam // lo and hi are the key's bounds, as get takes them; every defaulted key so far starts at 1
 	v, ok, err := r.get(key, lo, hi)
 	if err == nil && !ok {
 		v = def
