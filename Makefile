@@ -252,6 +252,10 @@ fuzz-planstore: ## Fuzz the plan loader (bytes from a volume are untrusted) for 
 bench-scale: controlplane ## 500 PDPairs of mixed layouts at once against a real API server and the manager binary.
 	PDTOPO_SCALE=1 $(GO) test -count=1 -timeout 20m -run '^TestScale$$' -v ./test/integration/manager/
 
+.PHONY: bench-manager-scale
+bench-manager-scale: controlplane ## 5,000 PDPairs whose bootstrap servers answer the largest answers the limits admit: the manager's peak RSS and time to settle.
+	PDTOPO_MANAGER_SCALE=1 $(GO) test -count=1 -timeout 30m -run '^TestLiveReadsAtScale$$' -v ./test/integration/manager/
+
 .PHONY: bench-fleet
 bench-fleet: controlplane ## 1,000 agents' API plan sources: time from a PDPair edit to every agent's load, and the API server's cost.
 	PDTOPO_FLEET=1 $(GO) test -count=1 -timeout 20m -run '^TestFleet' -v ./test/integration/fleet/

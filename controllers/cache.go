@@ -18,6 +18,7 @@ package controllers
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -30,12 +31,15 @@ import (
 // with the PDPair label) and decode pods (the PDPair label and role decode),
 // not every ConfigMap and pod in the cluster. With namespaces, the cache (and so the manager's watches and lists) is
 // restricted to them: the namespaced mode, which needs only Roles there.
+// What the manager never reads of a cached object is dropped before it is
+// cached (stripUnread).
 func CacheOptions(namespaces ...string) cache.Options {
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {Label: planConfigMapSelector()},
 			&corev1.Pod{}:       {Label: decodePodSelector()},
 		},
+		DefaultTransform: stripUnread,
 	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -53,4 +57,32 @@ func planConfigMapSelector() labels.Selector {
 		panic(err)
 	}
 	return labels.NewSelector().Add(*req)
+}
+
+// lastApplied is the annotation `kubectl apply` keeps the applied object
+// in: for a PDPair, its spec again, inline contracts included.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// stripUnread drops, before an object is cached, what the manager never
+// reads of it: its managed fields (every field path of every writer; for a
+// pair the manager writes the status of, about as large as the status)
+// and kubectl's last-applied annotation. With thousands of PDPairs and
+// their plan ConfigMaps they are a large part of the cache. Writes are
+// unaffected: status goes as a merge patch of the fields that changed,
+// ConfigMaps as server-side applies of the manager's own configuration.
+func stripUnread(in any) (any, error) {
+	obj, err := meta.Accessor(in)
+	if err != nil {
+		return in, nil // not an object (a tombstone): as it is
+	}
+	if obj.GetManagedFields() != nil {
+		obj.SetManagedFields(nil)
+	}
+	if a := obj.GetAnnotations(); a != nil {
+		if _, ok := a[lastApplied]; ok {
+			delete(a, lastApplied)
+			obj.SetAnnotations(a)
+		}
+	}
+	return in, nil
 }

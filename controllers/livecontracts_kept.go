@@ -71,16 +71,33 @@ func newKeptContracts(memory *planMemoryGate) *keptContracts {
 func (k *keptContracts) validate(role string, f *fetchedContract) (*liveRead, error) {
 	sum := sha256.Sum256(f.raw)
 	read := &liveRead{sha256: hex.EncodeToString(sum[:]), size: len(f.raw), from: f.from, tpSize: f.tpSize, dpSize: f.dpSize}
-	if _, err := plancontract.Parse(f.raw); err != nil {
+	c, err := plancontract.Parse(f.raw)
+	if err != nil {
 		read.refusal = refuseLiveContract(role, f.from, err)
 		return read, nil
 	}
-	kept, err := k.keep(read.sha256, f.raw)
+	keep := keptForm(f.raw, c)
+	sum = sha256.Sum256(keep)
+	kept, err := k.keep(hex.EncodeToString(sum[:]), keep)
 	if err != nil {
 		return nil, err
 	}
 	read.kept = kept
 	return read, nil
+}
+
+// keptForm is what is kept of a contract the engine decodes: its
+// re-encoding (to_wire_bytes, what a bootstrap server serves), unless the
+// bytes read are shorter. Both decode to the same contract, and plans name
+// it by the re-encoding's SHA-256; but a source that pads its answer with
+// keys the engine ignores (up to 256 KiB, each pair its own bytes) would
+// otherwise fill the kept part of --max-plan-memory with padding, a few
+// hundred pairs starving every other pair's live reads.
+func keptForm(raw []byte, c *plancontract.CacheContract) []byte {
+	if canonical := c.Canonical(); len(canonical) < len(raw) {
+		return canonical
+	}
+	return raw
 }
 
 // keep shares the bytes with SHA-256 sha, copying them the first time (the

@@ -17,11 +17,14 @@ limitations under the License.
 package controllers
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
@@ -70,5 +73,53 @@ func TestKeptContracts(t *testing.T) {
 	small := newKeptContracts(newPlanMemoryGate(int64(len(v.PrefillContract)) * 2))
 	if _, err := small.validate("prefill", &fetchedContract{raw: v.PrefillContract}); err == nil || !strings.Contains(err.Error(), "--max-plan-memory") {
 		t.Fatalf("a contract past the kept limit: %v", err)
+	}
+}
+
+// A valid contract padded with keys the engine ignores is kept as the
+// engine re-encodes it: its padding costs nothing, and sources that pad
+// the same contract differently share one copy. A source whose bytes are
+// shorter than the re-encoding keeps its own.
+func TestKeptContractsDropPadding(t *testing.T) {
+	v := fixtures.LoadContractPair(t, "gqa-p4-d2")
+	canonical, err := plancontract.Parse(v.PrefillContract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newKeptContracts(newPlanMemoryGate(4 << 20))
+	var reads []*liveRead
+	for i := range 3 {
+		padded := strings.TrimSuffix(strings.TrimSpace(string(v.PrefillContract)), "}") +
+			fmt.Sprintf(`,"pad%d":"%s"}`, i, strings.Repeat("x", 100<<10))
+		got, err := k.validate("prefill", &fetchedContract{raw: []byte(padded)})
+		if err != nil || got.refusal != nil || got.kept == nil {
+			t.Fatalf("padded contract %d: %+v, %v", i, got, err)
+		}
+		if got.size != len(padded) {
+			t.Errorf("padded contract %d: size %d, read %d bytes", i, got.size, len(padded))
+		}
+		if !bytes.Equal(got.raw(), canonical.Canonical()) {
+			t.Errorf("padded contract %d: kept %d bytes, not the %d of its re-encoding", i, len(got.raw()), len(canonical.Canonical()))
+		}
+		reads = append(reads, got)
+	}
+	if want := int64(len(canonical.Canonical())); k.bytes != want || k.memory.kept.Load() != want || len(k.bySHA) != 1 {
+		t.Fatalf("three paddings of one contract: %d bytes kept in %d copies, %d counted; want %d in 1", k.bytes, len(k.bySHA), k.memory.kept.Load(), want)
+	}
+	for _, r := range reads {
+		k.release(r)
+	}
+	if k.bytes != 0 || len(k.bySHA) != 0 {
+		t.Fatalf("after release: %d bytes kept", k.bytes)
+	}
+	// Its re-encoding is never longer than what was read.
+	for _, raw := range [][]byte{v.PrefillContract, v.DecodeContract} {
+		c, err := plancontract.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := keptForm(raw, c); len(got) > len(raw) || len(got) > len(c.Canonical()) {
+			t.Errorf("kept %d bytes of %d read (re-encoding %d)", len(got), len(raw), len(c.Canonical()))
+		}
 	}
 }

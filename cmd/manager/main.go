@@ -145,6 +145,7 @@ func main() {
 
 func run(o options) error {
 	log := ctrl.Log.WithName("setup")
+	applyMemoryLimit(log.Info)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err

@@ -48,6 +48,13 @@ const (
 	leaseNS       = "default"
 	// leaderKills: each takes a lease duration (15 s) to fail over.
 	leaderKills = 2
+	// editEvery: the editor edits one pair this often, each pair every
+	// failoverPairs × editEvery (0.8 s).
+	editEvery = 200 * time.Millisecond
+	// leaderPublishes bounds the time from a manager's taking the lease to
+	// every pair having published a plan it had not before, while the
+	// edits go on (1–3 s on the development machine).
+	leaderPublishes = 20 * time.Second
 )
 
 // TestManagerLeaderKilledWhilePairsChange runs two managers with leader
@@ -56,7 +63,9 @@ const (
 // leader twice, starting a new standby each time. No plan the operator
 // published may be rolled back (a replaced plan hash never comes back) or
 // lost (once every pair is Ready, its index holds the plan of its last
-// spec).
+// spec); and publication does not wait for the edits to stop: under each
+// leader, while the edits go on, every pair publishes a new plan before
+// the leader is killed.
 func TestManagerLeaderKilledWhilePairsChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the failover suite waits out two lease durations; -short leaves it out")
@@ -95,8 +104,10 @@ func TestManagerLeaderKilledWhilePairsChange(t *testing.T) {
 		}
 	}
 	managers := []*controlplane.Process{start(), start()}
+	t0 := time.Now()
+	el := func() string { return time.Since(t0).Round(10 * time.Millisecond).String() }
 
-	// the editor: every 750 ms one pair gets the next layout (each pair every 3 s)
+	// the editor: every editEvery one pair gets the next layout
 	edits := make([]int, failoverPairs)
 	var mu sync.Mutex
 	stop := make(chan struct{})
@@ -104,7 +115,7 @@ func TestManagerLeaderKilledWhilePairsChange(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(750 * time.Millisecond)
+		tick := time.NewTicker(editEvery)
 		defer tick.Stop()
 		for i := 0; ; i++ {
 			select {
@@ -158,13 +169,35 @@ func TestManagerLeaderKilledWhilePairsChange(t *testing.T) {
 						}
 					}
 					seen[k] = append(s, h)
-					t.Logf("%s: plan %s published", name, short(h))
+					t.Logf("%s %s: plan %s published", el(), name, short(h))
 				}
 				mu.Unlock()
 			}
 		}
 	}()
 
+	// freshPlans waits until every pair has published a plan it had not
+	// published when the leader took the lease, the edits going on.
+	freshPlans := func(term int, took time.Time) {
+		mu.Lock()
+		before := make([]int, failoverPairs)
+		for k := range seen {
+			before[k] = len(seen[k])
+		}
+		mu.Unlock()
+		testutil.Eventually(t, leaderPublishes, fmt.Sprintf("leader %d: every pair publishing a new plan while the edits go on", term), func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			for k, name := range names {
+				if len(seen[k]) == before[k] {
+					return fmt.Errorf("%s: no new plan since %s (%d edits so far)", name, el(), edits[k])
+				}
+			}
+			return nil
+		})
+		t.Logf("%s leader %d: every pair published a new plan %s after the lease was taken, the edits going on", el(), term, time.Since(took).Round(10*time.Millisecond))
+	}
+	took := time.Now()
 	for kill := range leaderKills {
 		holder := leaseHolder(t, ctx, c)
 		leader := testutil.EventuallyValue(t, 60*time.Second, "a manager leading", func() (*controlplane.Process, error) {
@@ -175,7 +208,8 @@ func TestManagerLeaderKilledWhilePairsChange(t *testing.T) {
 			}
 			return nil, fmt.Errorf("none of %d managers reports leader_election_master_status 1", len(managers))
 		})
-		t.Logf("kill %d: SIGKILL the leader (pid %d, lease %s) while pairs change", kill+1, leader.Pid(), holder)
+		freshPlans(kill+1, took)
+		t.Logf("%s kill %d: SIGKILL the leader (pid %d, lease %s) while pairs change", el(), kill+1, leader.Pid(), holder)
 		if err := syscall.Kill(leader.Pid(), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -191,8 +225,12 @@ func TestManagerLeaderKilledWhilePairsChange(t *testing.T) {
 			h := leaseHolder(t, ctx, c)
 			return h != "" && h != holder
 		})
+		took = time.Now()
+		t.Logf("%s the standby took the lease", el())
 	}
+	freshPlans(leaderKills+1, took)
 	close(stop)
+	t.Logf("%s edits stop", el())
 	wg.Wait()
 	close(rollbacks)
 	for r := range rollbacks {
