@@ -139,7 +139,7 @@ func sampleManagerMemory(t *testing.T, m *controlplane.Process) *memorySampler {
 		}
 	})
 	t.Cleanup(func() {
-		peak := s.stop(t)
+		peak := s.stop()
 		if t.Failed() { // the figures up to the failure
 			t.Logf("manager peak heap %.1f MiB, RSS %.1f MiB, live contracts kept %d bytes", mib(peak.heap), mib(peak.rss), peak.kept)
 		}
@@ -157,7 +157,7 @@ func (s *memorySampler) now(t *testing.T) memorySample {
 }
 
 // stop ends the sampling and returns the peaks.
-func (s *memorySampler) stop(t *testing.T) memorySample {
+func (s *memorySampler) stop() memorySample {
 	select {
 	case <-s.done:
 	default:

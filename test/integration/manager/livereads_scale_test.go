@@ -93,7 +93,7 @@ func TestLiveReadsAtScale(t *testing.T) {
 	settled := time.Since(start)
 	// The full run watches a refresh period more: every source read again.
 	time.Sleep(refresh)
-	peak := sampler.stop(t)
+	peak := sampler.stop()
 	t.Logf("%d PDPairs (%d valid %d-byte contracts, %d refused ones, %d-byte answers): every verdict after %s; manager heap %.1f MiB before, peak %.1f MiB (%+.1f); RSS %.1f MiB before, peak %.1f MiB (VmHWM %.1f MiB); live contracts kept at most %d bytes; CPU %s",
 		n, targets.valid, targets.contractBytes, n-targets.valid, targets.answerBytes, settled.Round(time.Second),
 		mib(base.heap), mib(peak.heap), mib(peak.heap)-mib(base.heap), mib(base.rss), mib(peak.rss), mib(uint64(peakRSS(t, mgr))), peak.kept, cpuTime(t, mgr))
