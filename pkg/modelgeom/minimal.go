@@ -35,8 +35,9 @@ var configKeys = []string{
 func ConfigKeys() []string { return append([]string(nil), configKeys...) }
 
 // Minimal keeps of a config only what the derivation reads, plus
-// architectures and model_type: the same buffers from a config a fraction of
-// the size, for a PDPair to carry inline. The config must parse (call
+// architectures, model_type and the keys the vLLM and SGLang pair rules read
+// beside them (engineKeys): the same buffers and verdicts from a config a
+// fraction of the size, for a PDPair to carry inline. The config must parse (call
 // ParseConfig first for its error).
 func Minimal(config []byte) ([]byte, error) {
 	if _, err := ParseConfig(config); err != nil {
@@ -62,9 +63,14 @@ func Minimal(config []byte) ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// engineKeys are the keys pkg/engine's HFConfig gives the vLLM and SGLang
+// rules beside the derivation's: a hybrid's layer types, its sliding window
+// and a sparse-attention indexer.
+var engineKeys = []string{"layer_types", "sliding_window", "index_topk"}
+
 func keep(obj map[string]json.RawMessage) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
-	for _, k := range append([]string{"architectures", "model_type"}, configKeys...) {
+	for _, k := range append(append([]string{"architectures", "model_type"}, configKeys...), engineKeys...) {
 		if v, ok := obj[k]; ok {
 			out[k] = v
 		}

@@ -47,18 +47,32 @@ func (Engine) Resolve(spec pdv1.PDPairSpec, in engine.Inputs) (engine.Pair, erro
 	if err != nil {
 		return nil, err
 	}
+	return judge(spec, cfg), nil
+}
+
+// judge is the pair as the rules judge and cost it.
+func judge(spec pdv1.PDPairSpec, cfg *engine.HFConfig) *pair {
 	rp := rules.Pair{
 		Model:   model(cfg),
 		Prefill: role(spec, spec.Prefill),
 		Decode:  role(spec, spec.Decode),
 		Backend: rules.Backend(spec.KVConnectorOrDefault()),
 	}
-	return &pair{spec: spec, rules: rp, verdict: rules.Judge(rp)}, nil
+	v, c := rules.Assess(rp)
+	return &pair{spec: spec, rules: rp, verdict: v, cost: c}
 }
 
-// Advise is not yet SGLang's: the layouts are ranked by rules.Rank, which
-// pdtopo advise --engine sglang does not call yet.
-func (Engine) Advise(engine.AdviceQuery) []modelplan.Row { return nil }
+// Advise ranks the layouts by rules.Assess, in rules.Rank's order.
+func (Engine) Advise(q engine.AdviceQuery) []modelplan.Row {
+	return engine.AdviseBySpec(q, func(spec pdv1.PDPairSpec, cfg *engine.HFConfig) engine.Assessment {
+		p := judge(spec, cfg)
+		if err := p.refusal(); err != nil {
+			return engine.Assessment{Refusal: err}
+		}
+		c := p.cost
+		return engine.Assessment{Map: p.targetMap(), Keys: c.Keys(), Transfers: int64(c.ReadsPerDecodeRank), Cost: c.String()}
+	})
+}
 
 // model is the geometry SGLang's rules read, from the config.
 func model(c *engine.HFConfig) rules.Model {
@@ -110,6 +124,7 @@ type pair struct {
 	spec    pdv1.PDPairSpec
 	rules   rules.Pair
 	verdict rules.Verdict
+	cost    rules.Cost
 }
 
 var _ engine.Pair = (*pair)(nil)
@@ -135,6 +150,11 @@ func (p *pair) Map() (engine.RankMap, error) {
 	if err := p.refusal(); err != nil {
 		return nil, err
 	}
+	return p.targetMap(), nil
+}
+
+// targetMap is a compatible verdict's mapping.
+func (p *pair) targetMap() *engine.TargetMap {
 	m := &engine.TargetMap{Layout: transferplan.LayoutRecord{
 		TokensPerPage: p.rules.Decode.PageSize,
 		Prefill:       transferplan.Parallelism{TPSize: p.rules.Prefill.TP, DPSize: max(1, p.rules.Prefill.DP)},
@@ -148,7 +168,7 @@ func (p *pair) Map() (engine.RankMap, error) {
 		}
 		m.Ranks = append(m.Ranks, r)
 	}
-	return m, nil
+	return m
 }
 
 // refusal is the verdict's refusal as the LayoutError the controller and

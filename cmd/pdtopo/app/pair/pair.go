@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -36,7 +35,6 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
 	"github.com/pdtopo/pdtopo/pkg/engine"
-	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -111,6 +109,10 @@ func (o *options) run() error {
 	if err := modelflags.CheckRole("decode", o.decodeTP, o.decodeDP); err != nil {
 		return err
 	}
+	eng, err := o.model.EngineOf()
+	if err != nil {
+		return err
+	}
 	_, config, err := o.model.Model()
 	if err != nil {
 		return err
@@ -119,8 +121,8 @@ func (o *options) run() error {
 	if err != nil {
 		return cli.UsageErrorf("--hf-config: %v", err)
 	}
-	spec := o.spec(minimal)
-	p, err := engines.For(spec).Resolve(spec, engine.Inputs{})
+	spec := o.model.Spec(eng, minimal, o.prefillTP, o.prefillDP, o.decodeTP, o.decodeDP)
+	p, err := eng.Resolve(spec, engine.Inputs{})
 	var le *transferplan.LayoutError
 	switch {
 	case engine.IsInputError(err) && errors.As(err, &le):
@@ -148,25 +150,6 @@ func (o *options) run() error {
 		return planErr
 	}
 	return nil
-}
-
-// spec is the model-aware spec of the flags, with the config inline.
-func (o *options) spec(config []byte) pdv1.PDPairSpec {
-	t := int32(o.model.TokensPerPage)
-	pdp, ddp := int32(o.prefillDP), int32(o.decodeDP)
-	spec := pdv1.PDPairSpec{
-		TokensPerPage: &t,
-		KVCacheDtype:  pdv1.KVCacheDtype(o.model.KVCacheDtype),
-		MLAL15Cache:   o.model.MLAL15Cache,
-		Prefill:       pdv1.FleetLayout{TensorParallelSize: int32(o.prefillTP), DataParallelSize: &pdp, KVCacheDtype: pdv1.KVCacheDtype(o.model.PrefillDtype)},
-		Decode:        pdv1.FleetLayout{TensorParallelSize: int32(o.decodeTP), DataParallelSize: &ddp, KVCacheDtype: pdv1.KVCacheDtype(o.model.DecodeDtype)},
-		Model:         &pdv1.ModelSpec{HFConfig: &runtime.RawExtension{Raw: config}},
-	}
-	if o.model.DraftLayers >= 0 {
-		n := int32(o.model.DraftLayers)
-		spec.Model.DraftLayers = &n
-	}
-	return spec
 }
 
 // write prints the PDPair: the model form with the derived buffers as a
@@ -201,10 +184,14 @@ func (o *options) writeYAML(w io.Writer, doc []byte, p engine.Pair, planErr erro
 	}
 	var b strings.Builder
 	derived := p.Derived()
-	fmt.Fprintf(&b, "# %s\n", cli.OneLine(derived.Model))
+	if derived != nil {
+		fmt.Fprintf(&b, "# %s\n", cli.OneLine(derived.Model))
+	}
 	fmt.Fprintf(&b, "# %s\n", cli.OneLine(verdictLine(p, planErr)))
 	b.Write(out)
-	if !o.explicit {
+	// An engine that moves the bytes itself derives no buffers: there is
+	// nothing to print as the explicit form.
+	if !o.explicit && derived != nil {
 		explicit, err := yaml.Marshal(struct {
 			AttentionBackend pdv1.AttentionBackend   `json:"attentionBackend"`
 			KVBuffers        []pdv1.KVBufferGroup    `json:"kvBuffers"`
@@ -248,6 +235,10 @@ func verdictLine(p engine.Pair, planErr error) string {
 		return ee.Msg
 	}
 	size, _ := p.Size(transferplan.Budget{})
+	if size.Kind == "" {
+		// The engine maps ranks and plans nothing: its own description.
+		return "Compatible: " + p.DescribeCompatible(transferplan.Summary{})
+	}
 	pre, dec := p.Explicit().Prefill, p.Explicit().Decode
 	return fmt.Sprintf("Compatible: prefill TP %d DP %d → decode TP %d DP %d, %s plans, %d fragments",
 		pre.TensorParallelSize, pre.DataParallel(), dec.TensorParallelSize, dec.DataParallel(), size.Kind, size.Fragments)
