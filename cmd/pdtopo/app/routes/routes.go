@@ -131,6 +131,9 @@ func (o *options) load(cmd *cobra.Command, args []string) (string, *pairplans.Pl
 
 // writeRoutes prints one decode rank's plan for people.
 func writeRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transferplan.RoutePlan) error {
+	if topograph.IsRankMap(pp.Set) {
+		return writeRankMapRoutes(w, pairName, pp, plan)
+	}
 	var b strings.Builder
 	l := pp.Set.Layout
 	fmt.Fprintf(&b, "PDPair %s: decode TP rank %d of %d, plan %s (prefill TP %d DP %d → decode TP %d DP %d)\n",
@@ -164,6 +167,33 @@ func writeRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transfe
 		fmt.Fprintf(&b, "Idle prefill ranks %s: no decode rank pulls from them, so this rank sends each a dummy registration and dummy requests so their rooms complete.\n",
 			joinInts(plan.IdlePrefillTPRanks))
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeRankMapRoutes prints one decode rank of an engine's rank map (vLLM,
+// SGLang): the prefill ranks it reads and those it only notifies; the
+// engine's connector moves and sizes the bytes.
+func writeRankMapRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transferplan.RoutePlan) error {
+	var b strings.Builder
+	l := pp.Set.Layout
+	fmt.Fprintf(&b, "PDPair %s: decode rank %d of %d, the engine's rank map (prefill TP %d DP %d → decode TP %d DP %d)\n",
+		cli.OrDash(pairName), plan.DecodeTPRank, len(pp.Set.Plans), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
+	fmt.Fprintf(&b, "The engine's connector moves the bytes, pdtopo publishes no plans; a request completes when %d prefill rank(s) answer.\n\n",
+		plan.RequiredPrefillResponseNum)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PREFILL\tROLE\tDST-INFO")
+	for _, t := range plan.Targets {
+		role := "reads"
+		if t.IsDummy {
+			role = "notified only"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\n", t.PrefillTPRank, role, t.RequiredDstInfoNum)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nReads %d prefill rank(s), notifies %d.\n", plan.RealTargetCount(), len(plan.Targets)-plan.RealTargetCount())
 	_, err := io.WriteString(w, b.String())
 	return err
 }
