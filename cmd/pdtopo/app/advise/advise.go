@@ -68,12 +68,23 @@ Layouts over the plan budget (sized before planning) come after the plannable
 ones, incompatible layouts last. docs/advise.md explains the cost and how to
 use the table when sizing a fleet.
 
+With --engine vllm or sglang the layouts are judged by that engine's rules
+and ranked by what its own transfers cost (docs/engines/vllm.md,
+docs/engines/sglang.md): prefill ranks each decode rank reads, then the
+engine's further keys; FRAGS/PAGE and KV B/TOKEN are dashes, the engine
+sizes its bytes. --kv-connector and the per-role page sizes, KV cache
+layouts (vLLM) and PP sizes (SGLang) are the pair's.
+
 Exit status: 0 when some layout plans, 2 unreadable or invalid input, 3 when
 none does.`,
 		Example: `  pdtopo advise --hf-config Llama-3.1-70B/config.json --prefill-tp 1,2,4,8,16 --decode-tp 1,2,4,8,16 \
       --tokens-per-page 16 --kv-cache-dtype bfloat16
   pdtopo advise --hf-config DeepSeek-V3/config.json --prefill-tp 8,16 --decode-tp 16 --decode-dp 1,8,16 \
-      --kv-cache-dtype fp8 -o json`,
+      --kv-cache-dtype fp8 -o json
+  pdtopo advise --engine vllm --hf-config Llama-3.1-70B/config.json --prefill-tp 4,8,16 --decode-tp 2,4,8 \
+      --tokens-per-page 16 --kv-cache-dtype auto
+  pdtopo advise --engine sglang --hf-config Qwen3-32B/config.json --prefill-tp 4,8 --decode-tp 8 --decode-dp 1,2 \
+      --tokens-per-page 64 --kv-cache-dtype auto`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}

@@ -72,13 +72,20 @@ spec.stateBuffers, the fields of an explicit PDPair.
 The pair is planned too: an incompatible layout is printed all the same,
 with the verdict and its fix on standard error (exit 3).
 
+With --engine vllm or sglang the PDPair names the engine (spec.engine) and
+carries each role's engine settings (tokensPerPage, kvCacheLayout for vLLM,
+pipelineParallelSize for SGLang, the literal kvCacheDtype); the verdict is
+the engine's rules', and no buffers are derived: the engine moves the bytes.
+
 Exit status: 0 compatible, 2 unreadable or invalid input (a config the
 derivation refuses names the key), 3 incompatible layout, 5 past the plan
 budget.`,
 		Example: `  pdtopo pair --hf-config Llama-3.1-70B/config.json --prefill-tp 8 --decode-tp 4 \
       --tokens-per-page 16 --kv-cache-dtype bfloat16 --name llama3-70b | kubectl apply -f -
   pdtopo pair --hf-config DeepSeek-V3/config.json --prefill-tp 16 --decode-tp 8 \
-      --kv-cache-dtype bfloat16 --name dsv3 --explicit -o json`,
+      --kv-cache-dtype bfloat16 --name dsv3 --explicit -o json
+  pdtopo pair --engine vllm --hf-config Llama-3.1-8B/config.json --prefill-tp 4 --decode-tp 2 \
+      --tokens-per-page 16 --kv-cache-dtype auto --name llama31-8b`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run() },
 	}
