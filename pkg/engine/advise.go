@@ -26,22 +26,28 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
-// Assessment is one layout as a self-transferring engine's rules judged
+// Assessed is one layout as a self-transferring engine's rules judged
 // and costed it.
-type Assessment struct {
+type Assessed interface {
 	// Refusal is the engine's refusal (a *transferplan.LayoutError); nil
 	// when the engine serves the layout.
-	Refusal error
-	// Map is the compatible layout's rank map.
-	Map *TargetMap
+	Refusal() error
+	// TargetMap is the compatible layout's rank map.
+	TargetMap() *TargetMap
+	// Cost is what the layout's transfers cost.
+	Cost() Cost
+}
+
+// Cost is an engine's cost of a layout's transfers.
+type Cost interface {
 	// Keys are the engine's cost keys, most significant first: the rows
 	// are ordered by them as the engine's Rank orders candidates.
-	Keys []int
+	Keys() []int
 	// Transfers is the row's TransfersPerPage in the engine's unit (the
 	// engine's docs say which).
-	Transfers int64
-	// Cost says the cost for people.
-	Cost string
+	Transfers() int64
+	// String says the cost for people.
+	String() string
 }
 
 // AdviseBySpec is Advise for an engine that judges a pair from its spec
@@ -49,7 +55,7 @@ type Assessment struct {
 // judged by assess with the model read once, and the rows ordered cheapest
 // first by the engine's cost keys, then the TP sizes nearest each other,
 // then the fewest GPUs; refused rows last, in the order asked.
-func AdviseBySpec(q AdviceQuery, assess func(spec pdv1.PDPairSpec, cfg *HFConfig) Assessment) []modelplan.Row {
+func AdviseBySpec(q AdviceQuery, assess func(spec pdv1.PDPairSpec, cfg *HFConfig) Assessed) []modelplan.Row {
 	cfg, cfgErr := ReadHFConfig(q.Spec, Inputs{})
 	rows := make([]modelplan.Row, 0, len(q.Prefill)*len(q.Decode))
 	keys := map[int][]int{}
@@ -58,13 +64,13 @@ func AdviseBySpec(q AdviceQuery, assess func(spec pdv1.PDPairSpec, cfg *HFConfig
 			spec := q.Spec
 			spec.Prefill.TensorParallelSize, spec.Prefill.DataParallelSize = int32(pr.TP), ptr(int32(max(1, pr.DP)))
 			spec.Decode.TensorParallelSize, spec.Decode.DataParallelSize = int32(dr.TP), ptr(int32(max(1, dr.DP)))
-			a := Assessment{Refusal: cfgErr}
+			var a Assessed
 			if cfgErr == nil {
 				a = assess(spec, cfg)
 			}
-			row := adviceRow(spec, a)
+			row := adviceRow(spec, cfgErr, a)
 			if row.Compatible {
-				keys[len(rows)] = a.Keys
+				keys[len(rows)] = a.Cost().Keys()
 			}
 			rows = append(rows, row)
 		}
@@ -105,29 +111,32 @@ func compareAdvice(a, b modelplan.Row, ka, kb []int) int {
 		cmp.Compare(a.Decode.DPSize, b.Decode.DPSize))
 }
 
-// adviceRow is the row of one assessed layout.
-func adviceRow(spec pdv1.PDPairSpec, a Assessment) modelplan.Row {
+// adviceRow is the row of one layout: refused for cfgErr (the model could
+// not be read), else as a assessed it.
+func adviceRow(spec pdv1.PDPairSpec, cfgErr error, a Assessed) modelplan.Row {
 	row := modelplan.Row{
 		Prefill: transferplan.Parallelism{TPSize: int(spec.Prefill.TensorParallelSize), DPSize: int(spec.Prefill.DataParallel())},
 		Decode:  transferplan.Parallelism{TPSize: int(spec.Decode.TensorParallelSize), DPSize: int(spec.Decode.DataParallel())},
 		GPUs:    int(spec.Prefill.TensorParallelSize + spec.Decode.TensorParallelSize),
 	}
+	refusal := cfgErr
+	if refusal == nil {
+		refusal = a.Refusal()
+	}
 	var le *transferplan.LayoutError
 	switch {
-	case errors.As(a.Refusal, &le):
+	case errors.As(refusal, &le):
 		row.Reason, row.Message, row.Fix = string(le.Reason), le.Message, le.Fix
 		return row
-	case a.Refusal != nil:
-		row.Reason, row.Message = string(transferplan.ReasonInvalidLayout), a.Refusal.Error()
-		return row
-	case a.Map == nil:
-		row.Reason, row.Message = string(transferplan.ReasonInvalidLayout), "the engine gave no rank map"
+	case refusal != nil:
+		row.Reason, row.Message = string(transferplan.ReasonInvalidLayout), refusal.Error()
 		return row
 	}
-	row.Compatible, row.TransfersPerPage, row.Cost = true, a.Transfers, a.Cost
+	c := a.Cost()
+	row.Compatible, row.TransfersPerPage, row.Cost = true, c.Transfers(), c.String()
 	row.IdlePrefillTPRanks = []int{}
 	read := make([]bool, row.Prefill.TPPerDP())
-	for _, r := range a.Map.Ranks {
+	for _, r := range a.TargetMap().Ranks {
 		n := 0
 		for _, t := range r.Targets {
 			if t.IsDummy {

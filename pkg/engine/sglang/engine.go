@@ -64,14 +64,7 @@ func judge(spec pdv1.PDPairSpec, cfg *engine.HFConfig) *pair {
 
 // Advise ranks the layouts by rules.Assess, in rules.Rank's order.
 func (Engine) Advise(q engine.AdviceQuery) []modelplan.Row {
-	return engine.AdviseBySpec(q, func(spec pdv1.PDPairSpec, cfg *engine.HFConfig) engine.Assessment {
-		p := judge(spec, cfg)
-		if err := p.refusal(); err != nil {
-			return engine.Assessment{Refusal: err}
-		}
-		c := p.cost
-		return engine.Assessment{Map: p.targetMap(), Keys: c.Keys(), Transfers: int64(c.ReadsPerDecodeRank), Cost: c.String()}
-	})
+	return engine.AdviseBySpec(q, func(spec pdv1.PDPairSpec, cfg *engine.HFConfig) engine.Assessed { return judge(spec, cfg) })
 }
 
 // model is the geometry SGLang's rules read, from the config.
@@ -129,13 +122,16 @@ type pair struct {
 
 var _ engine.Pair = (*pair)(nil)
 
+// Cost is what the pair's transfers cost, zero when refused.
+func (p *pair) Cost() engine.Cost { return p.cost }
+
 func (p *pair) Derived() *pdv1.DerivedBuffers { return nil }
 
 func (p *pair) Explicit() pdv1.PDPairSpec { return p.spec }
 
 // Size is the mapping's size; nothing is planned, so the budget holds.
 func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
-	if err := p.refusal(); err != nil {
+	if err := p.Refusal(); err != nil {
 		return transferplan.PlanSize{}, err
 	}
 	size := transferplan.PlanSize{DecodeTPRanks: len(p.verdict.DecodeRanks)}
@@ -147,14 +143,14 @@ func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
 
 // Map is the prefill ranks each decode rank sends its transfer info to.
 func (p *pair) Map() (engine.RankMap, error) {
-	if err := p.refusal(); err != nil {
+	if err := p.Refusal(); err != nil {
 		return nil, err
 	}
-	return p.targetMap(), nil
+	return p.TargetMap(), nil
 }
 
-// targetMap is a compatible verdict's mapping.
-func (p *pair) targetMap() *engine.TargetMap {
+// TargetMap is a compatible verdict's mapping.
+func (p *pair) TargetMap() *engine.TargetMap {
 	m := &engine.TargetMap{Layout: transferplan.LayoutRecord{
 		TokensPerPage: p.rules.Decode.PageSize,
 		Prefill:       transferplan.Parallelism{TPSize: p.rules.Prefill.TP, DPSize: max(1, p.rules.Prefill.DP)},
@@ -171,9 +167,9 @@ func (p *pair) targetMap() *engine.TargetMap {
 	return m
 }
 
-// refusal is the verdict's refusal as the LayoutError the controller and
+// Refusal is the verdict's refusal as the LayoutError the controller and
 // the CLI report.
-func (p *pair) refusal() error {
+func (p *pair) Refusal() error {
 	r := p.verdict.Refusal
 	if r == nil {
 		return nil

@@ -102,6 +102,9 @@ func (c Cost) Keys() []int {
 	return []int{c.ReadsPerDecodeRank, c.Notifications, c.DecodeRanksPerPrefillRank}
 }
 
+// Transfers is the cost's TransfersPerPage in pdtopo advise.
+func (c Cost) Transfers() int64 { return int64(c.ReadsPerDecodeRank) }
+
 // String says the cost for people.
 func (c Cost) String() string {
 	return fmt.Sprintf("%d read(s) per decode rank, %d notify-only, each prefill rank writes to %d decode rank(s)",

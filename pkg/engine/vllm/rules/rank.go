@@ -102,6 +102,9 @@ func (c Cost) Keys() []int {
 	return []int{c.ReadsPerDecodeRank, c.TransfersPerDecodeBlock, -c.BytesPerTransfer, c.Notifications}
 }
 
+// Transfers is the cost's TransfersPerPage in pdtopo advise.
+func (c Cost) Transfers() int64 { return int64(c.TransfersPerDecodeBlock) }
+
 // String says the cost for people.
 func (c Cost) String() string {
 	return fmt.Sprintf("%d read(s) per decode rank, %d NIXL descriptor(s) of %d B per decode block and layer, %d notify-only",
