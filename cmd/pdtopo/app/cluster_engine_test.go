@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
@@ -67,7 +68,7 @@ func TestClusterEnginePairs(t *testing.T) {
 		t.Cleanup(func() { _ = tc.k8s.Delete(context.Background(), pair) })
 		got := tc.waitSettled(t, nsA, c.name)
 		cond := meta.FindStatusCondition(got.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
-		if cond == nil || (c.reason == "") != (cond.Status == "True") || (c.reason != "" && cond.Reason != c.reason) {
+		if cond == nil || (c.reason == "") != (cond.Status == metav1.ConditionTrue) || (c.reason != "" && cond.Reason != c.reason) {
 			t.Errorf("%s: LayoutCompatible %+v, want reason %q", c.name, cond, c.reason)
 		}
 		code, routes, errOut := tc.cli(t, "routes", c.name, "--rank", c.rank, "--context", "live")
