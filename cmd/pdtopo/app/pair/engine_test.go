@@ -110,3 +110,12 @@ func TestPairEngine(t *testing.T) {
 		}
 	}
 }
+
+// --explicit prints derived buffers; vLLM and SGLang derive none.
+func TestPairEngineExplicitIsRefused(t *testing.T) {
+	code, out, errOut := clitest.Run(t, "", "pair", "--name", "p", "--hf-config", llamaConfig, "--kv-cache-dtype", "auto", "--engine", "vllm",
+		"--prefill-tp", "4", "--decode-tp", "2", "--tokens-per-page", "16", "--explicit")
+	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "engine vllm derives none") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

@@ -139,6 +139,9 @@ func (o *options) run() error {
 	case err != nil:
 		return cli.UsageErrorf("%v", err)
 	}
+	if o.explicit && p.Derived() == nil {
+		return cli.UsageErrorf("--explicit prints the buffers derived from the model, and engine %s derives none (it moves the bytes itself): leave --explicit out", eng.Name())
+	}
 	if o.configMap != "" {
 		spec.Model.HFConfig = nil
 		spec.Model.ConfigMapKeyRef = &pdv1.ConfigMapKeyReference{Name: o.configMap, Key: o.configKey}
