@@ -55,7 +55,11 @@ only sends dummy messages to, and how many answers complete a room.
 
 With NAME the plan is the one the operator published for the PDPair (read from
 its ConfigMaps and verified), or, when none is published, planned here from the
-spec, which the output says. With -f the PDPair is read from a manifest.`,
+spec, which the output says. With -f the PDPair is read from a manifest.
+
+A vLLM or SGLang pair has no plans: its engine moves the bytes. The output is
+the engine's rank map for the rank: the prefill ranks it reads and those it
+only notifies (docs/engines/vllm.md, docs/engines/sglang.md).`,
 		Example: `  kubectl pdtopo routes llama3-70b-gqa-p8-d4 --rank 3
   pdtopo routes -f config/samples/pd_v1alpha1_pdpair_mla_p16_d8.yaml --rank 0 -o json`,
 		Args: cobra.MaximumNArgs(1),
@@ -64,7 +68,7 @@ spec, which the output says. With -f the PDPair is read from a manifest.`,
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "PDPair manifest instead of a cluster PDPair: a file, a directory or - for standard input")
 	cmd.Flags().StringVar(&o.name, "name", "", "with -f: the PDPair to use when the manifest holds several")
 	o.print.AddFlags(cmd)
-	cmd.Flags().IntVar(&o.rank, "rank", -1, "decode TP rank (within a DP group: 0 .. decode tensorParallelSize/dataParallelSize - 1)")
+	cmd.Flags().IntVar(&o.rank, "rank", -1, "decode TP rank (within a DP group: 0 .. decode tensorParallelSize/dataParallelSize - 1; of a vLLM or SGLang pair the engine's decode rank, SGLang's global one)")
 	return cmd
 }
 
