@@ -80,7 +80,13 @@ func (f *Flags) Model() (*modelgeom.Model, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := modelgeom.ParseConfig(config)
+	parse := modelgeom.ParseConfig
+	if f.Engine != "" && f.Engine != string(pdv1.EngineTokenspeed) {
+		// The other engines' rules need the attention shape only, also of
+		// architectures whose pools tokenspeed's derivation does not model.
+		parse = modelgeom.ParseShape
+	}
+	m, err := parse(config)
 	if err != nil {
 		return nil, nil, cli.UsageErrorf("--hf-config %s: %s: %s", f.HFConfig, err.(*modelgeom.Error).Reason, err.(*modelgeom.Error).Message())
 	}

@@ -124,7 +124,7 @@ func (o *options) run() error {
 	if err != nil {
 		return err
 	}
-	minimal, err := modelgeom.Minimal(config)
+	minimal, err := modelgeom.Minimal(config, engine.HFConfigKeys...)
 	if err != nil {
 		return cli.UsageErrorf("--hf-config: %v", err)
 	}
