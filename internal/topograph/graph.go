@@ -62,6 +62,9 @@ type Edge struct {
 	BytesPerPage int64 // summed over Routes; 0 for dummies
 	Fragments    int
 	WholeItems   bool
+	// Read: the edge is a rank map's (the engine reads, pdtopo does not
+	// size the bytes).
+	Read bool
 }
 
 // Side is one column: the TP ranks of one DP group of a role.
@@ -73,6 +76,9 @@ type Side struct {
 	// PerNode is the number of ranks one node stands for (1 unless aggregated).
 	PerNode int
 	Nodes   []Node
+	// AllGroups: the column holds the ranks of every DP group, numbered as
+	// the engine numbers them (a rank map whose decode ranks are global).
+	AllGroups bool
 }
 
 // Aggregated reports whether nodes stand for several ranks.
@@ -88,6 +94,16 @@ type Graph struct {
 	Edges    []Edge
 	Notes    []string // said in the picture: aggregation, DP groups
 	Fragment int      // fragments over all plans
+	// RankMap: the set is an engine's rank map (vLLM, SGLang), not plans:
+	// edges say which prefill ranks a decode rank reads, not bytes.
+	RankMap bool
+}
+
+// IsRankMap reports whether set is the rank map of an engine that moves
+// the bytes itself: its plans have no plan kind, no fragments and no
+// buffers to size.
+func IsRankMap(set *transferplan.PlanSet) bool {
+	return set != nil && len(set.Plans) > 0 && set.Plans[0].PlanKind == "" && len(set.Layout.KVBufferKinds) == 0
 }
 
 // Build makes the graph of a compatible plan set.
@@ -97,12 +113,25 @@ func Build(name string, set *transferplan.PlanSet) (*Graph, error) {
 	}
 	rec := set.Layout
 	P, D := rec.Prefill.TPPerDP(), rec.Decode.TPPerDP()
+	g := &Graph{Name: name, Kind: set.Plans[0].PlanKind, Layout: rec, RankMap: IsRankMap(set)}
+	allGroups := g.RankMap && rec.Decode.DPSize > 1 && len(set.Plans) == rec.Decode.TPSize
+	if allGroups {
+		// SGLang numbers a decode rank by its global rank: every group's.
+		D = rec.Decode.TPSize
+	}
 	if P < 1 || D != len(set.Plans) {
 		return nil, fmt.Errorf("topograph: the layout has %d decode TP ranks per DP group but the set holds %d plans", D, len(set.Plans))
 	}
-	g := &Graph{Name: name, Kind: set.Plans[0].PlanKind, Layout: rec}
 	g.Prefill = newSide(Prefill, rec.Prefill, P)
 	g.Decode = newSide(Decode, rec.Decode, D)
+	if g.Decode.AllGroups = allGroups; allGroups {
+		per := rec.Decode.TPPerDP()
+		for i, n := range g.Decode.Nodes {
+			if n.Ranks() == 1 {
+				g.Decode.Nodes[i].Label = fmt.Sprintf("decode %d (DP %d · attention TP %d)", n.Lo, n.Lo/per, n.Lo%per)
+			}
+		}
+	}
 	if err := g.addEdges(set); err != nil {
 		return nil, err
 	}
@@ -148,7 +177,7 @@ func (g *Graph) addEdges(set *transferplan.PlanSet) error {
 			k := edgeKey{from: g.Prefill.nodeOf(t.PrefillTPRank), to: dn, dummy: t.IsDummy}
 			e, ok := edges[k]
 			if !ok {
-				e = &Edge{From: g.Prefill.Nodes[k.from].ID, To: g.Decode.Nodes[k.to].ID, Dummy: t.IsDummy, WholeItems: true}
+				e = &Edge{From: g.Prefill.Nodes[k.from].ID, To: g.Decode.Nodes[k.to].ID, Dummy: t.IsDummy, WholeItems: true, Read: g.RankMap}
 				edges[k] = e
 				order = append(order, k)
 			}
@@ -195,13 +224,20 @@ func (g *Graph) addEdges(set *transferplan.PlanSet) error {
 }
 
 func (g *Graph) addNotes() {
+	if g.RankMap {
+		g.Notes = append(g.Notes, "The engine's own connector moves the bytes and sizes them; pdtopo publishes no plans, so edges show which prefill ranks each decode rank reads.")
+	}
 	for _, s := range []Side{g.Prefill, g.Decode} {
 		if s.Aggregated() {
 			g.Notes = append(g.Notes, fmt.Sprintf("Aggregated: %d %s TP ranks per DP group are more than %d, so each %s node stands for %d consecutive ranks and its edges sum theirs.",
 				s.TPPerDP, s.Role, MaxRanksPerSide, s.Role, s.PerNode))
 		}
 	}
-	if g.Prefill.DPSize > 1 || g.Decode.DPSize > 1 {
+	switch {
+	case g.Decode.AllGroups:
+		g.Notes = append(g.Notes, fmt.Sprintf("Decode ranks are the engine's global ranks (%d DP-attention groups of %d); prefill ranks are attention-TP ranks inside the prefill DP group serving the request (prefill DP %d).",
+			g.Decode.DPSize, g.Layout.Decode.TPPerDP(), g.Prefill.DPSize))
+	case g.Prefill.DPSize > 1 || g.Decode.DPSize > 1:
 		g.Notes = append(g.Notes, fmt.Sprintf("One DP group per side is drawn (prefill DP %d, decode DP %d): every prefill DP group sends to the decode DP group serving a request by the same plans.",
 			g.Prefill.DPSize, g.Decode.DPSize))
 	}

@@ -42,6 +42,12 @@ func (e Edge) EdgeLabel() string {
 	if e.Dummy {
 		return ""
 	}
+	if e.Read {
+		if e.Routes > 1 {
+			return fmt.Sprintf("%d routes · read", e.Routes)
+		}
+		return "read"
+	}
 	s := Human(e.BytesPerPage) + "/page"
 	if e.Routes > 1 {
 		s = fmt.Sprintf("%d routes · %s", e.Routes, s)
@@ -54,8 +60,13 @@ func (e Edge) EdgeLabel() string {
 
 // Detail is an edge's full description (a tooltip in the SVG).
 func (e Edge) Detail() string {
-	if e.Dummy {
+	switch {
+	case e.Dummy && e.Read:
+		return fmt.Sprintf("%s → %s: notified only (%d route(s)): the engine sends the request's transfer info, no bytes", e.From, e.To, e.Routes)
+	case e.Dummy:
 		return fmt.Sprintf("%s → %s: dummy (%d route(s)): registration and empty requests so the prefill rank completes the room; no bytes, no status", e.From, e.To, e.Routes)
+	case e.Read:
+		return fmt.Sprintf("%s → %s: the decode rank reads this prefill rank's KV cache through the engine's connector (%d route(s))", e.From, e.To, e.Routes)
 	}
 	what := fmt.Sprintf("%d fragment(s)", e.Fragments)
 	if e.WholeItems {
@@ -78,12 +89,15 @@ func (n Node) IdleLabel() string {
 
 // BoxLabel titles a side's DP group box.
 func (s Side) BoxLabel() string {
+	if s.AllGroups {
+		return fmt.Sprintf("%s · all %d DP groups · ranks 0–%d", s.Role, s.DPSize, s.TPSize-1)
+	}
 	return fmt.Sprintf("%s · DP group 0 of %d · TP 0–%d", s.Role, s.DPSize, s.TPPerDP-1)
 }
 
 // OtherGroupsLabel describes the DP groups not drawn, or is empty.
 func (s Side) OtherGroupsLabel() string {
-	if s.DPSize <= 1 {
+	if s.DPSize <= 1 || s.AllGroups {
 		return ""
 	}
 	if s.DPSize == 2 {
@@ -100,6 +114,9 @@ func (g *Graph) Title() string {
 
 // Subtitle summarises the plans.
 func (g *Graph) Subtitle() string {
+	if g.RankMap {
+		return fmt.Sprintf("rank map of the engine, %d token(s)/page, no plans published", g.Layout.TokensPerPage)
+	}
 	return fmt.Sprintf("plan %s, %s, %d KV + %d state buffers, %d token(s)/page, %d fragment(s)", g.Kind, g.Layout.AttentionBackend,
 		len(g.Layout.KVBufferKinds), len(g.Layout.DecodeStateItemLens), g.Layout.TokensPerPage, g.Fragment)
 }

@@ -176,9 +176,13 @@ func (l *svgLayout) writeEdge(w *bufio.Writer, e Edge) {
 func (l *svgLayout) writeLegend(w *bufio.Writer) {
 	y := l.height - svgMargin - svgLineH + 12
 	x := svgMargin
-	fmt.Fprintf(w, `<g class="legend"><path d="M%d,%d h40" stroke="#3b6ea5" stroke-width="1.6"/><text x="%d" y="%d">bytes per page pulled by the decode rank</text>`, x, y-4, x+48, y)
+	real, dummy := "bytes per page pulled by the decode rank", "dummy: messages only, no bytes"
+	if l.g.RankMap {
+		real, dummy = "read by the decode rank (the engine moves the bytes)", "notified only: no bytes"
+	}
+	fmt.Fprintf(w, `<g class="legend"><path d="M%d,%d h40" stroke="#3b6ea5" stroke-width="1.6"/><text x="%d" y="%d">%s</text>`, x, y-4, x+48, y, real)
 	x += 320
-	fmt.Fprintf(w, `<path d="M%d,%d h40" stroke="#999" stroke-dasharray="6 4"/><text x="%d" y="%d">dummy: messages only, no bytes</text>`, x, y-4, x+48, y)
+	fmt.Fprintf(w, `<path d="M%d,%d h40" stroke="#999" stroke-dasharray="6 4"/><text x="%d" y="%d">%s</text>`, x, y-4, x+48, y, dummy)
 	x += 270
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="30" height="14" fill="#f2f2f2" stroke="#888" stroke-dasharray="4 3"/><text x="%d" y="%d">idle prefill rank</text></g>`+"\n", x, y-14, x+38, y)
 }

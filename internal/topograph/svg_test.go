@@ -31,6 +31,8 @@ import (
 
 	"github.com/pdtopo/pdtopo/internal/manifest"
 	"github.com/pdtopo/pdtopo/internal/topograph"
+	"github.com/pdtopo/pdtopo/pkg/engine"
+	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/engine/tokenspeed"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	planv1 "github.com/pdtopo/pdtopo/pkg/transferplan/v1"
@@ -44,6 +46,18 @@ func sample(t *testing.T, file string) (string, *transferplan.PlanSet) {
 	pair, err := manifest.ReadPDPairFile(filepath.Join("..", "..", "config", "samples", file), "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if pair.Spec.Engine != nil {
+		// vLLM and SGLang: the engine's rank map, as pdtopo plan prints it.
+		p, err := engines.For(pair.Spec).Resolve(pair.Spec, engine.Inputs{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranks, err := p.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pair.Name, ranks.(*engine.TargetMap).PlanSet()
 	}
 	layout, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
@@ -293,11 +307,9 @@ func TestGolden(t *testing.T) {
 	for _, f := range files {
 		base := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "pd_v1alpha1_pdpair_"), ".yaml")
 		// Incompatible pairs have no plans to draw; cache-contract pairs
-		// plan contract fragments, which the picture does not draw yet;
-		// vLLM and SGLang pairs get no plans at all (their engines move
-		// the bytes; `pdtopo plan` prints their rank maps instead).
-		if strings.HasPrefix(base, "incompatible") || strings.HasPrefix(base, "contract") ||
-			strings.HasPrefix(base, "vllm") || strings.HasPrefix(base, "sglang") {
+		// plan contract fragments, which the picture does not draw yet.
+		// vLLM and SGLang pairs are drawn as their engines' rank maps.
+		if strings.HasPrefix(base, "incompatible") || strings.HasPrefix(base, "contract") {
 			continue
 		}
 		t.Run(base, func(t *testing.T) {
@@ -326,5 +338,57 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the rendering; if the change is deliberate, rerun with -update and review it", path)
+	}
+}
+
+// The pictures of vLLM's and SGLang's samples draw the engines' rank maps:
+// an edge per prefill rank a decode rank reads, as docs/engines/*.md map
+// them, written out by hand here. vLLM, prefill TP 4 → decode TP 2 (8 KV
+// heads): decode rank d reads prefill ranks 2d and 2d+1. SGLang, prefill
+// TP 4 → decode TP 8 with DP attention 2 (attention TP 4 = 4): decode
+// global rank r reads prefill attention-TP rank r % 4; all eight decode
+// ranks are drawn.
+func TestRankMapPictures(t *testing.T) {
+	for _, c := range []struct {
+		file       string
+		edges      []string
+		decodeNode int
+		title      string
+	}{
+		{"pd_v1alpha1_pdpair_vllm_nixl_p4_d2.yaml", []string{"prefill-0>decode-0", "prefill-1>decode-0", "prefill-2>decode-1", "prefill-3>decode-1"}, 2,
+			"decode · DP group 0 of 1 · TP 0–1"},
+		{"pd_v1alpha1_pdpair_sglang_dp_attention.yaml", []string{"prefill-0>decode-0", "prefill-0>decode-4", "prefill-1>decode-1", "prefill-1>decode-5",
+			"prefill-2>decode-2", "prefill-2>decode-6", "prefill-3>decode-3", "prefill-3>decode-7"}, 8, "decode · all 2 DP groups · ranks 0–7"},
+	} {
+		name, set := sample(t, c.file)
+		svg, dot := render(t, name, set)
+		ranks, edges := parseSVG(t, svg)
+		var got []string
+		for _, e := range edges {
+			if strings.Contains(e.class, "dummy") {
+				t.Errorf("%s: dummy edge %v", c.file, e.attrs)
+			}
+			got = append(got, e.attrs["data-from"]+">"+e.attrs["data-to"])
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.edges) {
+			t.Errorf("%s: edges %v, want %v", c.file, got, c.edges)
+		}
+		decode := 0
+		for _, r := range ranks {
+			if r.attrs["data-role"] == "decode" {
+				decode++
+			}
+		}
+		if decode != c.decodeNode {
+			t.Errorf("%s: %d decode nodes, want %d", c.file, decode, c.decodeNode)
+		}
+		for _, want := range []string{c.title, "rank map of the engine", "read by the decode rank"} {
+			if !bytes.Contains(svg, []byte(want)) {
+				t.Errorf("%s: the SVG lacks %q", c.file, want)
+			}
+		}
+		if !bytes.Contains(dot, []byte(`label="read"`)) || bytes.Contains(dot, []byte("B/page")) {
+			t.Errorf("%s: DOT edges should say read, not bytes:\n%s", c.file, dot)
+		}
 	}
 }

@@ -117,6 +117,12 @@ type Plans interface {
 
 // AdviceQuery is a model and the layouts of both fleets to rank it at.
 type AdviceQuery struct {
+	// Spec is the pair whose layouts vary, as a PDPair would give it: the
+	// engine and its connector, the model (spec.model.hfConfig), the page
+	// sizes, dtypes and the engine's per-role settings. Each candidate
+	// replaces its roles' tensorParallelSize and dataParallelSize. The
+	// engines that judge a pair from its spec alone (vLLM, SGLang) read it.
+	Spec  pdv1.PDPairSpec
 	Model *modelgeom.Model
 	// Base gives the KV cache dtype, the page size and the draft layers;
 	// its roles are replaced by each candidate.

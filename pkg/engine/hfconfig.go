@@ -40,6 +40,15 @@ type HFConfig struct {
 	text, top map[string]any
 }
 
+// HFConfigKeys are the config.json keys the engines' rules read through
+// HFConfig beside those pkg/modelgeom reads (modelgeom.ConfigKeys): a
+// PDPair's inline hfConfig keeps them (pdtopo pair gives them to
+// modelgeom.Minimal). A test holds the list to the keys read.
+var HFConfigKeys = []string{
+	"layer_types", "attn_layer_period", "attn_layer_offset", "hybrid_override_pattern", "hybrid_layer_pattern",
+	"attention_chunk_size", "no_rope_layers", "sliding_window", "sliding_window_pattern", "is_hybrid_swa", "index_topk",
+}
+
 // ReadHFConfig reads the pair's model config: spec.model.hfConfig inline,
 // or in.ModelConfig for a configMapKeyRef. A config that cannot be read is
 // a *transferplan.LayoutError of the model's field.

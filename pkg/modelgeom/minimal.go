@@ -35,11 +35,12 @@ var configKeys = []string{
 func ConfigKeys() []string { return append([]string(nil), configKeys...) }
 
 // Minimal keeps of a config only what the derivation reads, plus
-// architectures and model_type: the same buffers from a config a fraction of
-// the size, for a PDPair to carry inline. The config must parse (call
-// ParseConfig first for its error).
-func Minimal(config []byte) ([]byte, error) {
-	if _, err := ParseConfig(config); err != nil {
+// architectures, model_type and extraKeys (the keys another reader needs,
+// pkg/engine's HFConfigKeys): the same buffers and verdicts from a config a
+// fraction of the size, for a PDPair to carry inline. The config must parse (call
+// ParseConfig or ParseShape first for its error).
+func Minimal(config []byte, extraKeys ...string) ([]byte, error) {
+	if _, err := ParseShape(config); err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(config))
@@ -48,11 +49,11 @@ func Minimal(config []byte) ([]byte, error) {
 	if err := dec.Decode(&top); err != nil {
 		return nil, err
 	}
-	out := keep(top)
+	out := keep(top, extraKeys)
 	if raw, ok := top["text_config"]; ok {
 		var text map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &text); err == nil && text != nil {
-			b, err := json.Marshal(keep(text))
+			b, err := json.Marshal(keep(text, extraKeys))
 			if err != nil {
 				return nil, err
 			}
@@ -62,9 +63,9 @@ func Minimal(config []byte) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-func keep(obj map[string]json.RawMessage) map[string]json.RawMessage {
+func keep(obj map[string]json.RawMessage, extraKeys []string) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
-	for _, k := range append([]string{"architectures", "model_type"}, configKeys...) {
+	for _, k := range append(append([]string{"architectures", "model_type"}, configKeys...), extraKeys...) {
 		if v, ok := obj[k]; ok {
 			out[k] = v
 		}

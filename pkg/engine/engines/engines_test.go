@@ -20,9 +20,12 @@ import (
 	"slices"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/engine/engines"
+	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 )
 
@@ -84,4 +87,26 @@ func TestARegistryHoldsEachEngineOnce(t *testing.T) {
 		}
 	}()
 	engine.NewRegistry(tokenspeed, tokenspeed)
+}
+
+// vLLM's and SGLang's advice judges every layout from the query's spec;
+// a spec whose model cannot be read refuses every row with the reason and
+// the fix, rather than ranking layouts of no model.
+func TestEngineAdviceWithoutAModel(t *testing.T) {
+	layouts := []modelgeom.Role{{TP: 2, DP: 1}, {TP: 4, DP: 1}}
+	for _, name := range []pdv1.EngineName{pdv1.EngineVLLM, pdv1.EngineSGLang} {
+		eng, _ := engines.Lookup(string(name))
+		for _, model := range []*pdv1.ModelSpec{nil, {HFConfig: &runtime.RawExtension{Raw: []byte(`{"num_attention_heads": 0}`)}}} {
+			spec := pdv1.PDPairSpec{Engine: &pdv1.EngineSpec{Name: name}, Model: model}
+			rows := eng.Advise(engine.AdviceQuery{Spec: spec, Prefill: layouts, Decode: layouts})
+			if len(rows) != 4 {
+				t.Fatalf("%s: %d rows, want 4", name, len(rows))
+			}
+			for _, r := range rows {
+				if r.Compatible || r.Reason == "" || r.Fix == "" {
+					t.Errorf("%s, model %v: row %+v, want refused with a fix", name, model, r)
+				}
+			}
+		}
+	}
 }

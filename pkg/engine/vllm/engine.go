@@ -47,18 +47,25 @@ func (Engine) Resolve(spec pdv1.PDPairSpec, in engine.Inputs) (engine.Pair, erro
 	if err != nil {
 		return nil, err
 	}
+	return judge(spec, cfg), nil
+}
+
+// judge is the pair as the rules judge and cost it.
+func judge(spec pdv1.PDPairSpec, cfg *engine.HFConfig) *pair {
 	rp := rules.Pair{
 		Model:       model(cfg),
 		Prefill:     role(spec, spec.Prefill),
 		Decode:      role(spec, spec.Decode),
 		KVConnector: string(spec.KVConnectorOrDefault()),
 	}
-	return &pair{spec: spec, rules: rp, verdict: rules.Judge(rp)}, nil
+	v, c := rules.Assess(rp)
+	return &pair{spec: spec, rules: rp, verdict: v, cost: c}
 }
 
-// Advise is not yet vLLM's: the layouts are ranked by rules.Rank, which
-// pdtopo advise --engine vllm does not call yet.
-func (Engine) Advise(engine.AdviceQuery) []modelplan.Row { return nil }
+// Advise ranks the layouts by rules.Assess, in rules.Rank's order.
+func (Engine) Advise(q engine.AdviceQuery) []modelplan.Row {
+	return engine.AdviseBySpec(q, func(spec pdv1.PDPairSpec, cfg *engine.HFConfig) engine.Assessed { return judge(spec, cfg) })
+}
 
 // model is the geometry vLLM's rules read, from the config.
 func model(c *engine.HFConfig) rules.Model {
@@ -96,9 +103,13 @@ type pair struct {
 	spec    pdv1.PDPairSpec
 	rules   rules.Pair
 	verdict rules.Verdict
+	cost    rules.Cost
 }
 
 var _ engine.Pair = (*pair)(nil)
+
+// Cost is what the pair's transfers cost, zero when refused.
+func (p *pair) Cost() engine.Cost { return p.cost }
 
 func (p *pair) Derived() *pdv1.DerivedBuffers { return nil }
 
@@ -106,7 +117,7 @@ func (p *pair) Explicit() pdv1.PDPairSpec { return p.spec }
 
 // Size is the mapping's size; nothing is planned, so the budget holds.
 func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
-	if err := p.refusal(); err != nil {
+	if err := p.Refusal(); err != nil {
 		return transferplan.PlanSize{}, err
 	}
 	size := transferplan.PlanSize{DecodeTPRanks: len(p.verdict.DecodeRanks)}
@@ -118,9 +129,14 @@ func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
 
 // Map is the prefill ranks each decode rank handshakes with and reads.
 func (p *pair) Map() (engine.RankMap, error) {
-	if err := p.refusal(); err != nil {
+	if err := p.Refusal(); err != nil {
 		return nil, err
 	}
+	return p.TargetMap(), nil
+}
+
+// TargetMap is a compatible verdict's mapping.
+func (p *pair) TargetMap() *engine.TargetMap {
 	m := &engine.TargetMap{Layout: transferplan.LayoutRecord{
 		TokensPerPage: p.rules.Decode.BlockSize,
 		Prefill:       transferplan.Parallelism{TPSize: p.rules.Prefill.TP, DPSize: 1},
@@ -134,12 +150,12 @@ func (p *pair) Map() (engine.RankMap, error) {
 		}
 		m.Ranks = append(m.Ranks, r)
 	}
-	return m, nil
+	return m
 }
 
-// refusal is the verdict's refusal as the LayoutError the controller and
+// Refusal is the verdict's refusal as the LayoutError the controller and
 // the CLI report.
-func (p *pair) refusal() error {
+func (p *pair) Refusal() error {
 	r := p.verdict.Refusal
 	if r == nil {
 		return nil

@@ -26,13 +26,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/modelflags"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
 	"github.com/pdtopo/pdtopo/internal/planbudget"
 	"github.com/pdtopo/pdtopo/pkg/engine"
-	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/modelplan"
 )
@@ -49,7 +47,9 @@ type options struct {
 
 // adviseResult is what -o json|yaml prints: the layouts cheapest first.
 type adviseResult struct {
-	Model   string          `json:"model"`
+	Model string `json:"model"`
+	// Engine is the engine whose rules and costs ranked the layouts.
+	Engine  string          `json:"engine"`
 	Layouts []modelplan.Row `json:"layouts"`
 }
 
@@ -68,12 +68,23 @@ Layouts over the plan budget (sized before planning) come after the plannable
 ones, incompatible layouts last. docs/advise.md explains the cost and how to
 use the table when sizing a fleet.
 
+With --engine vllm or sglang the layouts are judged by that engine's rules
+and ranked by what its own transfers cost (docs/engines/vllm.md,
+docs/engines/sglang.md): prefill ranks each decode rank reads, then the
+engine's further keys; FRAGS/PAGE and KV B/TOKEN are dashes, the engine
+sizes its bytes. --kv-connector and the per-role page sizes, KV cache
+layouts (vLLM) and PP sizes (SGLang) are the pair's.
+
 Exit status: 0 when some layout plans, 2 unreadable or invalid input, 3 when
 none does.`,
 		Example: `  pdtopo advise --hf-config Llama-3.1-70B/config.json --prefill-tp 1,2,4,8,16 --decode-tp 1,2,4,8,16 \
       --tokens-per-page 16 --kv-cache-dtype bfloat16
   pdtopo advise --hf-config DeepSeek-V3/config.json --prefill-tp 8,16 --decode-tp 16 --decode-dp 1,8,16 \
-      --kv-cache-dtype fp8 -o json`,
+      --kv-cache-dtype fp8 -o json
+  pdtopo advise --engine vllm --hf-config Llama-3.1-70B/config.json --prefill-tp 4,8,16 --decode-tp 2,4,8 \
+      --tokens-per-page 16 --kv-cache-dtype auto
+  pdtopo advise --engine sglang --hf-config Qwen3-32B/config.json --prefill-tp 4,8 --decode-tp 8 --decode-dp 1,2 \
+      --tokens-per-page 64 --kv-cache-dtype auto`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -100,7 +111,11 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err := planbudget.Validate(o.env.Budget); err != nil {
 		return cli.UsageErrorf("%v", err)
 	}
-	m, _, err := o.model.Model()
+	eng, err := o.model.EngineOf()
+	if err != nil {
+		return err
+	}
+	m, config, err := o.model.Model()
 	if err != nil {
 		return err
 	}
@@ -119,11 +134,13 @@ func (o *options) run(cmd *cobra.Command) error {
 		fmt.Fprintf(o.env.Streams.ErrOut, "%s: note: left out %d TP/DP combination(s) whose DP does not divide the TP\n", cmd.CommandPath(), skippedP+skippedD)
 	}
 	base := o.model.Options(0, 1, 0, 1)
-	// advise names no engine: the layouts are ranked by the engine a spec
-	// that names none would have.
-	eng := engines.For(pdv1.PDPairSpec{})
-	rows := eng.Advise(engine.AdviceQuery{Model: m, Base: base, MLAL15Cache: o.model.MLAL15Cache, Prefill: prefill, Decode: decode, Budget: o.env.Budget})
-	res := adviseResult{Model: m.Describe() + "; " + o.model.DescribeDtypes(), Layouts: rows}
+	spec := o.model.Spec(eng, config, 0, 1, 0, 1)
+	rows := eng.Advise(engine.AdviceQuery{Spec: spec, Model: m, Base: base, MLAL15Cache: o.model.MLAL15Cache, Prefill: prefill, Decode: decode, Budget: o.env.Budget})
+	res := adviseResult{Model: m.Describe() + "; " + o.model.DescribeDtypes(), Engine: eng.Name(), Layouts: rows}
+	if spec.Engine != nil {
+		res.Model = m.Describe() + "; " + o.model.DescribeEngine(eng, spec) + ", KV cache " +
+			spec.RoleKVCacheDtype(spec.Prefill) + " → " + spec.RoleKVCacheDtype(spec.Decode)
+	}
 	out := printflags.Output{Value: res, Writers: map[printflags.Format]printflags.Writer{
 		printflags.Table: func(w io.Writer) error { return writeAdviseTable(w, res) },
 	}}
@@ -172,6 +189,11 @@ func writeAdviseTable(w io.Writer, res adviseResult) error {
 	for i, r := range res.Layouts {
 		verdict, plan, frags, sources, idle, bytes, transfers := "compatible", r.PlanKind, fmt.Sprint(r.FragmentsPerPage),
 			fmt.Sprint(r.PrefillRanksPerDecodeRank), fmt.Sprint(r.IdlePrefillRanks), fmt.Sprint(r.BytesPerTokenPerDecodeRank), fmt.Sprint(r.TransfersPerPage)
+		if r.Compatible && r.PlanKind == "" {
+			// The engine moves the bytes itself: no plans, fragments or
+			// buffers of pdtopo's to count.
+			plan, frags, bytes = "-", "-", "-"
+		}
 		if !r.Compatible {
 			verdict, frags, sources, idle, bytes, transfers = r.Reason, "-", "-", "-", "-", "-"
 			if plan == "" {

@@ -20,10 +20,12 @@ package modelflags
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/cli"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 )
@@ -31,6 +33,7 @@ import (
 // Flags are the flags `pair` and `advise` share: the model's config
 // and what the engines run it with, besides the TP and DP sizes.
 type Flags struct {
+	EngineFlags
 	HFConfig      string
 	TokensPerPage int
 	KVCacheDtype  string
@@ -49,6 +52,7 @@ func (f *Flags) Add(fs *pflag.FlagSet) {
 	fs.StringVar(&f.DecodeDtype, "decode-kv-cache-dtype", "", "the decode fleet's KV cache dtype when it differs from --kv-cache-dtype")
 	fs.IntVar(&f.DraftLayers, "draft-layers", -1, "layers of the MTP draft model the engines run (default: the config's mtp_num_hidden_layers or num_nextn_predict_layers; 0: no draft model)")
 	fs.BoolVar(&f.MLAL15Cache, "mla-l15-cache", false, "the prefill runs the MLA L1.5 cache (MLA models)")
+	f.AddEngine(fs)
 }
 
 // Model reads and parses --hf-config and checks the shared flags; config is
@@ -68,7 +72,7 @@ func (f *Flags) Model() (*modelgeom.Model, []byte, error) {
 		if d.value == "" {
 			continue
 		}
-		if _, err := modelgeom.ParseKVCacheDtype(d.value); err != nil {
+		if _, err := modelgeom.ParseKVCacheDtype(d.value); err != nil && !f.literalDtype(d.value) {
 			return nil, nil, cli.UsageErrorf("%s: %s", d.flag, err.(*modelgeom.Error).Message())
 		}
 	}
@@ -76,11 +80,28 @@ func (f *Flags) Model() (*modelgeom.Model, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := modelgeom.ParseConfig(config)
+	parse := modelgeom.ParseConfig
+	if f.Engine != "" && f.Engine != string(pdv1.EngineTokenspeed) {
+		// The other engines' rules need the attention shape only, also of
+		// architectures whose pools tokenspeed's derivation does not model.
+		parse = modelgeom.ParseShape
+	}
+	m, err := parse(config)
 	if err != nil {
 		return nil, nil, cli.UsageErrorf("--hf-config %s: %s: %s", f.HFConfig, err.(*modelgeom.Error).Reason, err.(*modelgeom.Error).Message())
 	}
 	return m, config, nil
+}
+
+// literalDtypes are the --kv-cache-dtype strings vLLM and SGLang take that
+// tokenspeed does not store (the API's KVCacheDtype enum holds them).
+var literalDtypes = []string{"fp8_inc", "fp8_ds_mla", "fp4_e2m1"}
+
+// literalDtype reports whether d is a dtype string an engine other than
+// tokenspeed takes: those engines compare the strings, pdtopo does not
+// size their caches.
+func (f *Flags) literalDtype(d string) bool {
+	return f.Engine != "" && f.Engine != string(pdv1.EngineTokenspeed) && slices.Contains(literalDtypes, d)
 }
 
 // Options are the derivation's inputs for one layout.

@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -36,7 +35,6 @@ import (
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/pairplans"
 	"github.com/pdtopo/pdtopo/cmd/pdtopo/app/printflags"
 	"github.com/pdtopo/pdtopo/pkg/engine"
-	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/modelgeom"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -74,13 +72,20 @@ spec.stateBuffers, the fields of an explicit PDPair.
 The pair is planned too: an incompatible layout is printed all the same,
 with the verdict and its fix on standard error (exit 3).
 
+With --engine vllm or sglang the PDPair names the engine (spec.engine) and
+carries each role's engine settings (tokensPerPage, kvCacheLayout for vLLM,
+pipelineParallelSize for SGLang, the literal kvCacheDtype); the verdict is
+the engine's rules', and no buffers are derived: the engine moves the bytes.
+
 Exit status: 0 compatible, 2 unreadable or invalid input (a config the
 derivation refuses names the key), 3 incompatible layout, 5 past the plan
 budget.`,
 		Example: `  pdtopo pair --hf-config Llama-3.1-70B/config.json --prefill-tp 8 --decode-tp 4 \
       --tokens-per-page 16 --kv-cache-dtype bfloat16 --name llama3-70b | kubectl apply -f -
   pdtopo pair --hf-config DeepSeek-V3/config.json --prefill-tp 16 --decode-tp 8 \
-      --kv-cache-dtype bfloat16 --name dsv3 --explicit -o json`,
+      --kv-cache-dtype bfloat16 --name dsv3 --explicit -o json
+  pdtopo pair --engine vllm --hf-config Llama-3.1-8B/config.json --prefill-tp 4 --decode-tp 2 \
+      --tokens-per-page 16 --kv-cache-dtype auto --name llama31-8b`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run() },
 	}
@@ -111,16 +116,20 @@ func (o *options) run() error {
 	if err := modelflags.CheckRole("decode", o.decodeTP, o.decodeDP); err != nil {
 		return err
 	}
+	eng, err := o.model.EngineOf()
+	if err != nil {
+		return err
+	}
 	_, config, err := o.model.Model()
 	if err != nil {
 		return err
 	}
-	minimal, err := modelgeom.Minimal(config)
+	minimal, err := modelgeom.Minimal(config, engine.HFConfigKeys...)
 	if err != nil {
 		return cli.UsageErrorf("--hf-config: %v", err)
 	}
-	spec := o.spec(minimal)
-	p, err := engines.For(spec).Resolve(spec, engine.Inputs{})
+	spec := o.model.Spec(eng, minimal, o.prefillTP, o.prefillDP, o.decodeTP, o.decodeDP)
+	p, err := eng.Resolve(spec, engine.Inputs{})
 	var le *transferplan.LayoutError
 	switch {
 	case engine.IsInputError(err) && errors.As(err, &le):
@@ -129,6 +138,9 @@ func (o *options) run() error {
 		return cli.Exitf(cli.ExitIncompatible, "INCOMPATIBLE %s: %s", le.Reason, le.Message)
 	case err != nil:
 		return cli.UsageErrorf("%v", err)
+	}
+	if o.explicit && p.Derived() == nil {
+		return cli.UsageErrorf("--explicit prints the buffers derived from the model, and engine %s derives none (it moves the bytes itself): leave --explicit out", eng.Name())
 	}
 	if o.configMap != "" {
 		spec.Model.HFConfig = nil
@@ -148,25 +160,6 @@ func (o *options) run() error {
 		return planErr
 	}
 	return nil
-}
-
-// spec is the model-aware spec of the flags, with the config inline.
-func (o *options) spec(config []byte) pdv1.PDPairSpec {
-	t := int32(o.model.TokensPerPage)
-	pdp, ddp := int32(o.prefillDP), int32(o.decodeDP)
-	spec := pdv1.PDPairSpec{
-		TokensPerPage: &t,
-		KVCacheDtype:  pdv1.KVCacheDtype(o.model.KVCacheDtype),
-		MLAL15Cache:   o.model.MLAL15Cache,
-		Prefill:       pdv1.FleetLayout{TensorParallelSize: int32(o.prefillTP), DataParallelSize: &pdp, KVCacheDtype: pdv1.KVCacheDtype(o.model.PrefillDtype)},
-		Decode:        pdv1.FleetLayout{TensorParallelSize: int32(o.decodeTP), DataParallelSize: &ddp, KVCacheDtype: pdv1.KVCacheDtype(o.model.DecodeDtype)},
-		Model:         &pdv1.ModelSpec{HFConfig: &runtime.RawExtension{Raw: config}},
-	}
-	if o.model.DraftLayers >= 0 {
-		n := int32(o.model.DraftLayers)
-		spec.Model.DraftLayers = &n
-	}
-	return spec
 }
 
 // write prints the PDPair: the model form with the derived buffers as a
@@ -201,10 +194,14 @@ func (o *options) writeYAML(w io.Writer, doc []byte, p engine.Pair, planErr erro
 	}
 	var b strings.Builder
 	derived := p.Derived()
-	fmt.Fprintf(&b, "# %s\n", cli.OneLine(derived.Model))
+	if derived != nil {
+		fmt.Fprintf(&b, "# %s\n", cli.OneLine(derived.Model))
+	}
 	fmt.Fprintf(&b, "# %s\n", cli.OneLine(verdictLine(p, planErr)))
 	b.Write(out)
-	if !o.explicit {
+	// An engine that moves the bytes itself derives no buffers: there is
+	// nothing to print as the explicit form.
+	if !o.explicit && derived != nil {
 		explicit, err := yaml.Marshal(struct {
 			AttentionBackend pdv1.AttentionBackend   `json:"attentionBackend"`
 			KVBuffers        []pdv1.KVBufferGroup    `json:"kvBuffers"`
@@ -248,6 +245,10 @@ func verdictLine(p engine.Pair, planErr error) string {
 		return ee.Msg
 	}
 	size, _ := p.Size(transferplan.Budget{})
+	if size.Kind == "" {
+		// The engine maps ranks and plans nothing: its own description.
+		return "Compatible: " + p.DescribeCompatible(transferplan.Summary{})
+	}
 	pre, dec := p.Explicit().Prefill, p.Explicit().Decode
 	return fmt.Sprintf("Compatible: prefill TP %d DP %d → decode TP %d DP %d, %s plans, %d fragments",
 		pre.TensorParallelSize, pre.DataParallel(), dec.TensorParallelSize, dec.DataParallel(), size.Kind, size.Fragments)

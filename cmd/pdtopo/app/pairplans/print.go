@@ -41,11 +41,8 @@ func Pictures(name string, set *transferplan.PlanSet) map[printflags.Format]prin
 
 // writePicture draws the plan set as SVG or Graphviz DOT.
 func writePicture(w io.Writer, format printflags.Format, name string, set *transferplan.PlanSet) error {
-	if set.Summarize().Kind == "" {
-		// vLLM and SGLang move the bytes themselves: the set is their rank
-		// map, with no buffers or fragments a picture could label.
-		return fmt.Errorf("%s: the pair's engine publishes no plans, so there is no picture of them; -o table or json shows its rank map", format)
-	}
+	// vLLM's and SGLang's sets are their rank maps: topograph draws which
+	// prefill ranks each decode rank reads, without bytes.
 	g, err := topograph.Build(name, set)
 	if err != nil {
 		return err

@@ -129,10 +129,15 @@ func TestPlanTableOfARankMapEngine(t *testing.T) {
 			t.Errorf("table of a rank-map engine shows %q:\n%s", unwanted, out)
 		}
 	}
-	// Pictures draw published plans; there are none to draw.
-	code, out, errOut := clitest.Run(t, "", "plan", "-f", "../../../../config/samples/pd_v1alpha1_pdpair_sglang_dp_attention.yaml", "-o", "svg")
-	if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "publishes no plans") {
-		t.Errorf("-o svg of an SGLang pair: exit %d, stdout %q, stderr %q; want exit %d naming why", code, out, errOut, cli.ExitUsage)
+	// The picture draws the rank map: SGLang with DP attention 2 on the
+	// decode, prefill TP 4 → decode TP 8: decode global rank r reads prefill
+	// attention-TP rank r % 4, every decode rank drawn.
+	for _, verb := range [][]string{{"plan", "-o", "svg"}, {"graph"}} {
+		args := append(append([]string{}, verb...), "-f", "../../../../config/samples/pd_v1alpha1_pdpair_sglang_dp_attention.yaml")
+		code, out, errOut := clitest.Run(t, "", args...)
+		if code != cli.ExitOK || !strings.Contains(out, `data-from="prefill-1" data-to="decode-5"`) || !strings.Contains(out, "decode · all 2 DP groups · ranks 0–7") {
+			t.Errorf("%v of an SGLang pair: exit %d, stderr %q, stdout:\n%s", verb, code, errOut, out)
+		}
 	}
 }
 

@@ -55,7 +55,11 @@ only sends dummy messages to, and how many answers complete a room.
 
 With NAME the plan is the one the operator published for the PDPair (read from
 its ConfigMaps and verified), or, when none is published, planned here from the
-spec, which the output says. With -f the PDPair is read from a manifest.`,
+spec, which the output says. With -f the PDPair is read from a manifest.
+
+A vLLM or SGLang pair has no plans: its engine moves the bytes. The output is
+the engine's rank map for the rank: the prefill ranks it reads and those it
+only notifies (docs/engines/vllm.md, docs/engines/sglang.md).`,
 		Example: `  kubectl pdtopo routes llama3-70b-gqa-p8-d4 --rank 3
   pdtopo routes -f config/samples/pd_v1alpha1_pdpair_mla_p16_d8.yaml --rank 0 -o json`,
 		Args: cobra.MaximumNArgs(1),
@@ -64,7 +68,7 @@ spec, which the output says. With -f the PDPair is read from a manifest.`,
 	cmd.Flags().StringVarP(&o.file, "filename", "f", "", "PDPair manifest instead of a cluster PDPair: a file, a directory or - for standard input")
 	cmd.Flags().StringVar(&o.name, "name", "", "with -f: the PDPair to use when the manifest holds several")
 	o.print.AddFlags(cmd)
-	cmd.Flags().IntVar(&o.rank, "rank", -1, "decode TP rank (within a DP group: 0 .. decode tensorParallelSize/dataParallelSize - 1)")
+	cmd.Flags().IntVar(&o.rank, "rank", -1, "decode TP rank (within a DP group: 0 .. decode tensorParallelSize/dataParallelSize - 1; of a vLLM or SGLang pair the engine's decode rank, SGLang's global one)")
 	return cmd
 }
 
@@ -131,6 +135,9 @@ func (o *options) load(cmd *cobra.Command, args []string) (string, *pairplans.Pl
 
 // writeRoutes prints one decode rank's plan for people.
 func writeRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transferplan.RoutePlan) error {
+	if topograph.IsRankMap(pp.Set) {
+		return writeRankMapRoutes(w, pairName, pp, plan)
+	}
 	var b strings.Builder
 	l := pp.Set.Layout
 	fmt.Fprintf(&b, "PDPair %s: decode TP rank %d of %d, plan %s (prefill TP %d DP %d → decode TP %d DP %d)\n",
@@ -164,6 +171,33 @@ func writeRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transfe
 		fmt.Fprintf(&b, "Idle prefill ranks %s: no decode rank pulls from them, so this rank sends each a dummy registration and dummy requests so their rooms complete.\n",
 			joinInts(plan.IdlePrefillTPRanks))
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeRankMapRoutes prints one decode rank of an engine's rank map (vLLM,
+// SGLang): the prefill ranks it reads and those it only notifies; the
+// engine's connector moves and sizes the bytes.
+func writeRankMapRoutes(w io.Writer, pairName string, pp *pairplans.Plans, plan transferplan.RoutePlan) error {
+	var b strings.Builder
+	l := pp.Set.Layout
+	fmt.Fprintf(&b, "PDPair %s: decode rank %d of %d, the engine's rank map (prefill TP %d DP %d → decode TP %d DP %d)\n",
+		cli.OrDash(pairName), plan.DecodeTPRank, len(pp.Set.Plans), l.Prefill.TPSize, l.Prefill.DPSize, l.Decode.TPSize, l.Decode.DPSize)
+	fmt.Fprintf(&b, "The engine's connector moves the bytes, pdtopo publishes no plans; a request completes when %d prefill rank(s) answer.\n\n",
+		plan.RequiredPrefillResponseNum)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PREFILL\tROLE\tDST-INFO")
+	for _, t := range plan.Targets {
+		role := "reads"
+		if t.IsDummy {
+			role = "notified only"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\n", t.PrefillTPRank, role, t.RequiredDstInfoNum)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nReads %d prefill rank(s), notifies %d.\n", plan.RealTargetCount(), len(plan.Targets)-plan.RealTargetCount())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

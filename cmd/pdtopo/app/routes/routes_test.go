@@ -63,3 +63,32 @@ func TestRoutesOffline(t *testing.T) {
 		t.Errorf("incompatible routes: exit %d %q", code, out)
 	}
 }
+
+// A SGLang pair's routes are the engine's rank map. DeepSeek-V3 (MLA),
+// prefill TP 8 → decode TP 4: by docs/engines/sglang.md's mapping (d < p,
+// MLA, k = 8 / 4 = 2) decode rank 1 reads prefill rank 2 and only notifies
+// prefill rank 3; no bytes are sized, the engine moves them.
+func TestRoutesOfARankMapEngine(t *testing.T) {
+	code, pair, errOut := clitest.Run(t, "", "pair", "--engine", "sglang", "--name", "dsv3", "--hf-config", "../../testdata/models/deepseek-v3.json",
+		"--prefill-tp", "8", "--decode-tp", "4", "--tokens-per-page", "64", "--kv-cache-dtype", "auto")
+	if code != cli.ExitOK {
+		t.Fatalf("pair: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := clitest.Run(t, pair, "routes", "-f", "-", "--rank", "1")
+	if code != cli.ExitOK {
+		t.Fatalf("routes: exit %d: %s", code, errOut)
+	}
+	for _, row := range []string{
+		`decode rank 1 of 4, the engine's rank map \(prefill TP 8 DP 1 → decode TP 4 DP 1\)`,
+		`(?m)^2\s+reads\s+1$`,
+		`(?m)^3\s+notified only\s+1$`,
+		`Reads 1 prefill rank\(s\), notifies 1\.`,
+	} {
+		if !regexp.MustCompile(row).MatchString(out) {
+			t.Errorf("routes lack %s:\n%s", row, out)
+		}
+	}
+	if strings.Contains(out, "whole items") || strings.Contains(out, "BYTES/PAGE") {
+		t.Errorf("rank-map routes size bytes pdtopo does not know:\n%s", out)
+	}
+}

@@ -16,7 +16,10 @@ limitations under the License.
 
 package rules
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Side names a role of the pair.
 type Side int
@@ -82,6 +85,32 @@ func Rank(m Model, fixed Role, side Side) []Candidate {
 	return out
 }
 
+// Assess judges p and, when SGLang serves it (and pdtopo too), costs its
+// transfers as Rank does (a refused pair costs nothing: its Cost is zero).
+func Assess(p Pair) (Verdict, Cost) {
+	v := Judge(p)
+	if !v.Compatible() {
+		return v, Cost{}
+	}
+	return v, costOf(v)
+}
+
+// Keys are the keys Rank orders candidates by before its tie-breaks, most
+// significant first: reads per decode rank, notify-only targets, decode
+// ranks per prefill rank.
+func (c Cost) Keys() []int {
+	return []int{c.ReadsPerDecodeRank, c.Notifications, c.DecodeRanksPerPrefillRank}
+}
+
+// Transfers is the cost's TransfersPerPage in pdtopo advise.
+func (c Cost) Transfers() int64 { return int64(c.ReadsPerDecodeRank) }
+
+// String says the cost for people.
+func (c Cost) String() string {
+	return fmt.Sprintf("%d read(s) per decode rank, %d notify-only, each prefill rank writes to %d decode rank(s)",
+		c.ReadsPerDecodeRank, c.Notifications, c.DecodeRanksPerPrefillRank)
+}
+
 func costOf(v Verdict) Cost {
 	var c Cost
 	for _, d := range v.DecodeRanks {
@@ -99,8 +128,8 @@ func costOf(v Verdict) Cost {
 }
 
 func less(a, b Candidate, fixedTP int) bool {
-	ka := []int{a.Cost.ReadsPerDecodeRank, a.Cost.Notifications, a.Cost.DecodeRanksPerPrefillRank, abs(a.Role.TP - fixedTP), a.Role.TP, a.Role.dp()}
-	kb := []int{b.Cost.ReadsPerDecodeRank, b.Cost.Notifications, b.Cost.DecodeRanksPerPrefillRank, abs(b.Role.TP - fixedTP), b.Role.TP, b.Role.dp()}
+	ka := append(a.Cost.Keys(), abs(a.Role.TP-fixedTP), a.Role.TP, a.Role.dp())
+	kb := append(b.Cost.Keys(), abs(b.Role.TP-fixedTP), b.Role.TP, b.Role.dp())
 	for i := range ka {
 		if ka[i] != kb[i] {
 			return ka[i] < kb[i]

@@ -16,7 +16,10 @@ limitations under the License.
 
 package rules
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Side names a role of the pair.
 type Side int
@@ -82,6 +85,32 @@ func Rank(m Model, fixed Role, side Side) []Candidate {
 	return out
 }
 
+// Assess judges p and, when vLLM accepts it, costs its transfers as Rank
+// does (a refused pair costs nothing: its Cost is zero).
+func Assess(p Pair) (Verdict, Cost) {
+	v := Judge(p)
+	if !v.Compatible() {
+		return v, Cost{}
+	}
+	return v, costOf(p, v)
+}
+
+// Keys are the keys Rank orders candidates by before its tie-breaks, most
+// significant first: reads per decode rank, descriptors per decode block,
+// the larger descriptor, notify-only targets.
+func (c Cost) Keys() []int {
+	return []int{c.ReadsPerDecodeRank, c.TransfersPerDecodeBlock, -c.BytesPerTransfer, c.Notifications}
+}
+
+// Transfers is the cost's TransfersPerPage in pdtopo advise.
+func (c Cost) Transfers() int64 { return int64(c.TransfersPerDecodeBlock) }
+
+// String says the cost for people.
+func (c Cost) String() string {
+	return fmt.Sprintf("%d read(s) per decode rank, %d NIXL descriptor(s) of %d B per decode block and layer, %d notify-only",
+		c.ReadsPerDecodeRank, c.TransfersPerDecodeBlock, c.BytesPerTransfer, c.Notifications)
+}
+
 func costOf(p Pair, v Verdict) Cost {
 	var c Cost
 	for _, d := range v.DecodeRanks {
@@ -100,8 +129,8 @@ func costOf(p Pair, v Verdict) Cost {
 }
 
 func less(a, b Candidate, fixedTP int) bool {
-	ka := []int{a.Cost.ReadsPerDecodeRank, a.Cost.TransfersPerDecodeBlock, -a.Cost.BytesPerTransfer, a.Cost.Notifications, abs(a.Role.TP - fixedTP), a.Role.TP, a.Role.BlockSize}
-	kb := []int{b.Cost.ReadsPerDecodeRank, b.Cost.TransfersPerDecodeBlock, -b.Cost.BytesPerTransfer, b.Cost.Notifications, abs(b.Role.TP - fixedTP), b.Role.TP, b.Role.BlockSize}
+	ka := append(a.Cost.Keys(), abs(a.Role.TP-fixedTP), a.Role.TP, a.Role.BlockSize)
+	kb := append(b.Cost.Keys(), abs(b.Role.TP-fixedTP), b.Role.TP, b.Role.BlockSize)
 	for i := range ka {
 		if ka[i] != kb[i] {
 			return ka[i] < kb[i]
