@@ -32,8 +32,11 @@ type Assessed interface {
 	// Refusal is the engine's refusal (a *transferplan.LayoutError); nil
 	// when the engine serves the layout.
 	Refusal() error
-	// TargetMap is the compatible layout's rank map.
-	TargetMap() *TargetMap
+	// Reads are, for a compatible layout, the most prefill ranks one decode
+	// rank reads (dummies left out) and the prefill TP ranks of a DP group
+	// no decode rank reads, in order, found without mapping every decode
+	// rank: advise judges thousands of layouts.
+	Reads() (perDecodeRank int, idle []int)
 	// Cost is what the layout's transfers cost.
 	Cost() Cost
 }
@@ -134,25 +137,9 @@ func adviceRow(spec pdv1.PDPairSpec, cfgErr error, a Assessed) modelplan.Row {
 	}
 	c := a.Cost()
 	row.Compatible, row.TransfersPerPage, row.Cost = true, c.Transfers(), c.String()
-	row.IdlePrefillTPRanks = []int{}
-	read := make([]bool, row.Prefill.TPPerDP())
-	for _, r := range a.TargetMap().Ranks {
-		n := 0
-		for _, t := range r.Targets {
-			if t.IsDummy {
-				continue
-			}
-			n++
-			if t.PrefillTPRank >= 0 && t.PrefillTPRank < len(read) {
-				read[t.PrefillTPRank] = true
-			}
-		}
-		row.PrefillRanksPerDecodeRank = max(row.PrefillRanksPerDecodeRank, n)
-	}
-	for r, ok := range read {
-		if !ok {
-			row.IdlePrefillTPRanks = append(row.IdlePrefillTPRanks, r)
-		}
+	row.PrefillRanksPerDecodeRank, row.IdlePrefillTPRanks = a.Reads()
+	if row.IdlePrefillTPRanks == nil {
+		row.IdlePrefillTPRanks = []int{}
 	}
 	row.IdlePrefillRanks = len(row.IdlePrefillTPRanks)
 	return row

@@ -102,3 +102,30 @@ func SpecField(field string) string {
 	}
 	return field
 }
+
+// Reads is Assessed.Reads from the mapping itself, for an engine whose
+// mapping is small (vLLM's: max(prefill TP, decode TP) targets in all).
+// prefillTPPerDP is the prefill TP ranks of one DP group.
+func (m *TargetMap) Reads(prefillTPPerDP int) (perDecodeRank int, idle []int) {
+	read := make([]bool, prefillTPPerDP)
+	for _, r := range m.Ranks {
+		n := 0
+		for _, t := range r.Targets {
+			if t.IsDummy {
+				continue
+			}
+			n++
+			if t.PrefillTPRank >= 0 && t.PrefillTPRank < len(read) {
+				read[t.PrefillTPRank] = true
+			}
+		}
+		perDecodeRank = max(perDecodeRank, n)
+	}
+	idle = []int{}
+	for r, ok := range read {
+		if !ok {
+			idle = append(idle, r)
+		}
+	}
+	return perDecodeRank, idle
+}

@@ -50,7 +50,8 @@ func (Engine) Resolve(spec pdv1.PDPairSpec, in engine.Inputs) (engine.Pair, erro
 	return judge(spec, cfg), nil
 }
 
-// judge is the pair as the rules judge and cost it.
+// judge is the pair as the rules judge and cost it, without mapping a
+// rank: Map maps it, after Size has checked the budget.
 func judge(spec pdv1.PDPairSpec, cfg *engine.HFConfig) *pair {
 	rp := rules.Pair{
 		Model:   model(cfg),
@@ -58,8 +59,8 @@ func judge(spec pdv1.PDPairSpec, cfg *engine.HFConfig) *pair {
 		Decode:  role(spec, spec.Decode),
 		Backend: rules.Backend(spec.KVConnectorOrDefault()),
 	}
-	v, c := rules.Assess(rp)
-	return &pair{spec: spec, rules: rp, verdict: v, cost: c}
+	r, c := rules.Assess(rp)
+	return &pair{spec: spec, rules: rp, refusal: r, cost: c}
 }
 
 // Advise ranks the layouts by rules.Assess, in rules.Rank's order.
@@ -116,7 +117,7 @@ func role(spec pdv1.PDPairSpec, r pdv1.FleetLayout) rules.Role {
 type pair struct {
 	spec    pdv1.PDPairSpec
 	rules   rules.Pair
-	verdict rules.Verdict
+	refusal *rules.Refusal
 	cost    rules.Cost
 }
 
@@ -129,19 +130,32 @@ func (p *pair) Derived() *pdv1.DerivedBuffers { return nil }
 
 func (p *pair) Explicit() pdv1.PDPairSpec { return p.spec }
 
-// Size is the mapping's size; nothing is planned, so the budget holds.
-func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
+// Size counts the mapping's targets by SGLang's formula (rules.Count) and
+// checks the JSON pdtopo plan and the status would hold against the
+// budget; nothing is mapped.
+func (p *pair) Size(budget transferplan.Budget) (transferplan.PlanSize, error) {
 	if err := p.Refusal(); err != nil {
 		return transferplan.PlanSize{}, err
 	}
-	size := transferplan.PlanSize{DecodeTPRanks: len(p.verdict.DecodeRanks)}
-	for _, d := range p.verdict.DecodeRanks {
-		size.Targets += int64(len(d.Targets))
+	return engine.SizeTargets(p.counts(), budget)
+}
+
+func (p *pair) counts() engine.TargetCounts {
+	c := rules.Count(p.rules)
+	return engine.TargetCounts{
+		DecodeRanks: c.DecodeRanks, TargetsPerRank: int64(c.Targets), ReadsPerRank: int64(c.Reads),
+		MaxDecodeRank: int64(p.rules.Decode.TP), MaxPrefillRank: int64(p.rules.Prefill.TP),
+		MaxResponses: int64(max(c.Responses, c.DstInfo)),
 	}
-	return size, nil
+}
+
+// Reads counts what advise reports of the mapping (rules.Count, rules.Idle).
+func (p *pair) Reads() (int, []int) {
+	return rules.Count(p.rules).Reads, rules.Idle(p.rules)
 }
 
 // Map is the prefill ranks each decode rank sends its transfer info to.
+// Callers size the pair first (Size): this maps every rank.
 func (p *pair) Map() (engine.RankMap, error) {
 	if err := p.Refusal(); err != nil {
 		return nil, err
@@ -149,14 +163,14 @@ func (p *pair) Map() (engine.RankMap, error) {
 	return p.TargetMap(), nil
 }
 
-// TargetMap is a compatible verdict's mapping.
+// TargetMap is a compatible pair's mapping, made by rules.Judge.
 func (p *pair) TargetMap() *engine.TargetMap {
 	m := &engine.TargetMap{Layout: transferplan.LayoutRecord{
 		TokensPerPage: p.rules.Decode.PageSize,
 		Prefill:       transferplan.Parallelism{TPSize: p.rules.Prefill.TP, DPSize: max(1, p.rules.Prefill.DP)},
 		Decode:        transferplan.Parallelism{TPSize: p.rules.Decode.TP, DPSize: max(1, p.rules.Decode.DP)},
 	}}
-	for _, d := range p.verdict.DecodeRanks {
+	for _, d := range rules.Judge(p.rules).DecodeRanks {
 		r := engine.MappedRank{DecodeTPRank: d.DecodeTPRank, RequiredPrefillResponseNum: d.RequiredPrefillResponseNum}
 		for _, t := range d.Targets {
 			r.Targets = append(r.Targets, transferplan.PlanTarget{PrefillTPRank: t.PrefillTPRank, IsDummy: t.IsDummy, RequiredDstInfoNum: d.RequiredDstInfoNum,
@@ -170,7 +184,7 @@ func (p *pair) TargetMap() *engine.TargetMap {
 // Refusal is the verdict's refusal as the LayoutError the controller and
 // the CLI report.
 func (p *pair) Refusal() error {
-	r := p.verdict.Refusal
+	r := p.refusal
 	if r == nil {
 		return nil
 	}
@@ -183,8 +197,9 @@ func (p *pair) DescribeCompatible(transferplan.Summary) string {
 		p.rules.Prefill.AttnTP(), p.rules.Decode.AttnTP(), p.rules.Decode.PageSize)
 }
 
-func (p *pair) DescribeOverBudget(transferplan.PlanSize) string {
-	return p.DescribeCompatible(transferplan.Summary{})
+func (p *pair) DescribeOverBudget(s transferplan.PlanSize) string {
+	return fmt.Sprintf("%s; %d decode ranks × %d targets each (sized, not mapped: the mapping is over the plan budget)",
+		p.DescribeCompatible(transferplan.Summary{}), s.DecodeTPRanks, rules.Count(p.rules).Targets)
 }
 
 // Reasons are the reasons the engine refuses a pair with, as the

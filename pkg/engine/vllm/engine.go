@@ -115,16 +115,25 @@ func (p *pair) Derived() *pdv1.DerivedBuffers { return nil }
 
 func (p *pair) Explicit() pdv1.PDPairSpec { return p.spec }
 
-// Size is the mapping's size; nothing is planned, so the budget holds.
-func (p *pair) Size(transferplan.Budget) (transferplan.PlanSize, error) {
+// Size counts the mapping's targets by vLLM's formula (a decode rank
+// handshakes with max(1, prefill TP / decode TP) prefill ranks) and
+// checks the JSON pdtopo plan would print against the budget; nothing is
+// mapped.
+func (p *pair) Size(budget transferplan.Budget) (transferplan.PlanSize, error) {
 	if err := p.Refusal(); err != nil {
 		return transferplan.PlanSize{}, err
 	}
-	size := transferplan.PlanSize{DecodeTPRanks: len(p.verdict.DecodeRanks)}
-	for _, d := range p.verdict.DecodeRanks {
-		size.Targets += int64(len(d.Targets))
-	}
-	return size, nil
+	P, D := int64(p.rules.Prefill.TP), int64(p.rules.Decode.TP)
+	return engine.SizeTargets(engine.TargetCounts{
+		DecodeRanks: D, TargetsPerRank: max(1, P/D), ReadsPerRank: int64(p.cost.ReadsPerDecodeRank),
+		MaxDecodeRank: D, MaxPrefillRank: P, MaxResponses: max(1, D/P, P/D),
+	}, budget)
+}
+
+// Reads is what advise reports of the mapping: vLLM's holds max(prefill
+// TP, decode TP) targets in all, so it is read from the mapping.
+func (p *pair) Reads() (int, []int) {
+	return p.TargetMap().Reads(p.rules.Prefill.TP)
 }
 
 // Map is the prefill ranks each decode rank handshakes with and reads.
@@ -168,8 +177,9 @@ func (p *pair) DescribeCompatible(transferplan.Summary) string {
 		p.rules.Prefill.TP, p.rules.Decode.TP, p.rules.Prefill.BlockSize, p.rules.Decode.BlockSize, len(p.verdict.Conditions), p.verdict.Conditions)
 }
 
-func (p *pair) DescribeOverBudget(transferplan.PlanSize) string {
-	return p.DescribeCompatible(transferplan.Summary{})
+func (p *pair) DescribeOverBudget(s transferplan.PlanSize) string {
+	return fmt.Sprintf("%s; %d decode ranks, %d targets (sized, not mapped: the mapping is over the plan budget)",
+		p.DescribeCompatible(transferplan.Summary{}), s.DecodeTPRanks, s.Targets)
 }
 
 // Reasons are the reasons the engine refuses a pair with, as the

@@ -72,3 +72,59 @@ func decodeRanks(p Pair) []DecodeRank {
 	}
 	return out
 }
+
+// Counts are the numbers of a compatible pair's mapping, as decodeRanks
+// would give them, counted from the layout: every decode rank has as many
+// targets (SGLang's mapping is regular).
+type Counts struct {
+	// DecodeRanks is decode TP × decode PP.
+	DecodeRanks int64
+	// Targets is one decode rank's targets: its prefill ranks × the stages
+	// it reads each at; Reads the targets it reads (not dummies).
+	Targets, Reads int
+	// DstInfo is required_dst_info_num; Responses
+	// required_prefill_response_num.
+	DstInfo, Responses int
+}
+
+// Count is decodeRanks' numbers without mapping a rank (the same cases as
+// prefillRanks and decodeRanks, in arithmetic).
+func Count(p Pair) Counts {
+	pa, da := p.Prefill.AttnTP(), p.Decode.AttnTP()
+	stages := 1
+	if p.Decode.pp() == 1 && p.Prefill.pp() > 1 {
+		stages = p.Prefill.pp()
+	}
+	c := Counts{DecodeRanks: int64(p.Decode.TP) * int64(p.Decode.pp()), DstInfo: 1, Responses: stages}
+	switch {
+	case da == pa:
+		c.Targets, c.Reads = stages, stages
+	case da > pa:
+		c.Targets, c.Reads, c.DstInfo = stages, stages, da/pa
+	case p.Model.UseMLA:
+		k := pa / da
+		c.Targets, c.Reads = k*stages, stages
+	default:
+		k := pa / da
+		c.Targets, c.Reads, c.Responses = k*stages, k*stages, k*stages
+	}
+	return c
+}
+
+// Idle are the prefill attention-TP ranks no decode rank reads, counted:
+// only MLA with prefill attention TP k times decode's leaves any (decode
+// rank a reads rank a·k and only notifies the k − 1 after it).
+func Idle(p Pair) []int {
+	pa, da := p.Prefill.AttnTP(), p.Decode.AttnTP()
+	out := []int{}
+	if !p.Model.UseMLA || pa <= da || Refuse(p) != nil {
+		return out
+	}
+	k := pa / da
+	for r := range pa {
+		if r%k != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}

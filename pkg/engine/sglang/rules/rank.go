@@ -87,12 +87,13 @@ func Rank(m Model, fixed Role, side Side) []Candidate {
 
 // Assess judges p and, when SGLang serves it (and pdtopo too), costs its
 // transfers as Rank does (a refused pair costs nothing: its Cost is zero).
-func Assess(p Pair) (Verdict, Cost) {
-	v := Judge(p)
-	if !v.Compatible() {
-		return v, Cost{}
+// Neither maps a rank: the cost is counted (Count), the mapping is Judge's.
+func Assess(p Pair) (*Refusal, Cost) {
+	if r := Refuse(p); r != nil {
+		return r, Cost{}
 	}
-	return v, costOf(v)
+	c := Count(p)
+	return nil, Cost{ReadsPerDecodeRank: c.Reads, Notifications: c.Targets - c.Reads, DecodeRanksPerPrefillRank: c.DstInfo}
 }
 
 // Keys are the keys Rank orders candidates by before its tie-breaks, most

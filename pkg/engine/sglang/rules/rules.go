@@ -23,10 +23,20 @@ import "fmt"
 // pdtopo's refusal where SGLang's missing divisibility check would fail
 // requests or read the wrong heads. A refusal names its fix.
 func Judge(p Pair) Verdict {
-	if r := check(p); r != nil {
-		return Verdict{Refusal: r.withFix(fixFor(p, r.Reason))}
+	if r := Refuse(p); r != nil {
+		return Verdict{Refusal: r}
 	}
 	return Verdict{DecodeRanks: decodeRanks(p)}
+}
+
+// Refuse is Judge's refusal without the mapping: the rules read the layout
+// numbers only, so a verdict costs the same at TP 4096 as at TP 4. Nil
+// when SGLang serves the pair (and pdtopo too).
+func Refuse(p Pair) *Refusal {
+	if r := check(p); r != nil {
+		return r.withFix(fixFor(p, r.Reason))
+	}
+	return nil
 }
 
 // check runs the rules in the order SGLang meets them: the handshake

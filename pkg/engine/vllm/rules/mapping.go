@@ -99,10 +99,15 @@ func decodeRanks(p Pair) []DecodeRank {
 	out := make([]DecodeRank, p.Decode.TP)
 	for d := range out {
 		attn, state := attentionSources(p, d), stateSources(p, d)
+		// A set: prefill TP 4096 → decode TP 1 reads up to 4096 ranks, and
+		// looking each up in the lists would cost their square.
+		read := make(map[int]bool, len(attn)+len(state))
+		for _, r := range append(slices.Clip(attn), state...) {
+			read[r] = true
+		}
 		var targets []Target
 		for _, r := range handshakeTargets(p, d) {
-			read := slices.Contains(attn, r) || slices.Contains(state, r)
-			targets = append(targets, Target{PrefillTPRank: r, IsDummy: !read})
+			targets = append(targets, Target{PrefillTPRank: r, IsDummy: !read[r]})
 		}
 		out[d] = DecodeRank{DecodeTPRank: d, Targets: targets, AttentionFrom: attn, StateFrom: state}
 	}
