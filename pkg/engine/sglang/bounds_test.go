@@ -45,7 +45,6 @@ func spec(ptp, pdp, ppp, dtp, ddp, dpp int32) pdv1.PDPairSpec {
 	}
 }
 
-
 func resolve(t testing.TB, s pdv1.PDPairSpec) engine.Pair {
 	t.Helper()
 	p, err := New().Resolve(s, engine.Inputs{})
