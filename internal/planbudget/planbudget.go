@@ -82,6 +82,16 @@ func Explain(e *transferplan.BudgetError, who string) string {
 		flags = append(flags, "--"+flagOf[l])
 	}
 	return fmt.Sprintf("the plans are over the plan budget and were not computed: %s (%s); %s; "+
-		"reduce the layout (fewer buffers, or prefill and decode TP sizes that cut each other's shards less) or raise %s %s",
-		strings.Join(over, ", "), e.Size.Kind, e.Size, who, strings.Join(flags, " and "))
+		"reduce the layout (%s) or raise %s %s",
+		strings.Join(over, ", "), e.Size.Kind, e.Size, reduction(e.Size), who, strings.Join(flags, " and "))
+}
+
+// reduction is what makes a layout's plans smaller: fragments come from
+// buffers cut across ranks; an engine's rank map (no fragments) grows only
+// with its decode ranks and the prefill ranks each reads.
+func reduction(s transferplan.PlanSize) string {
+	if s.Fragments == 0 {
+		return "fewer decode ranks, or fewer prefill ranks read by each"
+	}
+	return "fewer buffers, or prefill and decode TP sizes that cut each other's shards less"
 }

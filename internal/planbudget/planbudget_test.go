@@ -73,3 +73,17 @@ func TestExplainNamesTheFlags(t *testing.T) {
 		t.Errorf("%q names a limit that was not passed", msg)
 	}
 }
+
+// An engine's rank map has no fragments: its refusal asks for fewer ranks,
+// not fewer buffers, which it has none of.
+func TestExplainRankMapAsksForFewerRanks(t *testing.T) {
+	be := &transferplan.BudgetError{
+		Size:     transferplan.PlanSize{DecodeTPRanks: 4096, Targets: 16 << 20, PlanBytes: 1 << 30},
+		Budget:   transferplan.Budget{MaxPlanBytes: 192 << 20},
+		Exceeded: []transferplan.BudgetLimit{transferplan.LimitPlanBytes},
+	}
+	msg := Explain(be, "the manager's")
+	if !strings.Contains(msg, "fewer decode ranks") || strings.Contains(msg, "fewer buffers") {
+		t.Errorf("a rank map's refusal says %q; want fewer decode ranks, not fewer buffers", msg)
+	}
+}
