@@ -119,7 +119,7 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		ranks, refused = podRanks(&pod, pair)
 	}
 	if refused == nil {
-		refused = injectAgent(&pod, pairName, ranks, p.Agent.signedFor(pair))
+		refused = injectAgent(&pod, pairName, ranks, p.Agent.signedFor(pair).admittedUnder(pair))
 	}
 	if refused != nil {
 		logf.FromContext(ctx).Info("decode pod refused", "pdpair", pairName, "reason", refused.reason, "message", refused.message)

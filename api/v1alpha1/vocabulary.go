@@ -275,6 +275,13 @@ const (
 	// AnnotationInjected records that the webhook injected the agent, and with
 	// which first rank and rank count ("first=4,count=4").
 	AnnotationInjected = "pd.pdtopo.dev/agent-injected"
+	// AnnotationDecodeLayout records the decode layout a pod was admitted
+	// under ("tp=4,dp=1", the pair's decode tensorParallelSize and
+	// dataParallelSize then). The webhook writes it and gives the same
+	// value to the agent (--decode-layout), which loads only plans made
+	// for it: mid-rollout the pair's spec may already name another layout,
+	// and the pod's engine still runs the one it started with.
+	AnnotationDecodeLayout = "pd.pdtopo.dev/decode-layout"
 	// AnnotationCurveSecret names a Secret in the decode pod's namespace
 	// holding agent.key and prefill.pub: the injected agent then speaks ZMQ
 	// CURVE with the prefill ranks (docs/receiver-agent.md).
