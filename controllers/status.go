@@ -55,6 +55,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 		setFleetStatus(pair, *obs.fleet)
 	}
 	setPlanNamesClear(pair, obs.foreign)
+	setGenerations(pair, obs.generations)
 	key := client.ObjectKeyFromObject(pair)
 	// Remembered before the write, so that its echo, which may arrive before
 	// Patch returns, is recognised as the manager's own.
@@ -81,6 +82,8 @@ type observations struct {
 	fleet     *fleetObservation
 	foreign   foreignObservation
 	contracts *pdv1.ContractsStatus
+	// generations are status.generations and RolloutCompatible.
+	generations generationsObservation
 }
 
 func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {

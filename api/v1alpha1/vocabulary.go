@@ -47,6 +47,11 @@ const (
 	// sealed, so such a ConfigMap is never loaded, but it is someone's
 	// mistake or an attempt worth knowing of.
 	PDPairPlanNamesClear PDPairConditionType = "PlanNamesClear"
+	// PDPairRolloutCompatible: every cross-generation pair of the
+	// generations served (old prefill × new decode, new prefill × old
+	// decode) is compatible under the engine's rules; False names those
+	// that are not, with the engine's reason (docs/rollouts.md).
+	PDPairRolloutCompatible PDPairConditionType = "RolloutCompatible"
 )
 
 // PDPairConditionReason is the reason of a condition the operator sets
@@ -248,6 +253,18 @@ const (
 	ReasonAgentsNotReady PDPairConditionReason = "AgentsNotReady"
 	// ReasonAgentsOnStalePlan: some agents run a plan older than the current one.
 	ReasonAgentsOnStalePlan PDPairConditionReason = "AgentsOnStalePlan"
+
+	// ReasonOneGeneration: RolloutCompatible=True, only the current
+	// generation is served (no rollout under way).
+	ReasonOneGeneration PDPairConditionReason = "OneGeneration"
+	// ReasonGenerationsCompatible: RolloutCompatible=True, every
+	// cross-generation pair is compatible.
+	ReasonGenerationsCompatible PDPairConditionReason = "GenerationsCompatible"
+	// ReasonGenerationsIncompatible: RolloutCompatible=False, the engine
+	// refuses some cross-generation pair (the message names each with the
+	// engine's reason): rooms between those instances fail until one side's
+	// rollout finishes; hold the rollout (docs/rollouts.md).
+	ReasonGenerationsIncompatible PDPairConditionReason = "GenerationsIncompatible"
 )
 
 // Label and annotation keys.
