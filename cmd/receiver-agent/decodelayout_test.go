@@ -54,6 +54,14 @@ func TestOldDecodeLayoutAgentRestartsMidRollout(t *testing.T) {
 		t.Fatalf("/v1/agent: %v, want unready, no plan, decodeLayout tp=4,dp=1", info)
 	}
 	call(t, http.DefaultClient, "GET", a.probe+"/readyz", "", 503)
+	// An engine of the new layout in this pod (a pod of the new template
+	// admitted under the old layout) is refused before any plan is loaded.
+	eng := receivertest.Engine(receivertest.Snapshot(t, old, 2), 2)
+	eng.TPSize = 2
+	ae := refused(t, a.rank(2).RegisterEngine(t.Context(), eng), http.StatusConflict, string(receiver.CodeDecodeLayoutMismatch))
+	if !strings.Contains(ae.Message, "says tensor parallel size 2, but its pod was admitted under decode layout tp=4,dp=1") {
+		t.Errorf("refusal %q: want both layouts named", ae.Message)
+	}
 
 	// The operator publishes the old layout's plans again.
 	oldObjects, oldHash := receivertest.Publish(t, "pair", old)
@@ -99,7 +107,7 @@ func TestEngineTPDisagreeingWithAdmittedLayout(t *testing.T) {
 	eng := receivertest.Engine(receivertest.Snapshot(t, l, 0), 0)
 	eng.TPSize = 2
 	ae := refused(t, a.rank(0).RegisterEngine(t.Context(), eng), http.StatusConflict, string(receiver.CodeDecodeLayoutMismatch))
-	for _, want := range []string{"tensor parallel size 2", "decode layout tp=4,dp=1", "tensor parallel size 4"} {
+	for _, want := range []string{"tensor parallel size 2", "admitted under decode layout tp=4,dp=1", "tensor parallel size 4"} {
 		if !strings.Contains(ae.Message, want) {
 			t.Errorf("refusal %q: want it to name %q", ae.Message, want)
 		}
