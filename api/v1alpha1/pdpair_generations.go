@@ -51,6 +51,7 @@ type PlanGeneration struct {
 	// planHash is the hash of the generation's plan set (status.plan.hash
 	// while it was current); empty for an engine that publishes no plans.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	PlanHash string `json:"planHash,omitempty"`
 
 	// since is when the layout pair was first served.
