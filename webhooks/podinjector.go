@@ -110,7 +110,7 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Allowed(msg)
 	}
 	if refused == nil {
-		refused = pairVerdict(pair)
+		refused = keptGenerationVerdict(&pod, pair, pairVerdict(pair))
 	}
 	if refused == nil {
 		refused = pairCurveVerdict(&pod, pair)

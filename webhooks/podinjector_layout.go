@@ -98,3 +98,24 @@ func recordDecodeLayout(pod *corev1.Pod, sidecar *corev1.Container, layout trans
 	pod.Annotations[pdv1.AnnotationDecodeLayout] = layout.String()
 	sidecar.Args = append(sidecar.Args, "--decode-layout="+layout.String())
 }
+
+// keptGenerationVerdict lets a pod through a refusal of the pair's spec
+// when its template pins the decode layout of a generation the pair keeps
+// serving: an edit the engine refuses mid-rollout must not stop the old
+// template's pods (a replaced pod, a restarted group), whose plans are
+// still published.
+func keptGenerationVerdict(pod *corev1.Pod, pair *pdv1.PDPair, verdict *refusal) *refusal {
+	if verdict == nil || verdict.reason != RefusePDPairIncompatible {
+		return verdict
+	}
+	p, err := transferplan.ParseParallelism(pod.Annotations[pdv1.AnnotationDecodeLayout])
+	if err != nil {
+		return verdict
+	}
+	for _, g := range pair.Status.Generations {
+		if !g.Current && g.PlanHash != "" && p == (transferplan.Parallelism{TPSize: int(g.Decode.TensorParallelSize), DPSize: int(g.Decode.DataParallel())}) {
+			return nil
+		}
+	}
+	return verdict
+}

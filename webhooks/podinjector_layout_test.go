@@ -84,3 +84,38 @@ func TestPinnedDecodeLayoutMidRollout(t *testing.T) {
 		t.Fatalf("unpinned pod's agent args %v: want its 2 ranks", a.Args)
 	}
 }
+
+// An edit the engine refuses mid-rollout keeps the served generation: a
+// pod of the old template pinning its decode layout is still admitted,
+// an unpinned one is refused as before.
+func TestPinnedPodOfKeptGenerationWhileTheSpecIsRefused(t *testing.T) {
+	ns := newNamespace(t)
+	p := readyPair(t, ns, "kept")
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var latest pdv1.PDPair
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &latest); err != nil {
+			return err
+		}
+		latest.Spec.Decode.TensorParallelSize = 3
+		return k8s.Update(context.Background(), &latest)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, settle, "the pair incompatible with generation TP 4 kept", func() error {
+		var got pdv1.PDPair
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, string(pdv1.PDPairLayoutCompatible))
+		if c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != got.Generation || len(got.Status.Generations) != 1 || got.Status.Generations[0].Current {
+			return fmt.Errorf("LayoutCompatible %+v, generations %+v", c, got.Status.Generations)
+		}
+		return nil
+	})
+	pinned := admit(t, fixtures.DecodePod(ns, "old-1", "kept").Annotate(pdv1.AnnotationDecodeLayout, "tp=4,dp=1").Obj())
+	if a := fixtures.AgentContainer(pinned); a == nil || !slices.Contains(a.Args, "--decode-layout=tp=4,dp=1") {
+		t.Fatalf("pinned pod's agent %v: want --decode-layout=tp=4,dp=1", a)
+	}
+	wantAll(t, refused(t, fixtures.DecodePod(ns, "new-0", "kept").Obj()), "PDPairIncompatible")
+}
