@@ -170,7 +170,12 @@ func nextGenerations(pair *pdv1.PDPair, in generationsInput) []pdv1.PlanGenerati
 			g.SpecGeneration, g.Since, g.LastUsed = old.SpecGeneration, old.Since, old.LastUsed
 		}
 		g.PlanHash = in.planHash
-		touch(&g, now)
+		if g.LastUsed.IsZero() {
+			// not moved while current: that would write the status every
+			// lastUsedStep for every pair; it moves when the generation
+			// stops being current
+			g.LastUsed = now
+		}
 		countUsage(&g, in.usage)
 		out = append(out, g)
 	}
@@ -180,6 +185,9 @@ func nextGenerations(pair *pdv1.PDPair, in generationsInput) []pdv1.PlanGenerati
 			continue
 		}
 		g := *old.DeepCopy()
+		if g.Current { // replaced just now: its grace starts now
+			g.LastUsed = now
+		}
 		g.Current = false
 		if keep := retain(&g, cur, in, now); keep {
 			out = append(out, g)

@@ -79,8 +79,9 @@ func TestNextGenerations(t *testing.T) {
 	}{
 		{"first reconcile", pairAt(8, 4), generationsInput{servable: true, usage: usageOf(nil, nil)}, "P8D4*"},
 		{"decode rollout, old pods remain", pairAt(8, 2, gen(8, 4, true, long)), generationsInput{servable: true, usage: usageOf(map[int]int32{4: 2}, nil)}, "P8D2* P8D4"},
-		{"decode rollout, old prefill layout is the current one: not a use", pairAt(8, 2, gen(8, 4, true, long)), generationsInput{servable: true, usage: usageOf(nil, map[int]int32{8: 3})}, "P8D2*"},
+		{"decode rollout, old prefill layout is the current one: not a use", pairAt(8, 2, gen(8, 4, false, long)), generationsInput{servable: true, usage: usageOf(nil, map[int]int32{8: 3})}, "P8D2*"},
 		{"prefill rollout, old prefill instances met", pairAt(4, 4, gen(8, 4, true, long)), generationsInput{servable: true, usage: usageOf(map[int]int32{4: 2}, map[int]int32{8: 1})}, "P4D4* P8D4"},
+		{"replaced just now: its grace starts", pairAt(8, 2, gen(8, 4, true, long)), generationsInput{servable: true, usage: usageOf(nil, nil)}, "P8D2* P8D4"},
 		{"nothing uses it, within the grace", pairAt(8, 2, gen(8, 4, false, now.Add(-time.Minute))), generationsInput{servable: true, usage: usageOf(nil, nil)}, "P8D2* P8D4"},
 		{"nothing uses it, grace over", pairAt(8, 2, gen(8, 4, false, long)), generationsInput{servable: true, usage: usageOf(nil, nil)}, "P8D2*"},
 		{"pods not listed: nothing dropped", pairAt(8, 2, gen(8, 4, false, long)), generationsInput{servable: true}, "P8D2* P8D4"},

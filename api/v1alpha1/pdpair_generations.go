@@ -58,8 +58,9 @@ type PlanGeneration struct {
 	// +required
 	Since metav1.Time `json:"since"`
 
-	// lastUsed is when something was last seen using the generation: the
-	// current one always, an older one while a decode pod admitted under its
+	// lastUsed is when something was last seen using the generation (to the
+	// minute): for the current one when it became current, for an older one
+	// when it stopped being current and then while a decode pod admitted under its
 	// decode layout, an agent of that layout or a prefill instance of its
 	// prefill layout remains. An older generation nothing uses is dropped
 	// after a grace period (docs/rollouts.md).
