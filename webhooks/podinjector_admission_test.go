@@ -114,7 +114,8 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	}
 	wantArgs := []string{"--first-rank=0", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=$(POD_IP)",
 		"--probe-port=9440", "--plan-dir=/etc/pdtopo/plans",
-		"--plan-public-keys=" + testAgent.PlanPublicKeys[0], "--plan-pdpair=" + pod.Labels[pdv1.LabelPDPair], "--plan-min-generation=1"}
+		"--plan-public-keys=" + testAgent.PlanPublicKeys[0], "--plan-pdpair=" + pod.Labels[pdv1.LabelPDPair], "--plan-min-generation=1",
+		"--decode-layout=tp=4,dp=1"}
 	if !slices.Equal(agent.Args, wantArgs) {
 		t.Errorf("agent args %q, want %q", agent.Args, wantArgs)
 	}
@@ -149,6 +150,10 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	}
 	if got := pod.Annotations[pdv1.AnnotationInjected]; got != "first=0,count=4" {
 		t.Errorf("annotation %s=%q, want first=0,count=4", pdv1.AnnotationInjected, got)
+	}
+	// The layout the pod was admitted under, for the operator's counts.
+	if got := pod.Annotations[pdv1.AnnotationDecodeLayout]; got != "tp=4,dp=1" {
+		t.Errorf("annotation %s=%q, want tp=4,dp=1 (the pair's decode layout at admission)", pdv1.AnnotationDecodeLayout, got)
 	}
 }
 

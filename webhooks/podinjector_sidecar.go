@@ -28,6 +28,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // AgentSidecar is what the manager's flags decide about the injected agent.
@@ -50,6 +51,9 @@ type AgentSidecar struct {
 	// planMinGeneration is the pair's generation when the pod is admitted
 	// (signedFor): no plans of an older one are loaded.
 	planMinGeneration int64
+	// decodeLayout is the pair's decode layout when the pod is admitted
+	// (admittedUnder); zero writes no layout.
+	decodeLayout transferplan.Parallelism
 }
 
 // AgentBinary is the agent's path in its image (see the Dockerfile).
@@ -107,6 +111,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[pdv1.AnnotationInjected] = fmt.Sprintf("first=%d,count=%d", ranks.first, ranks.count)
+	recordDecodeLayout(pod, &pod.Spec.InitContainers[0], agent.decodeLayout)
 	return nil
 }
 

@@ -106,6 +106,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 		return err
 	}
 	plans := newPlanState(o.engineRanks(), managers(ranks), reg)
+	plans.decodeLayout = o.decodeLayout
 	if loadErr == nil {
 		if loadErr = plans.apply(loaded.Plans); loadErr != nil && o.planFile != "" {
 			closeRanks(ranks)
@@ -192,9 +193,13 @@ func planSource(o *options) (plansource.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks}, nil
+		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks, Decode: o.decodeLayout}, nil
 	default:
-		return plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
+		src, err := plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
+		if err == nil {
+			src.Decode = o.decodeLayout
+		}
+		return src, err
 	}
 }
 

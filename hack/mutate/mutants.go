@@ -65,6 +65,7 @@ var (
 	zmqSock      = []string{"./pkg/zmqsock/"}
 	client       = []string{"./pkg/receiver/agentclient/"}
 	sglangEngine = []string{"./pkg/engine/sglang/"}
+	agentCmd     = []string{"./cmd/receiver-agent/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -383,4 +384,14 @@ var mutants = []mutant{
 		Old: "frames[i] = data[off:end:end]", New: "frames[i] = data[off:end]",
 		Pkgs: zmqSock, Run: "^TestReceiverReadsWhatPebbeSent$",
 		Bug: "appending to a received frame overwrites the next one"},
+
+	// rollouts: a decode pod's own layout
+	{Name: "rollout-any-decode-layout-loaded", File: "pkg/planstore/decodelayout.go",
+		Old: "if o.decode == nil || idx.Layout.Decode == *o.decode {", New: "if true {",
+		Pkgs: agentCmd, Run: "^TestOldDecodeLayoutAgentRestartsMidRollout$",
+		Bug: "an agent loads plans made for another decode layout than its pod was admitted under"},
+	{Name: "rollout-admitted-tp-not-checked", File: "pkg/receiver/enginelayout.go",
+		Old: "admitted == nil || admitted.TPSize == info.TPSize {", New: "admitted == nil || true {",
+		Pkgs: agentCmd, Run: "^(TestOldDecodeLayoutAgentRestartsMidRollout|TestEngineTPDisagreeingWithAdmittedLayout)$",
+		Bug: "an engine of another TP than its pod's admitted layout registers"},
 }

@@ -79,6 +79,9 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 		info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
 		info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
 		info.Contract = bytes.Clone(info.Contract)
+		if err := checkAdmittedTP(&info, m.cfg.EngineRank, m.cfg.DecodeLayout); err != nil {
+			return Registered{}, err
+		}
 		engine, err := validateEngine(info, m.cfg.AdvertiseHost)
 		if err != nil {
 			return Registered{}, err

@@ -39,6 +39,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // NamespaceEnv names the environment variable a PDPair given without a
@@ -65,6 +66,9 @@ type API struct {
 	Namespace   string
 	PDPair      string
 	EngineRanks []int
+	// Decode, if set, is the decode layout the pod was admitted under
+	// (see Dir.Decode).
+	Decode *transferplan.Parallelism
 
 	lister     atomic.Pointer[listerscorev1.ConfigMapNamespaceLister]
 	pairLister atomic.Pointer[cache.GenericNamespaceLister]
@@ -170,7 +174,7 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 		}
 		objects = append(objects, object(cm))
 	}
-	got, err := planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks)
+	got, err := planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks, decodeOptions(a.Decode)...)
 	if err != nil {
 		return Plans{}, err
 	}

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // Dir is a directory where a PDPair's plan ConfigMaps (index and shards)
@@ -42,6 +43,9 @@ type Dir struct {
 	// whose index.sig (projected beside it) the operator signed for this
 	// pair and a generation no older than the one held is loaded.
 	Signed *Signed
+	// Decode, if set, is the decode layout the pod was admitted under:
+	// plans for another are refused (planstore.ForDecodeLayout).
+	Decode *transferplan.Parallelism
 }
 
 func (d Dir) Describe() string {
@@ -88,6 +92,7 @@ func (d Dir) Load(context.Context) (Plans, error) {
 	if err := checkRanks(d.EngineRanks); err != nil {
 		return Plans{}, err
 	}
+	opts := decodeOptions(d.Decode)
 	var (
 		got planstore.EngineRanks
 		err error
@@ -98,17 +103,17 @@ func (d Dir) Load(context.Context) (Plans, error) {
 		if st, err = d.Signed.seal(d.Path); err != nil {
 			return Plans{}, err
 		}
-		if got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks); err == nil {
+		if got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks, opts...); err == nil {
 			d.Signed.loaded(st)
 		}
 	case d.SealDir == "":
-		got, err = planstore.LoadEngineRanksFromDir(d.Path, d.EngineRanks)
+		got, err = planstore.LoadEngineRanksFromDir(d.Path, d.EngineRanks, opts...)
 	default:
 		var seal planstore.Seal
 		if seal, err = planstore.ReadSealDir(d.SealDir); err != nil {
 			return Plans{}, err
 		}
-		got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks)
+		got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks, opts...)
 	}
 	if err != nil {
 		return Plans{}, err

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -92,4 +93,13 @@ func checkRanks(engineRanks []int) error {
 		}
 	}
 	return nil
+}
+
+// decodeOptions are the loader options of a source given the pod's
+// admitted decode layout (none when it has none).
+func decodeOptions(decode *transferplan.Parallelism) []planstore.LoadOption {
+	if decode == nil {
+		return nil
+	}
+	return []planstore.LoadOption{planstore.ForDecodeLayout(*decode)}
 }
