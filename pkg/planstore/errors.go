@@ -67,6 +67,9 @@ const (
 	// ReasonNotPublished: the seal says the operator publishes nothing for
 	// the pair's current generation.
 	ReasonNotPublished Reason = "NotPublished"
+	// ReasonNoPlansForDecodeLayout: the publication holds no plan set for
+	// the decode layout the agent was admitted under.
+	ReasonNoPlansForDecodeLayout Reason = "NoPlansForDecodeLayout"
 )
 
 // FormatError says why plans could not be published or loaded.
