@@ -229,7 +229,9 @@ func TestDecodeSetsIndexRejects(t *testing.T) {
 		reason Reason
 		says   string
 	}{
-		{"unknown key", func(s string) string { return strings.Replace(s, `{"formatVersion":1,`, `{"formatVersion":1,"hint":1,`, 1) }, ReasonMalformedIndex, `unknown field "hint"`},
+		{"unknown key", func(s string) string {
+			return strings.Replace(s, `{"formatVersion":1,`, `{"formatVersion":1,"hint":1,`, 1)
+		}, ReasonMalformedIndex, `unknown field "hint"`},
 		{"unknown version", func(s string) string { return strings.Replace(s, `{"formatVersion":1,`, `{"formatVersion":2,`, 1) }, ReasonUnsupportedVersion, "formatVersion 2"},
 		{"trailing data", func(s string) string { return s + "{}" }, ReasonMalformedIndex, "trailing data"},
 		{"set 1 under the current set's keys", func(s string) string { return strings.ReplaceAll(s, "set1-rank", "rank") }, ReasonMalformedIndex, `set 1: shard 0 (p-plans-0) entry 0 is rank 0 under key "rank-0000.json.gz", expected rank 0 under "set1-rank-0000.json.gz"`},
