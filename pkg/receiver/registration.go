@@ -85,7 +85,7 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 		}
 		reg = &registration{EngineInfo: info, gen: m.generations + 1, engine: engine}
 		if r := m.routing.Load(); r != nil {
-			if err := checkEngine(reg, r.view); err != nil {
+			if err := checkEngineViews(reg, r.peers.views); err != nil {
 				return Registered{}, err
 			}
 		}
@@ -127,7 +127,7 @@ func (m *Manager) EngineContract() []byte {
 // registers reg with its ranks again.
 func (m *Manager) replaced(old, reg *registration) {
 	if r := m.routing.Load(); r != nil {
-		m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.view)})
+		m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.peers.views)})
 	}
 	m.rooms.each(func(s *roomShard, e *roomEntry) {
 		if e.reg != reg && s.fail(e, ReasonEngineReregistered, fmt.Sprintf(
