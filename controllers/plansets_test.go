@@ -18,15 +18,20 @@ package controllers
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
@@ -108,4 +113,75 @@ func planObjects(t *testing.T, p *pdv1.PDPair) []planstore.Object {
 		}
 	}
 	return objs
+}
+
+// After a restart the manager has no memory of what it published: it
+// reads the earlier sets back and keeps only those the operator vouches
+// for (its own plansets.sig for this pair, or status.plan.hash), each
+// verified end to end.
+func TestEarlierSetsReadBackOnlyWhenVouchedFor(t *testing.T) {
+	key := func(seed byte) *planstore.Signer {
+		s := make([]byte, ed25519.SeedSize)
+		s[0] = seed
+		return planstore.NewSigner(ed25519.NewKeyFromSeed(s))
+	}
+	p8 := fixtures.Pair("ns", "roll").Spec(fixtures.Llama70B(8, 4)).Obj()
+	p4 := fixtures.Pair("ns", "roll").Spec(fixtures.Llama70B(4, 4)).Obj()
+	p4.UID = "uid-1"
+	old, cur := planPair(p8, transferplan.DefaultBudget), planPair(p4, transferplan.DefaultBudget)
+	published := func(signer *planstore.Signer, edit func(map[string]*corev1.ConfigMap)) map[string]*corev1.ConfigMap {
+		pub, err := planstore.EncodeSets("roll", [][]planstore.Object{cur.objects, old.objects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		owned := map[string]*corev1.ConfigMap{}
+		for i, o := range pub.Objects {
+			if i == 0 {
+				o.Data = maps.Clone(o.Data)
+				if err := signer.Sign("ns", "roll", "uid-1", 3, &o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			owned[o.Name] = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: o.Name}, Data: o.Data, BinaryData: maps.Clone(o.BinaryData)}
+		}
+		if edit != nil {
+			edit(owned)
+		}
+		return owned
+	}
+	cases := []struct {
+		name       string
+		signer     *planstore.Signer // the manager's key; nil: it signs nothing
+		statusHash string
+		edit       func(map[string]*corev1.ConfigMap)
+		want       []string
+	}{
+		{name: "signed by this manager", signer: key(1), want: []string{cur.hash, old.hash}},
+		{name: "signed by another key", signer: key(2), want: []string{cur.hash}},
+		{name: "unsigned manager, status names the earlier set", statusHash: old.hash, want: []string{cur.hash, old.hash}},
+		{name: "unsigned manager, status names the current set", statusHash: cur.hash, want: []string{cur.hash}},
+		{name: "a rank of the earlier set edited", signer: key(1), want: []string{cur.hash}, edit: func(owned map[string]*corev1.ConfigMap) {
+			for _, cm := range owned {
+				if _, ok := cm.BinaryData[planstore.SetRankKey(1, 0)]; ok {
+					cm.BinaryData[planstore.SetRankKey(1, 0)] = cm.BinaryData[planstore.SetRankKey(1, 1)]
+				}
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &PDPairReconciler{plans: newPlanCache(), Signer: tc.signer}
+			pair := p4.DeepCopy()
+			if tc.statusHash != "" {
+				pair.Status.Plan = &pdv1.PlanSummary{Hash: tc.statusHash}
+			}
+			pub, err := r.publishedSets(pair, cur, published(key(1), tc.edit))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(pub.Published, tc.want) {
+				t.Fatalf("published %v, want %v", pub.Published, tc.want)
+			}
+		})
+	}
 }
