@@ -46,7 +46,7 @@ func InstallPlans(managers []*Manager, snaps []PlanSnapshot) error {
 // is set k's plan for managers[i], sets[0] the current set (PlanHash).
 // Every rank then serves a prefill of any of the sets' layouts, each room
 // with the set its prefill's answer picks; every set must pass every check
-// a single plan passes.
+// a single plan passes, and the current set the engine's too (fitViews).
 func InstallPlanSets(managers []*Manager, sets [][]PlanSnapshot) error {
 	if len(sets) == 0 {
 		return fmt.Errorf("no plan set to install")
@@ -67,7 +67,8 @@ func InstallPlanSets(managers []*Manager, sets [][]PlanSnapshot) error {
 	var errs []error
 	for i, m := range managers {
 		if eng := m.engine.Load(); eng != nil {
-			if err := checkEngineViews(eng, views[i]); err != nil {
+			var err error
+			if views[i], err = m.fitViews(eng, views[i]); err != nil {
 				errs = append(errs, rankError(managers, i, err))
 			}
 		}

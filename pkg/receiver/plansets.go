@@ -117,12 +117,23 @@ func (m *Manager) adoptView(e *roomEntry, v *routeView) {
 	}
 }
 
-// checkEngineViews holds every plan set to the engine's registration.
-func checkEngineViews(reg *registration, views []*routeView) error {
-	for k, v := range views {
-		if err := checkEngine(reg, v); err != nil {
-			return inSet(k, err)
-		}
+// fitViews holds the plan sets to the engine's registration. The first,
+// which the rank runs, must fit it; another that does not (made for other
+// decode buffers or another decode contract, as a decode rollout may
+// publish beside it) is left out with a warning, rather than refusing the
+// engine or every set: rooms to its prefills are then refused by layout.
+func (m *Manager) fitViews(reg *registration, views []*routeView) ([]*routeView, error) {
+	if err := checkEngine(reg, views[0]); err != nil {
+		return nil, err
 	}
-	return nil
+	out := views[:1:1]
+	for k, v := range views[1:] {
+		if err := checkEngine(reg, v); err != nil {
+			m.log.Warn("plan set left out: the engine's registration does not fit it", "engineRank", m.cfg.EngineRank,
+				"set", k+1, "hash", shortHash(v.snap.Hash), "error", err)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

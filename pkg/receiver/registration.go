@@ -85,8 +85,12 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 		}
 		reg = &registration{EngineInfo: info, gen: m.generations + 1, engine: engine}
 		if r := m.routing.Load(); r != nil {
-			if err := checkEngineViews(reg, r.peers.views); err != nil {
+			views, err := m.fitViews(reg, r.peers.views)
+			if err != nil {
 				return Registered{}, err
+			}
+			if len(views) != len(r.peers.views) {
+				m.routing.Store(&routing{view: r.view, peers: newPeerTable(views)})
 			}
 		}
 		m.generations++

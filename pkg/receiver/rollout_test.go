@@ -17,6 +17,7 @@ limitations under the License.
 package receiver_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -172,3 +173,47 @@ func checkFragments(t *testing.T, p *prefillpeer.Peer, room int64, set *transfer
 	}
 }
 
+
+// A set made for other decode buffers (a decode rollout that changed the
+// model's layers beside it) does not fit the engine: whether the engine
+// registered before or after the sets were installed, that set is left
+// out, the current set serves, and a prefill of the other layout is
+// refused by the current set alone.
+func TestPlanSetThatDoesNotFitTheEngineIsLeftOut(t *testing.T) {
+	cur := fixtures.MHA(4, 4, fixtures.Buffers(2, 256, 256, 128))
+	other := fixtures.MHA(8, 4, fixtures.Buffers(3, 128, 256, 128)) // 6 buffers, the engine has 4
+	plans := loadRollout(t, []int{0}, fixtures.MustPlan(cur), fixtures.MustPlan(other))
+	otherPeer := receivertest.StartPeer(t, other, nil)
+	curPeer := receivertest.StartPeer(t, cur, nil)
+	for _, registerFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("registered first %t", registerFirst), func(t *testing.T) {
+			m, _ := receivertest.StartAgent(t, &plans.Ranks[0], 0, nil)
+			register := func() {
+				if err := m.RegisterEngine(receivertest.Engine(plans.Ranks[0], 0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if registerFirst {
+				register()
+			}
+			if err := receiver.InstallPlanSets([]*receiver.Manager{m}, plans.Sets()); err != nil {
+				t.Fatal(err)
+			}
+			if !registerFirst {
+				register()
+			}
+			curPeer.Script(1, prefillpeer.Success(3))
+			receivertest.OpenAndRequest(t, m, curPeer.BootstrapAddr(), 1, receivertest.Request)
+			if st := receivertest.WaitStatus(t, m, 1, func(p receiver.TransferPoll) bool { return p.Finished() }); st.Status != receiver.Success {
+				t.Fatalf("room to the current layout: %s %+v", st.Status, st.Failure)
+			}
+			if err := m.Open(otherPeer.BootstrapAddr(), 2); err != nil {
+				t.Fatal(err)
+			}
+			st := receivertest.WaitStatus(t, m, 2, func(p receiver.TransferPoll) bool { return p.Finished() })
+			if st.Status != receiver.Failed || st.Failure.Reason != receiver.ReasonLayoutMismatch || strings.Contains(st.Failure.Message, "layouts this agent holds") {
+				t.Fatalf("room to the left-out layout: %s %+v, want LayoutMismatch of the current set alone", st.Status, st.Failure)
+			}
+		})
+	}
+}
