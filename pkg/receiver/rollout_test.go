@@ -217,3 +217,58 @@ func TestPlanSetThatDoesNotFitTheEngineIsLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// On the cache-contract wire the set is picked by the prefill's contract:
+// with the current set made for another prefill contract and the earlier
+// one for the live prefill's, rooms run the earlier set and complete; an
+// agent holding only the other contract's set refuses the prefill.
+func TestContractRolloutPicksByContract(t *testing.T) {
+	pair := fixtures.LoadContractPair(t, "gqa-p4-d2")
+	real := pair.Plan(t)
+	other := *real
+	other.Layout.PrefillContractSHA256 = strings.Repeat("ab", 32) // a prefill contract no peer serves
+	peer := receivertest.StartContractPeer(t, pair, func(c *prefillpeer.Config) { c.Logf = t.Logf })
+	peer.SetDefault(prefillpeer.Success(11))
+	for _, tc := range []struct {
+		name string
+		sets []*transferplan.PlanSet
+		want receiver.TransferPoll
+	}{
+		{"the earlier set is the prefill's", []*transferplan.PlanSet{&other, real}, receiver.Success},
+		{"no set is the prefill's", []*transferplan.PlanSet{&other}, receiver.Failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, rank := range receivertest.AllEngineRanks(pair) {
+				var sets [][]receiver.PlanSnapshot
+				for _, s := range tc.sets {
+					snap, err := receiver.SnapshotFor(s, rank)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sets = append(sets, []receiver.PlanSnapshot{snap})
+				}
+				m, _ := receivertest.StartAgent(t, &sets[0][0], rank, nil)
+				if err := receiver.InstallPlanSets([]*receiver.Manager{m}, sets); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.RegisterEngine(receivertest.ContractEngine(pair, rank)); err != nil {
+					t.Fatal(err)
+				}
+				room := int64(100 + rank)
+				if err := m.Open(peer.BootstrapAddr(), room); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.Request(room, receiver.TransferRequest{Manifest: pair.Manifests[0]}); err != nil {
+					t.Fatal(err)
+				}
+				st := receivertest.WaitStatus(t, m, room, func(p receiver.TransferPoll) bool { return p.Finished() })
+				if st.Status != tc.want {
+					t.Fatalf("decode rank %d: %s %+v, want %s", rank, st.Status, st.Failure, tc.want)
+				}
+				if tc.want == receiver.Failed && st.Failure.Reason != receiver.ReasonContractMismatch {
+					t.Fatalf("decode rank %d: %+v, want ContractMismatch", rank, st.Failure)
+				}
+			}
+		})
+	}
+}
