@@ -176,7 +176,7 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 		}
 		objects = append(objects, object(cm))
 	}
-	sets, err := Dir{DecodeLayout: a.DecodeLayout}.oneSet(planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks))
+	sets, err := oneSet(a.DecodeLayout)(planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks))
 	if err != nil {
 		return Plans{}, err
 	}

@@ -107,7 +107,7 @@ func (d Dir) Load(context.Context) (Plans, error) {
 		if seal, err = planstore.ReadSealDir(d.SealDir); err != nil {
 			return Plans{}, err
 		}
-		got, err = d.oneSet(planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks))
+		got, err = oneSet(d.DecodeLayout)(planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks))
 	}
 	if err != nil {
 		return Plans{}, err
@@ -123,7 +123,7 @@ func (d Dir) loadSigned() (planstore.EngineRankSets, error) {
 		if st, err = d.Signed.sealOf(d.Path, planstore.ReadSignatureDir); err != nil {
 			return planstore.EngineRankSets{}, err
 		}
-		got, err := d.oneSet(planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks))
+		got, err := oneSet(d.DecodeLayout)(planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks))
 		if err == nil {
 			d.Signed.loaded(st)
 		}
@@ -139,18 +139,20 @@ func (d Dir) loadSigned() (planstore.EngineRankSets, error) {
 	return got, err
 }
 
-// oneSet is a publication's index alone as its one set, held to the decode
-// layout as a set of several would be.
-func (d Dir) oneSet(got planstore.EngineRanks, err error) (planstore.EngineRankSets, error) {
-	if err != nil {
-		return planstore.EngineRankSets{}, err
+// oneSet takes a publication's index alone as its one set, held to the
+// decode layout want (nil: any) as a set of several would be.
+func oneSet(want *transferplan.Parallelism) func(planstore.EngineRanks, error) (planstore.EngineRankSets, error) {
+	return func(got planstore.EngineRanks, err error) (planstore.EngineRankSets, error) {
+		if err != nil {
+			return planstore.EngineRankSets{}, err
+		}
+		if want != nil && got.Layout.Decode != *want {
+			return planstore.EngineRankSets{}, &planstore.FormatError{Reason: planstore.ReasonNoPlansForDecodeLayout, Message: fmt.Sprintf(
+				"the plans of %q are for decode layout %s, not decode %s, the layout this pod was admitted under",
+				got.PDPair, planstore.DescribeParallelism(got.Layout.Decode), planstore.DescribeParallelism(*want))}
+		}
+		return planstore.EngineRankSets{PDPair: got.PDPair, Current: got.PlanHash, Sets: []planstore.EngineRanks{got}}, nil
 	}
-	if want := d.DecodeLayout; want != nil && got.Layout.Decode != *want {
-		return planstore.EngineRankSets{}, &planstore.FormatError{Reason: planstore.ReasonNoPlansForDecodeLayout, Message: fmt.Sprintf(
-			"the plans of %q are for decode layout %s, not decode %s, the layout this pod was admitted under",
-			got.PDPair, planstore.DescribeParallelism(got.Layout.Decode), planstore.DescribeParallelism(*want))}
-	}
-	return planstore.EngineRankSets{PDPair: got.PDPair, Current: got.PlanHash, Sets: []planstore.EngineRanks{got}}, nil
 }
 
 func (d Dir) Notify(ctx context.Context, changed func()) error {
