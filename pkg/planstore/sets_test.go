@@ -19,7 +19,11 @@ package planstore
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -266,4 +270,30 @@ func duplicateSet(t *testing.T, raw string, i int) string {
 	si.Sets = append(si.Sets, dup)
 	out, _ := json.Marshal(si)
 	return string(out)
+}
+
+// The sets index is decoded strictly too: its keys are recorded for its
+// own version (testdata/format-sets-v<N>.keys), and a change needs a
+// SetsFormatVersion bump, as TestFormatKeysBelongToTheirFormatVersion
+// holds index.json to FormatVersion.
+func TestSetsFormatKeysBelongToTheirVersion(t *testing.T) {
+	var lines []string
+	walkKeys(reflect.TypeOf(SetsIndex{}), "plansets", &lines)
+	slices.Sort(lines)
+	got := strings.Join(lines, "\n") + "\n"
+	path := filepath.Join("testdata", fmt.Sprintf("format-sets-v%d.keys", SetsFormatVersion))
+	want, err := os.ReadFile(path)
+	if os.IsNotExist(err) && *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("the keys of plansets.json differ from those recorded for SetsFormatVersion %d in %s: bump it and record the new keys with -update.\n%s",
+			SetsFormatVersion, path, keyDiff(string(want), got))
+	}
 }
