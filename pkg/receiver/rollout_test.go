@@ -173,7 +173,6 @@ func checkFragments(t *testing.T, p *prefillpeer.Peer, room int64, set *transfer
 	}
 }
 
-
 // A set made for other decode buffers (a decode rollout that changed the
 // model's layers beside it) does not fit the engine: whether the engine
 // registered before or after the sets were installed, that set is left
