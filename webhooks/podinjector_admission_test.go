@@ -177,7 +177,8 @@ func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 		names = append(names, s.ConfigMap.Name)
 		wantItems := []corev1.KeyToPath(nil)
 		if s.ConfigMap.Name == planstore.IndexConfigMapName(pair) {
-			wantItems = []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}}
+			wantItems = []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey},
+				{Key: planstore.SetsKey, Path: planstore.SetsKey}, {Key: planstore.SetsSignatureKey, Path: planstore.SetsSignatureKey}}
 		}
 		if !equality.Semantic.DeepEqual(s.ConfigMap.Items, wantItems) {
 			t.Errorf("plan source %s projects items %+v, want %+v", s.ConfigMap.Name, s.ConfigMap.Items, wantItems)

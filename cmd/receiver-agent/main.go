@@ -193,11 +193,11 @@ func planSource(o *options) (plansource.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks, Decode: o.decodeLayout}, nil
+		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks, DecodeLayout: o.decodeLayout}, nil
 	default:
 		src, err := plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
 		if err == nil {
-			src.Decode = o.decodeLayout
+			src.DecodeLayout = o.decodeLayout
 		}
 		return src, err
 	}
@@ -206,12 +206,22 @@ func planSource(o *options) (plansource.Source, error) {
 // checkPlans refuses plans no rank would run (see receiver.PlanSnapshot.Check).
 func checkPlans(ranks []int, p plansource.Plans) error {
 	var errs []error
-	for i, snap := range p.Ranks {
-		if err := snap.Check(ranks[i]); err != nil {
-			errs = append(errs, fmt.Errorf("engine rank %d: %w", ranks[i], err))
+	for k, set := range p.Sets() {
+		for i, snap := range set {
+			if err := snap.Check(ranks[i]); err != nil {
+				errs = append(errs, fmt.Errorf("%sengine rank %d: %w", setName(k), ranks[i], err))
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// setName names an alternate plan set in an error ("" for the current one).
+func setName(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return fmt.Sprintf("plan set %d, ", k)
 }
 
 // printPlans writes each rank's plan as canonical (encoding/json) JSON,

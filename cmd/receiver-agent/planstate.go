@@ -77,7 +77,7 @@ func (s *planState) apply(p plansource.Plans) error {
 	if len(p.Ranks) != len(s.managers) {
 		return fmt.Errorf("the plan source returned %d plans for %d ranks", len(p.Ranks), len(s.managers))
 	}
-	if err := receiver.InstallPlans(s.managers, p.Ranks); err != nil {
+	if err := receiver.InstallPlanSets(s.managers, p.Sets()); err != nil {
 		return err
 	}
 	now := time.Now()

@@ -16,7 +16,11 @@ limitations under the License.
 
 package planstore
 
-import "github.com/pdtopo/pdtopo/pkg/transferplan"
+import (
+	"strings"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+)
 
 // ReasonDecodeLayoutNotPublished: the plans published are for another
 // decode layout than the one the loading pod was admitted under (a pod of
@@ -54,7 +58,26 @@ func (o loadOptions) checkDecode(idx *Index) error {
 	if o.decode == nil || idx.Layout.Decode == *o.decode {
 		return nil
 	}
+	return decodeNotPublished(idx.PDPair, idx.PlanHash, []transferplan.Parallelism{idx.Layout.Decode}, *o.decode)
+}
+
+// decodeNotPublished is the one refusal of a loader (one set or several)
+// holding no plans for the decode layout the pod was admitted under; it
+// names every decode layout published, once each.
+func decodeNotPublished(pdpair, current string, published []transferplan.Parallelism, want transferplan.Parallelism) error {
+	var names []string
+	seen := map[transferplan.Parallelism]bool{}
+	for _, p := range published {
+		if !seen[p] {
+			seen[p] = true
+			names = append(names, p.String())
+		}
+	}
+	noun := "layout"
+	if len(names) > 1 {
+		noun = "layouts"
+	}
 	return formatErrorf(ReasonDecodeLayoutNotPublished,
-		"the plans published for %q (hash %s) are for decode layout %s; this pod was admitted under decode layout %s and waits for the operator to publish plans for it (it does while pods of that layout remain)",
-		idx.PDPair, idx.PlanHash, idx.Layout.Decode, *o.decode)
+		"the plans published for %q (hash %s) are for decode %s %s; this pod was admitted under decode layout %s and waits for the operator to publish plans for it (it does while pods of that layout remain)",
+		pdpair, current, noun, strings.Join(names, " and "), want)
 }

@@ -75,6 +75,11 @@ func loadSealedEngineRanks(src source, seal *Seal, engineRanks []int, o loadOpti
 	if err := o.checkDecode(idx); err != nil {
 		return EngineRanks{}, err
 	}
+	return engineRanksOf(src, idx, engineRanks)
+}
+
+// engineRanksOf reads the engine ranks' plans of the set idx describes.
+func engineRanksOf(src source, idx *Index, engineRanks []int) (EngineRanks, error) {
 	out := EngineRanks{PDPair: idx.PDPair, Layout: idx.Layout, PlanHash: idx.PlanHash, Plans: make([]transferplan.RoutePlan, 0, len(engineRanks))}
 	d := idx.Layout.Decode
 	for _, engineRank := range engineRanks {
