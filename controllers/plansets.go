@@ -95,7 +95,7 @@ func (r *PDPairReconciler) publishedSets(pair *pdv1.PDPair, out *planOutcome, ow
 	}
 	in := [][]planstore.Object{out.objects}
 	for _, s := range earlier {
-		if s.PlanHash != out.hash && r.servesSet(current.Layout, s) {
+		if s.PlanHash != out.hash && servesSet(pair, current.Layout, s) {
 			in = append(in, s.Objects)
 		}
 	}
@@ -117,16 +117,32 @@ func (r *PDPairReconciler) publishedSets(pair *pdv1.PDPair, out *planOutcome, ow
 	return pub, nil
 }
 
-// servesSet says whether an earlier set is still served. Until the pair's
-// status lists the generations in use (status.generations), an earlier set
-// is kept while it shares one role's layout with the current one: a
-// rollout of one role (prefill TP 8 → 4 under the same decode fleet, or a
-// decode change under the same prefills) needs the old pair for as long as
-// old instances serve. A set that shares neither is one no current
-// instance can use. Within that, planstore.MaxPlanSets and the shard
-// budget bound what is kept (EncodeSets leaves the latest out first).
-func (r *PDPairReconciler) servesSet(current transferplan.LayoutRecord, s planstore.SplitSet) bool {
-	return s.Layout.Prefill == current.Prefill || s.Layout.Decode == current.Decode
+// servesSet says whether an earlier set is still served: it is the set of
+// a generation status.generations keeps (its planHash), or its layouts are
+// a pair ServedLayoutPairs lists (a cross pair published before). The
+// status read here is the one before this reconcile, so on the edit that
+// starts a rollout the generation being replaced is still listed (as
+// current) and its set stays. A pair whose status lists no generations
+// yet (written by an operator older than status.generations) keeps an
+// earlier set while it shares one role's layout with the current one: a
+// rollout of one role needs the old pair while old instances serve.
+// planstore.MaxPlanSets and the shard budget bound what is kept
+// (EncodeSets leaves the oldest out first).
+func servesSet(pair *pdv1.PDPair, current transferplan.LayoutRecord, s planstore.SplitSet) bool {
+	if len(pair.Status.Generations) == 0 {
+		return s.Layout.Prefill == current.Prefill || s.Layout.Decode == current.Decode
+	}
+	for _, g := range pair.Status.Generations {
+		if g.PlanHash != "" && g.PlanHash == s.PlanHash {
+			return true
+		}
+	}
+	for _, lp := range ServedLayoutPairs(pair) {
+		if parallelismOf(lp.Prefill) == s.Layout.Prefill && parallelismOf(lp.Decode) == s.Layout.Decode {
+			return true
+		}
+	}
+	return false
 }
 
 // readBackSets reads the sets published before the manager started from
