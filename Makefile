@@ -228,10 +228,11 @@ help: ## Show the targets.
 ##@ Conformance: local checks against the reference engine's own code (conformance/README.md; not CI)
 
 .PHONY: conformance-tokenspeed
-conformance-tokenspeed: ## Hold both wires to tokenspeed's own code at the reference commits (TOKENSPEED_GIT_DIR=a clone).
+conformance-tokenspeed: ## Hold both wires and the agent's rank moves to tokenspeed's own code at the reference commits (TOKENSPEED_GIT_DIR=a clone).
 	@test -n "$(TOKENSPEED_GIT_DIR)" || { echo "set TOKENSPEED_GIT_DIR to a git directory of lightseekorg/tokenspeed" >&2; exit 2; }
 	conformance/tokenspeed/v1wire/run.sh $(TOKENSPEED_GIT_DIR)
 	conformance/tokenspeed/contractwire/interop.sh $(TOKENSPEED_GIT_DIR)
+	conformance/tokenspeed/rankmove/run.sh $(TOKENSPEED_GIT_DIR)
 
 .PHONY: test-chaos
 test-chaos: ## Run the chaos suite (test/chaos) for CHAOS_DURATION (default 10m) with CHAOS_SEED (default: the clock); make test runs it for 60s.

@@ -61,7 +61,10 @@ func stalledBecause(out *planOutcome, pub publication) (reason pdv1.PDPairCondit
 		return "", "", false // the live engines are read again: no spec change needed
 	case !out.compatible:
 		return out.layoutReason, out.layoutMessage, true
-	case pub.published, pub.retry != nil:
+	case pub.published, pub.retry != nil, out.noPlans:
+		// An engine that loads no plans (vllm, sglang) is Ready on the
+		// verdict alone: PlansPublished=False (EngineLoadsNoPlans) is not a
+		// failure.
 		return "", "", false
 	default:
 		return pub.reason, pub.message, true

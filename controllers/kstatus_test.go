@@ -70,6 +70,9 @@ func TestKStatus(t *testing.T) {
 			p.Spec.KVBuffers[1].PrefillUnitBytes = ptr.To[int64](128)
 		}).Obj(), status.FailedStatus, "UnitSizeMismatch"},
 		{"over budget", hostilePair(ns, "hostile"), status.FailedStatus, string(pdv1.ReasonPlanTooLarge)},
+		// Engines that load no plans are Ready on the verdict alone.
+		{"sglang compatible", enginePair(ns, "sglang", sglangEngine).Obj(), status.CurrentStatus, ""},
+		{"vllm compatible", enginePair(ns, "vllm", vllmEngine).Obj(), status.CurrentStatus, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,6 +18,8 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -28,6 +30,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/livecontract"
+	"github.com/pdtopo/pdtopo/pkg/engine"
 )
 
 // Contracts a PDPair leaves to the live engines are read in the
@@ -76,6 +79,9 @@ type liveRead struct {
 	since time.Time
 	// tpSize and dpSize are what a bootstrap server reported.
 	tpSize, dpSize int
+	// layout is a prefill's layout as its engine decoded it, for a live
+	// prefill read (liveprefill.go); kept nil by contract reads.
+	layout *engine.LivePrefill
 }
 
 // raw is the contract's bytes, nil for a refused one.
@@ -107,6 +113,8 @@ type fetchedContract struct {
 	from string
 	// tpSize and dpSize are what a bootstrap server reported.
 	tpSize, dpSize int
+	// layout is what a live prefill read decoded (nil for contracts).
+	layout *engine.LivePrefill
 }
 
 type liveKey struct {
@@ -193,7 +201,7 @@ func (l *liveContracts) read(entryCtx context.Context, key liveKey, e *liveEntry
 	cancel()
 	var got *liveRead
 	if err == nil {
-		got, err = l.kept.validate(role(key), fetched)
+		got, err = l.validate(key, fetched)
 	}
 	// fetched (the bytes read) is dropped here: only got is kept.
 	if wait := l.unreachableDelay(err, start); wait > 0 {
@@ -210,6 +218,17 @@ func (l *liveContracts) read(entryCtx context.Context, key liveKey, e *liveEntry
 		return
 	}
 	l.record(key, e, pair, got, err)
+}
+
+// validate keeps what a read gave: a contract as keptContracts judges it,
+// or a prefill's layout, decoded by its engine already (a few numbers and
+// a dtype word of at most 32 bytes, not counted against the plan memory).
+func (l *liveContracts) validate(key liveKey, f *fetchedContract) (*liveRead, error) {
+	if f.layout == nil {
+		return l.kept.validate(role(key), f)
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%+v", *f.layout))
+	return &liveRead{layout: f.layout, from: f.from, sha256: hex.EncodeToString(sum[:])}, nil
 }
 
 // unreachableDelay is how much longer an Unreachable read waits before it
@@ -261,6 +280,18 @@ func (l *liveContracts) drop(e *liveEntry) {
 	}
 	l.kept.release(e.state.good)
 	e.state.good = nil
+}
+
+// forgetRole drops one source of a pair that no longer reads it (a spec
+// that stopped naming a bootstrap address), ending its read in flight.
+func (l *liveContracts) forgetRole(pair types.NamespacedName, role string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := liveKey{pair, role}
+	if e := l.entries[key]; e != nil {
+		l.drop(e)
+		delete(l.entries, key)
+	}
 }
 
 // forget drops the sources of a pair that no longer exists.

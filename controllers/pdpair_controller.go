@@ -176,8 +176,9 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	r.gauge.set(req.NamespacedName, outcome.compatible)
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
 	foreign := r.observeForeign(ctx, pair)
+	livePrefill := r.observeLivePrefill(pair)
 	gens := r.observeGenerations(pair, outcome, pub, fleetOrNil(fleet, fleetErr), model)
-	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), generations: gens}
+	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), livePrefill: livePrefill, generations: gens}
 	if err := r.applyStatus(ctx, pair, outcome, pub, observed); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -188,8 +189,12 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if fleetErr != nil {
 		return ctrl.Result{}, fleetErr
 	}
-	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), minPositive(r.modelRecheck(pair), gens.recheck))
-	return ctrl.Result{RequeueAfter: minPositive(requeue, r.contractRefresh(contracts))}, nil
+	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))
+	requeue = minPositive(requeue, minPositive(r.contractRefresh(contracts), gens.recheck))
+	if livePrefill != nil {
+		requeue = minPositive(requeue, livePrefill.requeue)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // contractRefresh is how soon contracts read from ConfigMaps are read

@@ -48,6 +48,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	setCondition(pair, pdv1.PDPairPlansPublished, pub.published, pub.reason, pub.message)
 	setReady(pair, out, pub)
 	setKStatus(pair, out, pub)
+	applyLivePrefill(pair, obs.livePrefill)
 	pair.Status.Plan = planSummary(out, pub)
 	pair.Status.Derived = out.derived
 	pair.Status.Contracts = obs.contracts
@@ -72,6 +73,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	}
 	r.recordCompatibilityChange(before, pair)
 	r.recordPublicationChange(before, pair)
+	r.recordLivePrefillChange(before, pair)
 	return nil
 }
 
@@ -84,6 +86,9 @@ type observations struct {
 	contracts *pdv1.ContractsStatus
 	// generations are status.generations and RolloutCompatible.
 	generations generationsObservation
+	// livePrefill is the running prefill as read live, nil for a pair
+	// whose prefill is not read (liveprefill.go).
+	livePrefill *livePrefillObservation
 }
 
 func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {

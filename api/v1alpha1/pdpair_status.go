@@ -21,8 +21,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // PDPairStatus is what the operator found and published for the pair.
 type PDPairStatus struct {
 	// conditions are LayoutCompatible, PlansPublished, Ready,
-	// DecodeAgentsCurrent, PlanNamesClear (and kstatus's Reconciling and
-	// Stalled while True).
+	// DecodeAgentsCurrent, PlanNamesClear, LivePrefillMatches (and
+	// kstatus's Reconciling and Stalled while True).
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge
@@ -48,6 +48,13 @@ type PDPairStatus struct {
 	// verdict and the plans come from and when the operator read them.
 	// +optional
 	Contracts *ContractsStatus `json:"contracts,omitempty"`
+
+	// livePrefill is what the prefill's bootstrap server last told of the
+	// running prefill, and where it differs from spec.prefill, for a pair
+	// whose engine's prefill tells its layout (sglang) and which names
+	// spec.prefill.bootstrapAddress.
+	// +optional
+	LivePrefill *LivePrefillStatus `json:"livePrefill,omitempty"`
 
 	// decodeFleet is what the operator sees of the pair's decode pods (those
 	// labelled with this pair and role decode) and their agents.
@@ -205,4 +212,75 @@ type ContractSourceStatus struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// LivePrefillStatus is a running prefill's layout as its bootstrap server
+// answers the decode's handshake (SGLang: the parallel info of
+// try_ensure_parallel_info), compared with spec.prefill.
+type LivePrefillStatus struct {
+	// from is the URL read.
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	From string `json:"from"`
+	// observedAt is when the answer described here was read first (it is
+	// read again every refresh; the time moves when the answer changes);
+	// absent while there is none.
+	// +optional
+	ObservedAt *metav1.Time `json:"observedAt,omitempty"`
+	// attentionTensorParallelSize is the prefill's attention TP size
+	// (attn_tp_size: --tp-size over the DP-attention size).
+	// +optional
+	AttentionTensorParallelSize int32 `json:"attentionTensorParallelSize,omitempty"`
+	// dataParallelSize is its DP size (dp_size).
+	// +optional
+	DataParallelSize int32 `json:"dataParallelSize,omitempty"`
+	// pipelineParallelSize is its PP size (pp_size).
+	// +optional
+	PipelineParallelSize int32 `json:"pipelineParallelSize,omitempty"`
+	// contextParallelSize is its attention context-parallel size
+	// (attn_cp_size); the API has no field for it and judges pairs at 1.
+	// +optional
+	ContextParallelSize int32 `json:"contextParallelSize,omitempty"`
+	// tokensPerPage is its page size (page_size); absent when the server
+	// reports none (the engine then skips the check).
+	// +optional
+	TokensPerPage int32 `json:"tokensPerPage,omitempty"`
+	// kvCacheDtype is its --kv-cache-dtype (kv_cache_dtype); absent when
+	// the server reports none.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	KVCacheDtype string `json:"kvCacheDtype,omitempty"`
+	// differences are the values that differ from spec.prefill, in the
+	// order the engine checks them.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Differences []LivePrefillDifference `json:"differences,omitempty"`
+	// message says why the last read failed: while there is no answer, or
+	// while the values above are those of an earlier read.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// LivePrefillDifference is one value the running prefill has other than
+// the spec's.
+type LivePrefillDifference struct {
+	// field is the spec field to change (prefill.tokensPerPage); absent for
+	// a value the API has no field for (attn_cp_size).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Field string `json:"field,omitempty"`
+	// name is the engine's name of the value (page_size).
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Name string `json:"name"`
+	// spec is the value the spec gives.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Spec string `json:"spec"`
+	// live is the value the running prefill reports.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Live string `json:"live"`
 }

@@ -52,6 +52,13 @@ const (
 	// decode) is compatible under the engine's rules; False names those
 	// that are not, with the engine's reason (docs/rollouts.md).
 	PDPairRolloutCompatible PDPairConditionType = "RolloutCompatible"
+	// PDPairLivePrefillMatches: the running prefill, as its bootstrap
+	// server tells it, is the prefill spec.prefill describes (for an engine
+	// whose prefill tells its layout, sglang, and a pair naming
+	// spec.prefill.bootstrapAddress); False names each value that differs
+	// with both values, Unknown says why it was not read. Absent for other
+	// pairs.
+	PDPairLivePrefillMatches PDPairConditionType = "LivePrefillMatches"
 )
 
 // PDPairConditionReason is the reason of a condition the operator sets
@@ -244,6 +251,19 @@ const (
 	// ReasonNewGeneration: Reconciling=True because the spec changed and the
 	// operator has not yet observed it.
 	ReasonNewGeneration PDPairConditionReason = "NewGeneration"
+
+	// ReasonLivePrefillMatches: LivePrefillMatches=True.
+	ReasonLivePrefillMatches PDPairConditionReason = "LivePrefillMatches"
+	// ReasonLivePrefillDiffers: LivePrefillMatches=False, and Ready=False
+	// for a pair whose spec is compatible: the running prefill's attention
+	// TP, DP, PP, CP, page size or dtype is not the spec's, so the verdict
+	// (made from the spec) does not describe it.
+	ReasonLivePrefillDiffers PDPairConditionReason = "LivePrefillDiffers"
+	// ReasonLivePrefillNotRead: LivePrefillMatches=Unknown, the bootstrap
+	// server gave no answer the engine would use yet (unreachable, 503
+	// while the prefill ranks register, not its answer); the verdict is
+	// the spec's alone.
+	ReasonLivePrefillNotRead PDPairConditionReason = "LivePrefillNotRead"
 
 	// ReasonAgentsCurrent: DecodeAgentsCurrent=True.
 	ReasonAgentsCurrent PDPairConditionReason = "AgentsCurrent"

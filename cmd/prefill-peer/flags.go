@@ -72,6 +72,10 @@ Layout:
 Endpoints:
   --host ADDR           address to bind and advertise (default 127.0.0.1)
   --bootstrap-port N    bootstrap server port; 0 picks a free one (default 8998)
+  --register-with URL   run no bootstrap server: the ranks register (PUT /route)
+                        with this one, http://HOST:PORT (the engine's own
+                        server, or one that outlives the peer: a restarted
+                        peer's ranks come back there on new ports)
 
 Behaviour of every room (tests script rooms one by one through the library):
   --behavior B          succeed | fail | silent | die (default succeed)
@@ -83,6 +87,7 @@ Behaviour of every room (tests script rooms one by one through the library):
 Examples:
   prefill-peer -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml
   prefill-peer --tp 8 --kv-item-lens 80x256,80x256 --kv-unit-lens 160x256 --bootstrap-port 0
+  prefill-peer -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml --register-with http://127.0.0.1:8998
 `
 
 type options struct {
@@ -97,7 +102,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	var (
 		file, name, behavior, spec, host   string
 		kvItems, kvUnits, stItems, stUnits string
-		contract                           string
+		contract, registerWith             string
 		tp, dp, port                       int
 		token                              int64
 		mla, quiet, checkTransfers         bool
@@ -121,6 +126,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	fs.BoolVar(&quiet, "quiet", false, "")
 	fs.BoolVar(&checkTransfers, "check-transfers", false, "")
 	fs.StringVar(&contract, "contract", "", "")
+	fs.StringVar(&registerWith, "register-with", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -179,6 +185,16 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		}
 	}
 	cfg.Host, cfg.BootstrapPort = host, port
+	if registerWith != "" {
+		if flagSet(fs, "bootstrap-port") {
+			return usageError(stderr, "--register-with and --bootstrap-port exclude each other: a peer registering with another server runs none")
+		}
+		hostPort, err := prefillpeer.ParseBootstrapURL(registerWith)
+		if err != nil {
+			return usageError(stderr, "--register-with: "+err.Error())
+		}
+		cfg.BootstrapPort, cfg.RegisterWith = 0, hostPort
+	}
 
 	b, err := parseBehavior(behavior, token, spec, delay)
 	if err != nil {
@@ -186,6 +202,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	}
 	cfg.Default = b
 	return options{cfg: cfg, quiet: quiet}, -1
+}
+
+// flagSet reports whether the command line gave flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func usageError(stderr io.Writer, msg string) (options, int) {

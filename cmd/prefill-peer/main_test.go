@@ -32,6 +32,8 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
+	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
+	"github.com/pdtopo/pdtopo/test/prefillpeer"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
@@ -80,6 +82,9 @@ func TestUsageErrors(t *testing.T) {
 		"contract no tp":    {"--contract", "../../pkg/kvwire/testdata/contract/README.md"},
 		"contract missing":  {"--tp", "2", "--contract", "/nonexistent/contract.json"},
 		"contract invalid":  {"--tp", "2", "--contract", "../../pkg/kvwire/testdata/contract/README.md", "--bootstrap-port", "0"},
+		"register and port": {"--tp", "2", "--kv-item-lens", "2048", "--register-with", "http://127.0.0.1:9", "--bootstrap-port", "0"},
+		"register https":    {"--tp", "2", "--kv-item-lens", "2048", "--register-with", "https://127.0.0.1:9"},
+		"register no port":  {"--tp", "2", "--kv-item-lens", "2048", "--register-with", "http://127.0.0.1"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -232,5 +237,65 @@ func TestServesTheContractWire(t *testing.T) {
 	stop <- os.Interrupt
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit %d; stderr %q", code, stderr.String())
+	}
+}
+
+// --register-with: the ranks register with another bootstrap server (here
+// test/prefillpeer's own), which then answers their addresses; the peer
+// started again in the first one's place moves them to new ports there.
+func TestRegistersWithAnotherServer(t *testing.T) {
+	server, err := prefillpeer.Start(prefillpeer.Config{WorldSize: 2,
+		Buffers: kvv1.BufferLens{KVItemLens: []int64{2048}, KVUnitLens: []int64{256}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	base := "http://" + server.BootstrapAddr()
+	var last []string
+	for round := range 2 {
+		stdout, stderr := &syncBuffer{}, &syncBuffer{}
+		stop := make(chan os.Signal, 1)
+		done := make(chan int)
+		go func() {
+			done <- run([]string{"--tp", "2", "--kv-item-lens", "2048", "--kv-unit-lens", "256", "--register-with", base}, stdout, stderr, stop)
+		}()
+		endpoints := testutil.EventuallyValue(t, 5*time.Second, "the ranks' endpoints printed", func() ([]string, error) {
+			var eps []string
+			for _, line := range strings.Split(stdout.String(), "\n") {
+				if f := strings.Fields(line); len(f) > 1 && f[0] == "bootstrap" && f[1] != server.BootstrapAddr() {
+					return nil, fmt.Errorf("bootstrap %s printed, want the other server's %s", f[1], server.BootstrapAddr())
+				}
+				if _, ep, ok := strings.Cut(line, "): tcp://"); ok {
+					eps = append(eps, ep)
+				}
+			}
+			if len(eps) < 2 {
+				return nil, fmt.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+			}
+			return eps, nil
+		})
+		for r, ep := range endpoints {
+			resp, err := http.Get(base + "/route?" + kvwire.RankAddressQuery(r, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			host, port, _ := strings.Cut(ep, ":")
+			if want := fmt.Sprintf(`{"rank_ip": %q, "rank_port": %s}`, host, port); string(body) != want {
+				t.Errorf("round %d: the server answers rank %d at %s, want %s", round, r, body, want)
+			}
+			if last != nil && last[r] == ep {
+				t.Errorf("round %d: rank %d came back at the same endpoint %s", round, r, ep)
+			}
+		}
+		last = endpoints
+		stop <- os.Interrupt
+		if code := <-done; code != exitOK {
+			t.Fatalf("exit %d; stderr %q", code, stderr.String())
+		}
+	}
+	if n := server.BootstrapCounts().Puts; n != 6 { // its own 2, then 2 per round
+		t.Errorf("the server took %d registrations, want 6", n)
 	}
 }

@@ -136,6 +136,55 @@ MODELS = [
 ]
 
 
+# Common public models beside the ones above, so that a held-out set of
+# their pairs meets no model the sample has not. SGLang's verdict reads of
+# a model only whether it is MLA and which state components its pool
+# ships; the kind follows SGLang's own tests: MLA by architecture
+# (model_config.py's MLA list), a SWA state only for the architectures of
+# is_hybrid_swa_model (Llama 4 and gpt-oss here, not Gemma 2/3, whose
+# sliding window is a mask over a full pool).
+MODELS += [
+    # meta-llama/Llama-3.1-8B-Instruct: 32 heads, 8 KV heads, 32 layers.
+    dict(name="meta-llama/Llama-3.1-8B-Instruct", kind="gqa", heads=32, kvHeads=8, layers=32,
+         headDim=128, stateTypes=[]),
+    # meta-llama/Llama-3.1-70B-Instruct: 64 heads, 8 KV heads, 80 layers.
+    dict(name="meta-llama/Llama-3.1-70B-Instruct", kind="gqa", heads=64, kvHeads=8, layers=80,
+         headDim=128, stateTypes=[]),
+    # Qwen/Qwen2.5-72B-Instruct: 64 heads, 8 KV heads, 80 layers.
+    dict(name="Qwen/Qwen2.5-72B-Instruct", kind="gqa", heads=64, kvHeads=8, layers=80,
+         headDim=128, stateTypes=[]),
+    # mistralai/Mixtral-8x7B-Instruct-v0.1: 32 heads, 8 KV heads, 32 layers.
+    dict(name="mistralai/Mixtral-8x7B-Instruct-v0.1", kind="gqa", heads=32, kvHeads=8, layers=32,
+         headDim=128, stateTypes=[]),
+    # google/gemma-3-27b-it (text_config): 32 heads, 16 KV heads of 128,
+    # 62 layers, sliding on five of six: a full pool in SGLang.
+    dict(name="google/gemma-3-27b-it", kind="gqa", heads=32, kvHeads=16, layers=62,
+         headDim=128, stateTypes=[]),
+    # google/gemma-2-27b-it: 32 heads, 16 KV heads of 128, 46 layers.
+    dict(name="google/gemma-2-27b-it", kind="gqa", heads=32, kvHeads=16, layers=46,
+         headDim=128, stateTypes=[]),
+    # zai-org/GLM-4.5 (Glm4MoeForCausalLM): 96 heads, 8 KV heads, 92 layers.
+    dict(name="zai-org/GLM-4.5", kind="gqa", heads=96, kvHeads=8, layers=92,
+         headDim=128, stateTypes=[]),
+    # moonshotai/Kimi-K2-Instruct (DeepseekV3ForCausalLM): MLA, 64 heads, 61 layers.
+    dict(name="moonshotai/Kimi-K2-Instruct", kind="mla", heads=64, kvHeads=1, layers=61,
+         headDim=576, stateTypes=[]),
+    # openai/gpt-oss-20b: 64 heads, 8 KV heads of 64, 24 layers alternating.
+    dict(name="openai/gpt-oss-20b", kind="swa", heads=64, kvHeads=8, layers=24,
+         headDim=64, stateTypes=["swa"]),
+    # meta-llama/Llama-4-Scout-17B-16E-Instruct (text_config): 40 heads, 8
+    # KV heads, 48 layers, chunked attention on three of four: a hybrid
+    # SWA pool in SGLang.
+    dict(name="meta-llama/Llama-4-Scout-17B-16E-Instruct", kind="swa", heads=40, kvHeads=8,
+         layers=48, headDim=128, stateTypes=["swa"]),
+    # nvidia/NVIDIA-Nemotron-Nano-9B-v2 (NemotronHForCausalLM): 40 heads,
+    # 8 KV heads, 56 layers of which hybrid_override_pattern makes 4
+    # attention and 27 Mamba2 (mamba_num_heads 128).
+    dict(name="nvidia/NVIDIA-Nemotron-Nano-9B-v2", kind="mamba", heads=40, kvHeads=8, layers=56,
+         headDim=128, stateTypes=["mamba"], linearHeads=(128,)),
+]
+
+
 def loads_at(model, attn_tp):
     """Whether SGLang can load the model with attention TP attn_tp: the
     query heads split evenly, and the KV heads split evenly or replicate a

@@ -177,6 +177,9 @@ def base_namespace():
         NetworkAddress=NetworkAddress,
         logger=_Logger("sglang.srt.disaggregation"),
         get_memory=lambda: SimpleNamespace(enable_unified_memory=False),
+        # CommonKVReceiver's class body makes a ZMQ context for the sockets
+        # its metadata messages use; the rules send none.
+        zmq=SimpleNamespace(Context=_Empty),
     )
     for name in (
         "BaseKVManager",

@@ -65,6 +65,7 @@ var (
 	zmqSock      = []string{"./pkg/zmqsock/"}
 	client       = []string{"./pkg/receiver/agentclient/"}
 	agentCmd     = []string{"./cmd/receiver-agent/"}
+	sglangEngine = []string{"./pkg/engine/sglang/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -258,6 +259,26 @@ var mutants = []mutant{
 		Old:  "return !p.written.isOurs(types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}, &pair.Status)",
 		New:  "return !p.written.isOurs(types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}, &pair.Status) || true",
 		Pkgs: operator, Bug: "the operator's own status writes reconcile the PDPair again"},
+
+	// the running prefill, read live (SGLang's parallel info)
+	{Name: "sglang-live-unknown-key", File: "pkg/engine/sglang/parallelinfo.go",
+		Old: "if _, known := parallelInfoKeys[key]; !known {", New: "if _, known := parallelInfoKeys[key]; !known && false {",
+		Pkgs: sglangEngine, Run: "ParallelInfo", Bug: "an answer with a key PrefillServerInfo has no field for is taken, which SGLang's decode refuses"},
+	{Name: "sglang-live-dtype-not-compared", File: "pkg/engine/sglang/liveprefill.go",
+		Old: `live.KVCacheDtype != "" && live.KVCacheDtype != want {`, New: `false && live.KVCacheDtype != want {`,
+		Pkgs: sglangEngine, Run: "CompareLive", Bug: "a running prefill of another --kv-cache-dtype reads as matching"},
+	{Name: "operator-live-differs-ready", File: "controllers/liveprefill.go",
+		Old: "\tsetCondition(pair, pdv1.PDPairReady, false, pdv1.ReasonLivePrefillDiffers, msg)\n", New: "",
+		Pkgs: operator, Run: "TestLivePrefillMatchesOrDiffers", Bug: "a pair whose running prefill differs from its spec stays Ready"},
+	{Name: "operator-live-quotes-answer", File: "controllers/liveprefill.go",
+		Old: "livecontract.Malformed(url, body, code, err.Error())", New: "livecontract.Malformed(url, body, code+err.Error(), err.Error())",
+		Pkgs: operator, Run: "TestLivePrefillHostileServers", Bug: "the status quotes what a bootstrap server sent"},
+	{Name: "operator-live-not-forgotten", File: "controllers/liveprefill.go",
+		Old: "r.live.forgetRole(types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}, livePrefillRole)", New: "_ = types.NamespacedName{}",
+		Pkgs: operator, Run: "TestLivePrefillOnlyWhereTheEngineTells", Bug: "a read goes on after the spec stops naming its bootstrap address"},
+	{Name: "operator-engine-pairs-stalled", File: "controllers/kstatus.go",
+		Old: "case pub.published, pub.retry != nil, out.noPlans:", New: "case pub.published, pub.retry != nil:",
+		Pkgs: operator, Run: "TestKStatus$", Bug: "a compatible vLLM or SGLang pair is Stalled because it loads no plans"},
 
 	// charts/pdtopo
 	{Name: "chart-probe-delay", File: "charts/pdtopo/templates/deployment.yaml",

@@ -35,8 +35,9 @@ type HFConfig struct {
 	// Model is what pkg/modelgeom read.
 	Model *modelgeom.Model
 	// text is the text config (text_config for multimodal models, as the
-	// engines read it), numbers kept as json.Number.
-	text map[string]any
+	// engines read it), numbers kept as json.Number; top is the whole
+	// config (architectures live there).
+	text, top map[string]any
 }
 
 // ReadHFConfig reads the pair's model config: spec.model.hfConfig inline,
@@ -65,7 +66,9 @@ func ReadHFConfig(spec pdv1.PDPairSpec, in Inputs) (*HFConfig, error) {
 				WithFix("the operator reads it from the PDPair's namespace; offline, give the config.json with --hf-config")
 		}
 	}
-	m, err := modelgeom.ParseConfig(config)
+	// The engines' rules need the attention shape, not derived buffers:
+	// architectures the derivation does not model (GLM-5) are read too.
+	m, err := modelgeom.ParseShape(config)
 	if err != nil {
 		var me *modelgeom.Error
 		if errors.As(err, &me) {
@@ -83,7 +86,7 @@ func ReadHFConfig(spec pdv1.PDPairSpec, in Inputs) (*HFConfig, error) {
 	if tc, ok := top["text_config"].(map[string]any); ok {
 		text = tc
 	}
-	return &HFConfig{Model: m, text: text}, nil
+	return &HFConfig{Model: m, text: text, top: top}, nil
 }
 
 func modelInvalid(source, problem string) error {
@@ -103,16 +106,3 @@ func (c *HFConfig) Int(key string) int {
 
 // Has reports whether the text config holds key with a non-null value.
 func (c *HFConfig) Has(key string) bool { return c.text[key] != nil }
-
-// LayerTypes counts each entry of layer_types ("sliding_attention",
-// "linear_attention", …).
-func (c *HFConfig) LayerTypes() map[string]int {
-	out := map[string]int{}
-	list, _ := c.text["layer_types"].([]any)
-	for _, t := range list {
-		if s, ok := t.(string); ok {
-			out[s]++
-		}
-	}
-	return out
-}

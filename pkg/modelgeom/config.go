@@ -103,7 +103,15 @@ type Model struct {
 // MaxConfigBytes before parsing it, anything that is not one JSON object, and
 // every key the derivation needs that is missing or not a positive integer,
 // naming the key.
-func ParseConfig(data []byte) (*Model, error) {
+func ParseConfig(data []byte) (*Model, error) { return parseConfig(data, true) }
+
+// ParseShape reads a config.json as ParseConfig does, but also for the
+// architectures whose pools the derivation does not model (GLM-5's DSA,
+// DeepSeek V4): for rules that judge a pair from the model's attention
+// shape and derive no buffers (pkg/engine's vLLM and SGLang rules).
+func ParseShape(data []byte) (*Model, error) { return parseConfig(data, false) }
+
+func parseConfig(data []byte, refuseUnmodelled bool) (*Model, error) {
 	if len(data) > MaxConfigBytes {
 		return nil, configErrorf("config.json", "give the model's own config.json (a few kilobytes), not weights or an index",
 			"the config is %d bytes; at most %d are read", len(data), MaxConfigBytes)
@@ -123,7 +131,7 @@ func ParseConfig(data []byte) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Architecture: r.architecture(), ModelType: r.str("model_type")}
-	if what, ok := unmodelled[m.Architecture]; ok {
+	if what, ok := unmodelled[m.Architecture]; ok && refuseUnmodelled {
 		return nil, configErrorf("architectures", "give kvBuffers (and stateBuffers) explicitly for this model",
 			"%s is cached by the engine's %s, which the derivation does not model", m.Architecture, what)
 	}
@@ -198,8 +206,17 @@ func (r *reader) str(key string) string {
 func (r *reader) present(key string) bool { return r.text[key] != nil }
 
 // get reads key as an integer in [lo, hi] (ok false when absent or null).
+// An absent key is read under its older names (keyAliases).
 func (r *reader) get(key string, lo, hi int64) (v int64, ok bool, err error) {
-	return intIn(r.text, r.prefix, key, lo, hi)
+	if v, ok, err = intIn(r.text, r.prefix, key, lo, hi); ok || err != nil {
+		return v, ok, err
+	}
+	for _, alias := range keyAliases[key] {
+		if v, ok, err = intIn(r.text, r.prefix, alias, lo, hi); ok || err != nil {
+			return v, ok, err
+		}
+	}
+	return 0, false, nil
 }
 
 // need reads a key that must be present.
@@ -212,7 +229,7 @@ func (r *reader) need(key string, lo, hi int64, why string) (int64, error) { //n
 }
 
 // orDefault reads a key, or gives def (noting it) when it is absent.
-func (r *reader) orDefault(m *Model, key string, lo, hi, def int64, whose string) (int64, error) {
+func (r *reader) orDefault(m *Model, key string, lo, hi, def int64, whose string) (int64, error) { //nolint:unparam // lo and hi are the key's bounds, as get takes them; every defaulted key so far starts at 1
 	v, ok, err := r.get(key, lo, hi)
 	if err == nil && !ok {
 		v = def
@@ -283,46 +300,52 @@ func (r *reader) draftLayers() (int64, error) {
 	return 0, nil
 }
 
-// heads reads num_attention_heads and num_key_value_heads (absent: MHA, or
-// def when def > 0) and requires the KV heads to divide the attention heads.
-func (r *reader) heads(m *Model, kvDefault int64, whose string) (err error) {
-	if m.AttentionHeads, err = r.need("num_attention_heads", 1, maxHeads, "the engine splits attention heads over TP ranks"); err != nil {
+// heads reads num_attention_heads (or d.heads when absent and d.heads > 0)
+// and the KV heads (kvHeads: absent, MHA, or d.kvHeads when > 0) and
+// requires the KV heads to divide the attention heads.
+func (r *reader) heads(m *Model, d classDefault) (err error) {
+	if d.heads > 0 {
+		m.AttentionHeads, err = r.orDefault(m, "num_attention_heads", 1, maxHeads, d.heads, d.whose)
+	} else {
+		m.AttentionHeads, err = r.need("num_attention_heads", 1, maxHeads, "the engine splits attention heads over TP ranks")
+	}
+	if err != nil {
 		return err
 	}
-	kvKey, kvObj, kvPrefix := "num_key_value_heads", r.text, r.prefix
-	if m.ModelType == "dbrx" || m.ModelType == "mpt" {
-		// These keep their KV head count in attn_config.kv_n_heads.
-		attn, _ := r.top["attn_config"].(map[string]any)
-		kvKey, kvObj, kvPrefix = "kv_n_heads", attn, "attn_config."
-	}
-	kv, ok, err := intIn(kvObj, kvPrefix, kvKey, 1, maxHeads)
+	kv, kvKey, ok, err := r.kvHeads(m)
 	switch {
 	case err != nil:
 		return err
 	case ok:
 		m.KVHeads = kv
-	case kvDefault > 0:
-		m.KVHeads = kvDefault
-		m.Notes = append(m.Notes, fmt.Sprintf("%s absent: %d, %s default", kvKey, kvDefault, whose))
+	case d.kvHeads > 0:
+		m.KVHeads = d.kvHeads
+		m.Notes = append(m.Notes, fmt.Sprintf("%s absent: %d, %s default", kvKey, d.kvHeads, d.whose))
 	default:
 		m.KVHeads = m.AttentionHeads
 		m.Notes = append(m.Notes, fmt.Sprintf("%s absent: multi-head attention, %d KV heads (num_attention_heads)", kvKey, m.AttentionHeads))
 	}
 	if m.AttentionHeads%m.KVHeads != 0 {
-		return configErrorf(kvPrefix+kvKey, "check the config: every KV head serves the same number of query heads",
+		return configErrorf(kvKey, "check the config: every KV head serves the same number of query heads",
 			"%d KV heads do not divide num_attention_heads %d", m.KVHeads, m.AttentionHeads)
 	}
 	return nil
 }
 
 func (r *reader) readDense(m *Model) (err error) {
-	if err = r.heads(m, 0, ""); err != nil {
+	d := classDefaults[r.textModelType()]
+	if err = r.heads(m, d); err != nil {
 		return err
 	}
-	if m.Layers, err = r.layers(); err != nil {
+	if d.layers > 0 {
+		m.Layers, err = r.orDefault(m, "num_hidden_layers", 1, MaxLayers, d.layers, d.whose)
+	} else {
+		m.Layers, err = r.layers()
+	}
+	if err != nil {
 		return err
 	}
-	return r.headDim(m, 0, "")
+	return r.headDim(m, d.headDim, d.whose)
 }
 
 // headDim is head_dim, or hidden_size / num_attention_heads when absent
@@ -396,7 +419,7 @@ func needIn(obj map[string]any, prefix, key, why string) (int64, error) {
 const qwen35 = "Qwen3.5 config class"
 
 func (r *reader) readHybrid(m *Model) (err error) {
-	if err = r.heads(m, 2, qwen35); err != nil {
+	if err = r.heads(m, classDefault{kvHeads: 2, whose: qwen35}); err != nil {
 		return err
 	}
 	if err = r.headDim(m, 256, qwen35); err != nil {

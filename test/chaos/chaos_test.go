@@ -18,7 +18,6 @@ package chaos
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,59 +33,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-// The agent's timeouts in the suite: short, so that a stopped prefill is
-// stopped past them within a bounded run.
-const (
-	bootstrapTimeout  = 4 * time.Second
-	waitingTimeout    = 4 * time.Second
-	httpTimeout       = time.Second
-	heartbeatInterval = 2 * time.Second
-	// hangAfter: a room open longer than the documented timeouts allow
-	// (bootstrap, then waiting, plus the slowest bootstrap calls) hangs.
-	hangAfter = bootstrapTimeout + waitingTimeout + 4*httpTimeout + 4*time.Second
-	ranks     = 4
-	// ratePerRank and inflightPerRank: 20 rooms/s, 32 in flight in all.
-	ratePerRank     = 5
-	inflightPerRank = 8
-)
-
-// durationEnv and seedEnv choose the run: `make test-chaos` sets a long one,
-// `make test` runs the short default.
-const (
-	durationEnv = "PDTOPO_CHAOS_DURATION"
-	seedEnv     = "PDTOPO_CHAOS_SEED"
-)
-
-func runParams(t *testing.T) (time.Duration, uint64) {
-	d := 60 * time.Second
-	if v := os.Getenv(durationEnv); v != "" {
-		var err error
-		if d, err = time.ParseDuration(v); err != nil || d < 40*time.Second {
-			t.Fatalf("%s=%q: want a duration of at least 40s", durationEnv, v)
-		}
-	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv(seedEnv); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("%s=%q: %v", seedEnv, v, err)
-		}
-	}
-	return d, seed
-}
-
-// freePort is a loopback port nothing listens on now: the prefill's
-// bootstrap port, kept over its restarts as a Service's would be.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // rooms collects what the drivers printed.
@@ -121,10 +67,7 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("the chaos suite drives rooms through the Python adapter with /usr/bin/python3: %v", err)
 	}
 	duration, seed := runParams(t)
-	faultsFor := duration - 2*calmBefore
-	plan := schedule(seed, faultsFor, bootstrapTimeout+waitingTimeout+time.Second)
-	// the last fault moves the prefill's ranks: the calm must find them again
-	plan = append(plan, fault{At: faultsFor, Kind: prefillMove})
+	plan := Schedule(seed, duration)
 	t.Logf("seed %d, %v: %d faults", seed, duration, len(plan))
 	for _, f := range plan {
 		t.Logf("  %v", f)
@@ -188,10 +131,13 @@ func TestChaos(t *testing.T) {
 		}
 	})
 
-	var peakRSS int64
+	var peakRSS, peakDriverRSS int64
 	sampleRSS := func() {
-		if kib := rssKiB(agent.pid()); kib > peakRSS {
-			peakRSS = kib
+		peakRSS = max(peakRSS, rssKiB(agent.pid()))
+		// the engine ranks' processes: beside the reference run, whose
+		// receiver lives in them (conformance/tokenspeed/chaos)
+		for _, d := range drivers {
+			peakDriverRSS = max(peakDriverRSS, rssKiB(d.pid()))
 		}
 	}
 	sleepUntil := func(at time.Duration) {
@@ -237,6 +183,7 @@ func TestChaos(t *testing.T) {
 	defer got.mu.Unlock()
 	s := check(t, got.lines, lastFault, peakRSS)
 	t.Log(s)
+	t.Logf("peak engine rank (driver.py) RSS %.1f MiB", float64(peakDriverRSS)/1024)
 	for r := range ranks {
 		if got.done[r] != 1 {
 			t.Errorf("engine rank %d: %d of its last driver's runs finished (want 1): see %s", r, got.done[r], dir)

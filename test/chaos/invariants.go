@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -55,6 +54,13 @@ func (s summary) String() string {
 		s.CalmRooms, calmBefore, s.CalmFailed, float64(s.PeakRSSKiB)/1024, s.Recovery.Round(10*time.Millisecond))
 }
 
+// Reporter is what check reports a broken invariant to: a *testing.T fails
+// the run; the reference run (conformance/tokenspeed/chaos) only counts.
+type Reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
 // check holds the rooms to the suite's invariants, failing t for each
 // broken one:
 //   - every room ends Success or Failed (none Hung: the driver gives up on
@@ -65,7 +71,7 @@ func (s summary) String() string {
 //   - every room but a trap room opened calmBefore after the last fault
 //     succeeds;
 //   - the agent's RSS stays under rssLimitKiB.
-func check(t *testing.T, lines []roomLine, lastFault time.Time, peakRSS int64) summary {
+func check(t Reporter, lines []roomLine, lastFault time.Time, peakRSS int64) summary {
 	t.Helper()
 	s := summary{FailedBy: map[string]int{}, PeakRSSKiB: peakRSS}
 	calm := float64(lastFault.Add(calmBefore).UnixNano()) / 1e9

@@ -47,7 +47,7 @@ type bootstrapServer struct {
 	ranks map[int]map[int]kvwire.RankAddress // dp group → TP rank → address
 	fault BootstrapFault
 
-	counts struct{ put, parallelInfo, rankAddress, health, bad atomic.Int64 }
+	stats struct{ put, parallelInfo, rankAddress, health, bad atomic.Int64 }
 }
 
 func startBootstrap(host string, port int, wire peerWire) (*bootstrapServer, error) {
@@ -80,7 +80,7 @@ func (b *bootstrapServer) health(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusMethodNotAllowed, "Method not allowed")
 		return
 	}
-	n := b.counts.health.Add(1) - 1
+	n := b.stats.health.Add(1) - 1
 	if b.injectFault(w, r, b.currentFault().healthFault(n)) {
 		return
 	}
@@ -107,11 +107,11 @@ func (b *bootstrapServer) put(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		// The reference raises inside its handler, which aiohttp turns into a 500.
-		b.counts.bad.Add(1)
+		b.stats.bad.Add(1)
 		text(w, http.StatusInternalServerError, "500 Internal Server Error: "+err.Error())
 		return
 	}
-	b.counts.put.Add(1)
+	b.stats.put.Add(1)
 	text(w, http.StatusOK, "OK")
 }
 
@@ -143,7 +143,7 @@ func (b *bootstrapServer) get(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	engineRank, dpGroup := q.Get("engine_rank"), q.Get("target_dp_group")
 	if engineRank == "" || dpGroup == "" {
-		b.counts.bad.Add(1)
+		b.stats.bad.Add(1)
 		text(w, http.StatusBadRequest, "Missing inputs for bootstrap server.")
 		return
 	}
@@ -151,19 +151,19 @@ func (b *bootstrapServer) get(w http.ResponseWriter, r *http.Request) {
 	group, err2 := strconv.Atoi(dpGroup)
 	if err := errors.Join(err1, err2); err != nil {
 		// int() raising inside the reference handler: a 500.
-		b.counts.bad.Add(1)
+		b.stats.bad.Add(1)
 		text(w, http.StatusInternalServerError, "500 Internal Server Error: "+err.Error())
 		return
 	}
 	fault := b.currentFault()
 	if rank == -1 && group == -1 {
-		b.counts.parallelInfo.Add(1)
+		b.stats.parallelInfo.Add(1)
 		if !b.injectFault(w, r, fault.ParallelInfo) {
 			jsonBody(w, b.parallelInfoBody(fault.ParallelInfo == FaultOtherWire))
 		}
 		return
 	}
-	b.counts.rankAddress.Add(1)
+	b.stats.rankAddress.Add(1)
 	if b.injectFault(w, r, fault.RankAddress) {
 		return
 	}

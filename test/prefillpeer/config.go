@@ -66,6 +66,12 @@ type Config struct {
 	Host string
 	// BootstrapPort is the bootstrap server's port; 0 picks a free one.
 	BootstrapPort int
+	// RegisterWith, when set, is another bootstrap server (http://HOST:PORT
+	// or HOST:PORT) the ranks register with instead of running one of
+	// their own (BootstrapPort must then be 0): the reference's own
+	// server, or one that outlives the peer, so that a restarted peer's
+	// ranks come back at new ports under the same address.
+	RegisterWith string
 	// Default is the behaviour of rooms without a script; the zero value
 	// succeeds with bootstrap token 0.
 	Default Behavior
@@ -103,6 +109,9 @@ func (c *Config) withDefaults() Config {
 	if out.Wire == "" {
 		out.Wire = kvwire.WireV1
 	}
+	if hostPort, err := ParseBootstrapURL(out.RegisterWith); err == nil {
+		out.RegisterWith = hostPort // validate reports a bad one
+	}
 	switch {
 	case out.KeepRequests == 0:
 		out.KeepRequests = DefaultKeepRequests
@@ -115,6 +124,14 @@ func (c *Config) withDefaults() Config {
 func (c *Config) validate() error {
 	if c.WorldSize < 1 || c.DPSize < 1 || c.WorldSize%c.DPSize != 0 {
 		return fmt.Errorf("prefillpeer: world size %d and dp size %d: dp must be positive and divide the world", c.WorldSize, c.DPSize)
+	}
+	if c.RegisterWith != "" {
+		if c.BootstrapPort != 0 {
+			return fmt.Errorf("prefillpeer: BootstrapPort %d and RegisterWith %q exclude each other: a peer registering elsewhere runs no server", c.BootstrapPort, c.RegisterWith)
+		}
+		if _, err := ParseBootstrapURL(c.RegisterWith); err != nil {
+			return fmt.Errorf("prefillpeer: RegisterWith: %w", err)
+		}
 	}
 	w, err := newPeerWire(c.Wire)
 	if err != nil {

@@ -34,7 +34,7 @@ type Peer struct {
 	cfg    Config
 	wire   peerWire
 	zctx   *zmq.Context
-	boot   *bootstrapServer
+	boot   rendezvous
 	ranks  []*Rank
 	script *script
 	// check executes transfers byte by byte when Config.Transfer is set.
@@ -67,7 +67,9 @@ func Start(cfg Config) (*Peer, error) {
 	if c.Transfer != nil {
 		p.check = newTransferCheck(*c.Transfer)
 	}
-	if p.boot, err = startBootstrap(c.Host, c.BootstrapPort, w); err != nil {
+	if c.RegisterWith != "" {
+		p.boot = externalBootstrap{addr: c.RegisterWith} // validate parsed it
+	} else if p.boot, err = startBootstrap(c.Host, c.BootstrapPort, w); err != nil {
 		_ = zctx.Term()
 		return nil, fmt.Errorf("prefillpeer: bootstrap server: %w", err)
 	}
@@ -91,25 +93,26 @@ func Start(cfg Config) (*Peer, error) {
 	return p, nil
 }
 
-// RegisterRanks has every rank PUT its registration to the bootstrap server.
+// RegisterRanks has every rank PUT its registration to the bootstrap server
+// (the peer's own, or Config.RegisterWith's).
 func (p *Peer) RegisterRanks() error {
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	for _, r := range p.ranks {
 		body := p.wire.registrationBody(&p.cfg, r.EngineRank, r.Port)
-		req, err := http.NewRequest(http.MethodPut, "http://"+p.boot.addr+kvwire.RoutePath, bytes.NewReader(body))
+		req, err := http.NewRequest(http.MethodPut, "http://"+p.boot.address()+kvwire.RoutePath, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
-			return fmt.Errorf("prefillpeer: engine rank %d registering: %w", r.EngineRank, err)
+			return fmt.Errorf("prefillpeer: engine rank %d registering with %s: %w", r.EngineRank, p.boot.address(), err)
 		}
 		answer, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("prefillpeer: engine rank %d registering: %s: %s", r.EngineRank, resp.Status, answer)
+			return fmt.Errorf("prefillpeer: engine rank %d registering with %s: %s: %.200s", r.EngineRank, p.boot.address(), resp.Status, answer)
 		}
 	}
 	return nil
@@ -119,8 +122,9 @@ func (p *Peer) RegisterRanks() error {
 // the v1 wire, their contract on the cache-contract wire.
 func (p *Peer) Layout() string { return p.wire.describe(&p.cfg) }
 
-// BootstrapAddr is the host:port a decode side uses as bootstrap address.
-func (p *Peer) BootstrapAddr() string { return p.boot.addr }
+// BootstrapAddr is the host:port a decode side uses as bootstrap address:
+// the peer's own server's, or Config.RegisterWith's.
+func (p *Peer) BootstrapAddr() string { return p.boot.address() }
 
 // Ranks returns the ranks by engine rank.
 func (p *Peer) Ranks() []*Rank { return p.ranks }
@@ -154,7 +158,8 @@ func (p *Peer) ScriptRank(room int64, engineRank int, b Behavior) {
 	p.script.mu.Unlock()
 }
 
-// SetBootstrapFault makes the bootstrap server misbehave (zero value: not).
+// SetBootstrapFault makes the bootstrap server misbehave (zero value: not);
+// a server the peer does not run (Config.RegisterWith) is left alone.
 func (p *Peer) SetBootstrapFault(f BootstrapFault) { p.boot.setFault(f) }
 
 // BootstrapCounts are the requests the bootstrap server has answered.
@@ -164,11 +169,9 @@ type BootstrapCounts struct {
 	Bad int64
 }
 
-// BootstrapCounts returns how often each bootstrap endpoint was asked.
-func (p *Peer) BootstrapCounts() BootstrapCounts {
-	c := &p.boot.counts
-	return BootstrapCounts{Puts: c.put.Load(), ParallelInfo: c.parallelInfo.Load(), RankAddress: c.rankAddress.Load(), Health: c.health.Load(), Bad: c.bad.Load()}
-}
+// BootstrapCounts returns how often each bootstrap endpoint was asked (all
+// zero for a server the peer does not run).
+func (p *Peer) BootstrapCounts() BootstrapCounts { return p.boot.counts() }
 
 // Die kills the peer as a crash would: the bootstrap server stops answering
 // (connections are refused) and every rank's sockets close. Safe to call

@@ -275,7 +275,8 @@ def grid(seed: int, sample: int):
             # hash): the equal-TP pairs show it, the sample shows the rest.
             if "prefillKVCacheDtype" not in v or v["prefillKVCacheDtype"] == "fp8" or p == d:
                 add(m, p, d, base | v)
-    everything = list(itertools.product(geometry.MODELS, TPS, TPS, BLOCKS, BLOCKS, LAYOUTS, LAYOUTS, DTYPES, DTYPES))
+    everything = list(itertools.product(geometry.SAMPLED_MODELS, TPS, TPS, BLOCKS, BLOCKS,
+                                        LAYOUTS, LAYOUTS, DTYPES, DTYPES))
     for m, p, d, pb, db, pl, dl, pdt, ddt in rng.sample(everything, sample):
         add(m, p, d, dict(prefillBlockSize=pb, decodeBlockSize=db, prefillKVCacheLayout=pl,
                           decodeKVCacheLayout=dl, prefillKVCacheDtype=pdt, decodeKVCacheDtype=ddt))

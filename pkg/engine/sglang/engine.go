@@ -70,7 +70,7 @@ func model(c *engine.HFConfig) rules.Model {
 		HeadDim:             int(m.HeadDim),
 		NumHiddenLayers:     c.Int("num_hidden_layers"),
 		UseMLA:              m.Family == modelgeom.FamilyMLA,
-		SlidingWindowLayers: types["sliding_attention"],
+		SlidingWindowLayers: swaLayers(c, types),
 		DSAIndexer:          c.Has("index_topk"),
 		MambaLayers:         int(m.MambaLayers),
 	}
@@ -78,9 +78,20 @@ func model(c *engine.HFConfig) rules.Model {
 		out.NumKVHeads = 1
 	}
 	if out.MambaLayers == 0 {
-		out.MambaLayers = types["linear_attention"]
+		out.MambaLayers = types[engine.LayerLinearAttention]
 	}
 	return out
+}
+
+// swaLayers are the layers of SGLang's hybrid sliding-window pool: none
+// unless the architecture has one (rules.HybridSWA), whatever its layer
+// types say; at least one when it has (the pool, not its size, makes the
+// state component).
+func swaLayers(c *engine.HFConfig, types map[string]int) int {
+	if !rules.HybridSWA(c.Architectures(), c.Bool("is_hybrid_swa")) {
+		return 0
+	}
+	return max(1, types[engine.LayerSlidingAttention]+types[engine.LayerChunkedAttention])
 }
 
 // role is one side as SGLang is started on it.

@@ -142,9 +142,27 @@ func fixFor(p Pair, reason Reason) string {
 		fixes = nearestRoles(p)
 	}
 	if len(fixes) == 0 {
+		if fix := unloadedFix(p); fix != "" {
+			return fix
+		}
 		return "no layout within TP 1–16 and block sizes " + orList(BlockSizes) + " of either role makes a pair vLLM accepts"
 	}
 	return strings.Join(fixes, "; or ")
+}
+
+// unloadedFix names a role whose TP vLLM does not load the model at, when
+// no change of the other role can help (Llama 4 Scout's 40 heads at TP 16).
+func unloadedFix(p Pair) string {
+	for _, r := range []struct {
+		name string
+		role Role
+	}{{"prefill", p.Prefill}, {"decode", p.Decode}} {
+		if r.role.TP > 0 && !loads(p.Model, r.role.TP) {
+			return fmt.Sprintf("vLLM does not load the model at %s --tensor-parallel-size %d (%d attention heads, %d KV heads): give it a TP that divides the attention heads and divides the KV heads or is a multiple of them, then judge the pair again",
+				r.name, r.role.TP, p.Model.NumAttentionHeads, p.Model.NumKVHeads)
+		}
+	}
+	return ""
 }
 
 // nearestRoles is the fix when no one setting suffices (several rules

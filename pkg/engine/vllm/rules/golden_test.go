@@ -104,30 +104,41 @@ func stricterThanVLLM(c goldenCase) bool {
 	return false
 }
 
+// verdictsEnv names another verdicts file for a local run, e.g. a larger
+// sample from conformance/vllm/nixl/generate.sh with VERDICTS_ARGS="--seed
+// 23 --sample 4000 --out FILE"; CI leaves it unset and reads the committed
+// file.
+const verdictsEnv = "PDTOPO_VLLM_VERDICTS"
+
 func loadGolden(t testing.TB) []goldenCase {
 	t.Helper()
 	path, err := reference.Reference("VLLM_NIXL_VERDICTS")
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", filepath.FromSlash(path)))
+	file := filepath.Join("..", "..", "..", "..", filepath.FromSlash(path))
+	if p := os.Getenv(verdictsEnv); p != "" {
+		path, file = p, p
+		t.Logf("%s: reading %s", verdictsEnv, p)
+	}
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var file struct {
+	var verdicts struct {
 		NixlCommit string       `json:"vllmNixlCommit"`
 		Cases      []goldenCase `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &file); err != nil {
+	if err := json.Unmarshal(raw, &verdicts); err != nil {
 		t.Fatal(err)
 	}
-	if file.NixlCommit != reference.NixlCommit {
-		t.Fatalf("%s is from %s, reference.env names %s", path, file.NixlCommit, reference.NixlCommit)
+	if verdicts.NixlCommit != reference.NixlCommit {
+		t.Fatalf("%s is from %s, reference.env names %s", path, verdicts.NixlCommit, reference.NixlCommit)
 	}
-	if len(file.Cases) < 1000 {
-		t.Fatalf("%s holds %d cases, want the whole grid", path, len(file.Cases))
+	if len(verdicts.Cases) < 1000 {
+		t.Fatalf("%s holds %d cases, want the whole grid", path, len(verdicts.Cases))
 	}
-	return file.Cases
+	return verdicts.Cases
 }
 
 // Judge against vLLM's own answers: accepted exactly when the engine

@@ -1,5 +1,7 @@
 # pdtopo stand-in for tokenspeed.runtime.pd.utils (which imports
-# torch.distributed and the scheduler): the three names the PD managers use.
+# torch.distributed and the scheduler): the names the PD managers use
+# (PageTransferMetadata: the v1 commit's entities and receiver).
+import dataclasses
 import threading
 from collections import deque
 from enum import Enum
@@ -31,3 +33,10 @@ class FastQueue:
 
 class StepCounter:
     COUNT_NUM_MAX = 2**62
+
+
+@dataclasses.dataclass
+class PageTransferMetadata:
+    indices_are_local: bool
+    page_transfer_mask: object
+    page_local_indices: object = None
