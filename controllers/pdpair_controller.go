@@ -189,8 +189,8 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if fleetErr != nil {
 		return ctrl.Result{}, fleetErr
 	}
-	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), minPositive(r.modelRecheck(pair), gens.recheck))
-	requeue = minPositive(requeue, r.contractRefresh(contracts))
+	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))
+	requeue = minPositive(requeue, minPositive(r.contractRefresh(contracts), gens.recheck))
 	if livePrefill != nil {
 		requeue = minPositive(requeue, livePrefill.requeue)
 	}

@@ -84,11 +84,11 @@ type observations struct {
 	fleet     *fleetObservation
 	foreign   foreignObservation
 	contracts *pdv1.ContractsStatus
+	// generations are status.generations and RolloutCompatible.
+	generations generationsObservation
 	// livePrefill is the running prefill as read live, nil for a pair
 	// whose prefill is not read (liveprefill.go).
 	livePrefill *livePrefillObservation
-	// generations are status.generations and RolloutCompatible.
-	generations generationsObservation
 }
 
 func setReady(pair *pdv1.PDPair, out *planOutcome, pub publication) {

@@ -47,6 +47,11 @@ const (
 	// sealed, so such a ConfigMap is never loaded, but it is someone's
 	// mistake or an attempt worth knowing of.
 	PDPairPlanNamesClear PDPairConditionType = "PlanNamesClear"
+	// PDPairRolloutCompatible: every cross-generation pair of the
+	// generations served (old prefill × new decode, new prefill × old
+	// decode) is compatible under the engine's rules; False names those
+	// that are not, with the engine's reason (docs/rollouts.md).
+	PDPairRolloutCompatible PDPairConditionType = "RolloutCompatible"
 	// PDPairLivePrefillMatches: the running prefill, as its bootstrap
 	// server tells it, is the prefill spec.prefill describes (for an engine
 	// whose prefill tells its layout, sglang, and a pair naming
@@ -54,11 +59,6 @@ const (
 	// with both values, Unknown says why it was not read. Absent for other
 	// pairs.
 	PDPairLivePrefillMatches PDPairConditionType = "LivePrefillMatches"
-	// PDPairRolloutCompatible: every cross-generation pair of the
-	// generations served (old prefill × new decode, new prefill × old
-	// decode) is compatible under the engine's rules; False names those
-	// that are not, with the engine's reason (docs/rollouts.md).
-	PDPairRolloutCompatible PDPairConditionType = "RolloutCompatible"
 )
 
 // PDPairConditionReason is the reason of a condition the operator sets
