@@ -76,6 +76,7 @@ type agentView struct {
 	PlanHash  string `json:"planHash"`
 	Ready     bool   `json:"ready"`
 	PlanError string `json:"planError"`
+	Ranks     []int  `json:"ranks"`
 }
 
 func (a *agentProcess) view() (agentView, error) {
