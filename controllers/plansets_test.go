@@ -86,6 +86,13 @@ func TestPrefillRolloutPublishesBothSets(t *testing.T) {
 	}
 
 	got = waitObserved(t, updateSpec(t, got, func(p *pdv1.PDPair) { p.Spec = fixtures.Pair(ns, "roll").Spec(fixtures.Llama70B(2, 2)).Obj().Spec }))
+	// The earlier generations stay (and their sets) through their grace
+	// (status.generations); past it, with nothing using them, they go. The
+	// requeue at the grace's end is in real time: a pod appearing
+	// reconciles the pair now.
+	testClock.advance(GenerationGrace + lastUsedStep)
+	defer testClock.advance(-(GenerationGrace + lastUsedStep))
+	runPod(t, fixtures.DecodePod(ns, "roll-0", "roll").Obj(), fixtures.RunningStatus(true))
 	testutil.Eventually(t, settle, "the new set alone", func() error {
 		objs := planObjects(t, got)
 		if cm := objs[0]; cm.Data[planstore.SetsKey] != "" {
