@@ -33,7 +33,9 @@ import (
 // served: the current spec's, and older ones while anything still uses
 // them (decode pods admitted under the old decode layout, their agents,
 // prefill instances of the old prefill layout the agents hold). The
-// publisher plans every pair ServedLayoutPairs lists.
+// publisher keeps the sets it published for the pairs ServedLayoutPairs
+// lists (servesSet, plansets.go); a cross pair never current is not
+// planned.
 
 // GenerationGrace is how long an older generation nothing is seen using is
 // kept: prefill instances are only known once an agent met them in a room,
