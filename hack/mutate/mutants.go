@@ -66,6 +66,7 @@ var (
 	client       = []string{"./pkg/receiver/agentclient/"}
 	agentCmd     = []string{"./cmd/receiver-agent/"}
 	sglangEngine = []string{"./pkg/engine/sglang/"}
+	rolloutE2E   = []string{"./webhooks/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -394,4 +395,16 @@ var mutants = []mutant{
 		Old: "admitted == nil || admitted.TPSize == info.TPSize {", New: "admitted == nil || true {",
 		Pkgs: agentCmd, Run: "^(TestOldDecodeLayoutAgentRestartsMidRollout|TestEngineTPDisagreeingWithAdmittedLayout)$",
 		Bug: "an engine of another TP than its pod's admitted layout registers"},
+	{Name: "rollout-kept-generation-set-dropped", File: "controllers/plansets.go",
+		Old: "if g.PlanHash != \"\" && g.PlanHash == s.PlanHash {", New: "if false {",
+		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
+		Bug: "the set of a generation status.generations keeps is not published beside the current one"},
+	{Name: "rollout-sets-ignore-decode-layout", File: "pkg/planstore/setsload.go",
+		Old: "if o.decode != nil {", New: "if false {",
+		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
+		Bug: "an old-layout agent restarted mid-rollout loads the current decode layout's sets (RankOutOfRange)"},
+	{Name: "rollout-generation-never-dropped", File: "controllers/generations.go",
+		Old: "case now.Sub(g.LastUsed.Time) < GenerationGrace:", New: "case true:",
+		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
+		Bug: "a generation nothing uses stays published past its grace"},
 }
