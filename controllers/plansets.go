@@ -119,26 +119,32 @@ func (r *PDPairReconciler) publishedSets(pair *pdv1.PDPair, out *planOutcome, ow
 
 // servesSet says whether an earlier set is still served: it is the set of
 // a generation status.generations keeps (its planHash), or its layouts are
-// a pair ServedLayoutPairs lists (a cross pair published before). The
-// status read here is the one before this reconcile, so on the edit that
-// starts a rollout the generation being replaced is still listed (as
-// current) and its set stays. A pair whose status lists no generations
-// yet (written by an operator older than status.generations) keeps an
-// earlier set while it shares one role's layout with the current one: a
-// rollout of one role needs the old pair while old instances serve.
-// planstore.MaxPlanSets and the shard budget bound what is kept
-// (EncodeSets leaves the oldest out first).
+// a cross pair ServedLayoutPairs lists (old prefill × new decode, new
+// prefill × old decode) that is no generation's own. A generation's own
+// pair goes by its hash alone: an edit that keeps both layouts (other
+// buffers) continues the generation with a new hash, and the set it
+// replaced must go. The status read here is the one before this
+// reconcile, so on the edit that starts a rollout the generation being
+// replaced is still listed (as current) and its set stays. A pair whose
+// status lists no generations yet (written by an operator older than
+// status.generations) keeps an earlier set while it shares one role's
+// layout with the current one. planstore.MaxPlanSets and the shard budget
+// bound what is kept (EncodeSets leaves the oldest out first).
 func servesSet(pair *pdv1.PDPair, current transferplan.LayoutRecord, s planstore.SplitSet) bool {
-	if len(pair.Status.Generations) == 0 {
+	gens := pair.Status.Generations
+	if len(gens) == 0 {
 		return s.Layout.Prefill == current.Prefill || s.Layout.Decode == current.Decode
 	}
-	for _, g := range pair.Status.Generations {
+	own := func(lp LayoutPair) bool {
+		return slices.ContainsFunc(gens, func(g pdv1.PlanGeneration) bool { return (LayoutPair{g.Prefill, g.Decode}).equal(lp) })
+	}
+	for _, g := range gens {
 		if g.PlanHash != "" && g.PlanHash == s.PlanHash {
 			return true
 		}
 	}
 	for _, lp := range ServedLayoutPairs(pair) {
-		if parallelismOf(lp.Prefill) == s.Layout.Prefill && parallelismOf(lp.Decode) == s.Layout.Decode {
+		if !own(lp) && parallelismOf(lp.Prefill) == s.Layout.Prefill && parallelismOf(lp.Decode) == s.Layout.Decode {
 			return true
 		}
 	}
