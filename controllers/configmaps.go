@@ -34,9 +34,9 @@ import (
 
 // desiredConfigMaps turns the encoded plan objects into ConfigMaps controlled
 // by the PDPair, index first.
-func (r *PDPairReconciler) desiredConfigMaps(pair *pdv1.PDPair, out *planOutcome) ([]*corev1.ConfigMap, error) {
-	cms := make([]*corev1.ConfigMap, 0, len(out.objects))
-	for i, obj := range out.objects {
+func (r *PDPairReconciler) desiredConfigMaps(pair *pdv1.PDPair, out *planOutcome, objects []planstore.Object) ([]*corev1.ConfigMap, error) {
+	cms := make([]*corev1.ConfigMap, 0, len(objects))
+	for i, obj := range objects {
 		role := pdv1.RolePlanShard
 		if i == 0 {
 			role = pdv1.RolePlanIndex

@@ -45,6 +45,12 @@ type fleetObservation struct {
 	notReady, stale int
 	// currentHash is the plan the agents should run ("" when none is published).
 	currentHash string
+	// servedHashes are the plans of older generations of another decode
+	// layout still served, each with its decode layout: an agent admitted
+	// under that layout and running that plan is not stale.
+	servedHashes map[string]string
+	// usage counts what uses each layout, for status.generations.
+	usage layoutUsage
 }
 
 // observeFleet lists the pair's decode pods and reads what their agents
@@ -52,7 +58,7 @@ type fleetObservation struct {
 // decodefleet_probes.go). currentHash is the plan just published ("" if
 // none).
 func (r *PDPairReconciler) observeFleet(ctx context.Context, pair *pdv1.PDPair, currentHash string) (fleetObservation, error) {
-	obs := fleetObservation{currentHash: currentHash}
+	obs := fleetObservation{currentHash: currentHash, servedHashes: servedPlanHashes(pair), usage: newLayoutUsage()}
 	pods, reachable, err := r.decodePods(ctx, pair)
 	if err != nil {
 		return obs, err
@@ -95,6 +101,9 @@ func (obs *fleetObservation) add(pod *corev1.Pod, probes map[string]probeResult)
 	obs.status.Pods++
 	ready, why := agentReadiness(pod)
 	probe, probed := probes[pod.Name]
+	if obs.usage.decodePods != nil {
+		obs.usage.addPod(pod, probe, probed)
+	}
 	if ready {
 		obs.status.AgentsReady++
 	}
@@ -112,7 +121,7 @@ func (obs *fleetObservation) add(pod *corev1.Pod, probes map[string]probeResult)
 		obs.lag(pod, pdv1.ReasonAgentsNotReady, "the agent's probe address does not answer: "+probe.err.Error())
 	case obs.currentHash == "":
 		obs.lag(pod, pdv1.ReasonAgentsOnStalePlan, fmt.Sprintf("runs plan %s but the pair has no published plan", short(probe.info.PlanHash)))
-	case probe.info.PlanHash != obs.currentHash:
+	case probe.info.PlanHash != obs.currentHash && !obs.onServedGeneration(probe.info):
 		msg := fmt.Sprintf("runs plan %s, not the current %s", short(probe.info.PlanHash), short(obs.currentHash))
 		if probe.info.PlanError != "" {
 			msg += "; the agent says: " + quoteAgent(probe.info.PlanError)

@@ -41,6 +41,16 @@ type agentInfo struct {
 	// EngineContracts are the contracts the pod's engines registered
 	// (livecontract.Agent reads the same answer).
 	EngineContracts []livecontract.RankContract `json:"engineContracts"`
+	// DecodeLayout and PrefillLayoutsMet are what the agent uses: counted
+	// per generation (generations_usage.go).
+	DecodeLayout      string             `json:"decodeLayout"`
+	PrefillLayoutsMet []prefillLayoutMet `json:"prefillLayoutsMet"`
+}
+
+// prefillLayoutMet is one entry of the agent's prefillLayoutsMet.
+type prefillLayoutMet struct {
+	Layout    string `json:"layout"`
+	Instances int    `json:"instances"`
 }
 
 // agentProber asks agents which plan they run, a bounded number at a time,

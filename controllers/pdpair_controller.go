@@ -89,6 +89,11 @@ type PDPairReconciler struct {
 	// ConfigMap reads it again (default DefaultModelRecheckInterval).
 	ModelRecheckInterval time.Duration
 
+	// Clock, when set, is the reconciler's time for status.generations
+	// (lastUsed and the grace before an unused generation is dropped);
+	// tests set it, the manager leaves it nil (time.Now).
+	Clock func() time.Time
+
 	// ForeignScanInterval is how often every namespace holding PDPairs is
 	// scanned for ConfigMaps of someone else's under plan names (default
 	// DefaultForeignScanInterval; see foreign.go).
@@ -105,6 +110,9 @@ type PDPairReconciler struct {
 	live    *liveContracts
 	written *writtenStatuses
 	foreign *foreignReports
+
+	// rollouts are the last RolloutCompatible verdicts (generations_judge.go).
+	rollouts *rolloutJudgements
 }
 
 // NewPDPairReconciler wires a reconciler to a manager's client, cache and recorder.
@@ -123,6 +131,7 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		foreign:            newForeignReports(),
 		gauge:              newCompatibilityGauge(),
 		live:               newLiveContracts(),
+		rollouts:           newRolloutJudgements(),
 	}
 	r.prober = newAgentProber()
 	r.fleet = newFleetProbes(r.prober)
@@ -168,7 +177,8 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
 	foreign := r.observeForeign(ctx, pair)
 	livePrefill := r.observeLivePrefill(pair)
-	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), livePrefill: livePrefill}
+	gens := r.observeGenerations(pair, outcome, pub, fleetOrNil(fleet, fleetErr), model)
+	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), livePrefill: livePrefill, generations: gens}
 	if err := r.applyStatus(ctx, pair, outcome, pub, observed); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -180,7 +190,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, fleetErr
 	}
 	requeue := minPositive(minPositive(pub.requeueAfter, r.fleetRecheck(fleet)), r.modelRecheck(pair))
-	requeue = minPositive(requeue, r.contractRefresh(contracts))
+	requeue = minPositive(requeue, minPositive(r.contractRefresh(contracts), gens.recheck))
 	if livePrefill != nil {
 		requeue = minPositive(requeue, livePrefill.requeue)
 	}
@@ -219,6 +229,7 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 		r.gauge.forget(key)
 		r.live.forget(key)
 		r.fleet.forget(key)
+		r.rollouts.forget(key)
 		return nil, nil
 	}
 	if err != nil {

@@ -199,6 +199,8 @@ type planCache struct {
 	// memory admits planning by its estimated peak memory (planMemory); nil
 	// admits everything.
 	memory *planMemoryGate
+	// published are the plan sets last published per pair (plansets.go).
+	published setMemory
 }
 
 func newPlanCache() *planCache { return &planCache{outcomes: map[types.NamespacedName]*planOutcome{}} }
@@ -239,4 +241,5 @@ func (c *planCache) forget(key types.NamespacedName) {
 	c.mu.Lock()
 	delete(c.outcomes, key)
 	c.mu.Unlock()
+	c.published.forget(key)
 }

@@ -90,7 +90,11 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	case out.encodeErr != nil:
 		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
 	}
-	desired, err := r.desiredConfigMaps(pair, out)
+	sets, err := r.publishedSets(pair, out, owned)
+	if err != nil {
+		return publishFailed(err)
+	}
+	desired, err := r.desiredConfigMaps(pair, out, sets.Objects)
 	if err != nil {
 		return publishFailed(err)
 	}
@@ -110,8 +114,8 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 		pub.configMaps = append(pub.configMaps, cm.Name)
 		pub.bytes += dataBytes(cm)
 	}
-	pub.message = fmt.Sprintf("%d decode TP rank plans in %d ConfigMaps (%s and %d shards, %d bytes), plan hash %s",
-		out.decodeRanks, len(desired), desired[0].Name, len(desired)-1, pub.bytes, out.hash)
+	pub.message = fmt.Sprintf("%d decode TP rank plans in %d ConfigMaps (%s and %d shards, %d bytes), plan hash %s%s",
+		out.decodeRanks, len(desired), desired[0].Name, len(desired)-1, pub.bytes, out.hash, describeSets(sets))
 	return pub
 }
 

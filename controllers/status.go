@@ -56,6 +56,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 		setFleetStatus(pair, *obs.fleet)
 	}
 	setPlanNamesClear(pair, obs.foreign)
+	setGenerations(pair, obs.generations)
 	key := client.ObjectKeyFromObject(pair)
 	// Remembered before the write, so that its echo, which may arrive before
 	// Patch returns, is recognised as the manager's own.
@@ -83,6 +84,8 @@ type observations struct {
 	fleet     *fleetObservation
 	foreign   foreignObservation
 	contracts *pdv1.ContractsStatus
+	// generations are status.generations and RolloutCompatible.
+	generations generationsObservation
 	// livePrefill is the running prefill as read live, nil for a pair
 	// whose prefill is not read (liveprefill.go).
 	livePrefill *livePrefillObservation

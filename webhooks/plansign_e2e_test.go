@@ -29,6 +29,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -75,6 +76,7 @@ type agentView struct {
 	PlanHash  string `json:"planHash"`
 	Ready     bool   `json:"ready"`
 	PlanError string `json:"planError"`
+	Ranks     []int  `json:"ranks"`
 }
 
 func (a *agentProcess) view() (agentView, error) {
@@ -251,11 +253,16 @@ func TestAgentLoadsOnlySignedPlans(t *testing.T) {
 func changeSpecTo(t *testing.T, key client.ObjectKey, spec pdv1.PDPairSpec, cond pdv1.PDPairConditionType, status metav1.ConditionStatus) *pdv1.PDPair {
 	t.Helper()
 	var p pdv1.PDPair
-	if err := k8s.Get(context.Background(), key, &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Spec = spec
-	if err := k8s.Update(context.Background(), &p); err != nil {
+	// The manager writes the status meanwhile (decode pods appearing change
+	// status.generations' counts): read again on a conflict.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(context.Background(), key, &p); err != nil {
+			return err
+		}
+		p.Spec = spec
+		return k8s.Update(context.Background(), &p)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got *pdv1.PDPair

@@ -34,6 +34,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/engine/engines"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // PodInjectorPath is where the manager's webhook server serves the injector.
@@ -109,17 +110,21 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Allowed(msg)
 	}
 	if refused == nil {
-		refused = pairVerdict(pair)
+		refused = keptGenerationVerdict(&pod, pair, pairVerdict(pair))
 	}
 	if refused == nil {
 		refused = pairCurveVerdict(&pod, pair)
 	}
 	var ranks rankRange
+	var layout transferplan.Parallelism
 	if refused == nil {
-		ranks, refused = podRanks(&pod, pair)
+		layout, refused = admittedLayout(&pod, pair)
 	}
 	if refused == nil {
-		refused = injectAgent(&pod, pairName, ranks, p.Agent.signedFor(pair))
+		ranks, refused = podRanks(&pod, withDecodeLayout(pair, layout))
+	}
+	if refused == nil {
+		refused = injectAgent(&pod, pairName, ranks, p.Agent.signedFor(pair).admittedUnder(layout))
 	}
 	if refused != nil {
 		logf.FromContext(ctx).Info("decode pod refused", "pdpair", pairName, "reason", refused.reason, "message", refused.message)

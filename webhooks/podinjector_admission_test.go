@@ -114,7 +114,8 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	}
 	wantArgs := []string{"--first-rank=0", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=$(POD_IP)",
 		"--probe-port=9440", "--plan-dir=/etc/pdtopo/plans",
-		"--plan-public-keys=" + testAgent.PlanPublicKeys[0], "--plan-pdpair=" + pod.Labels[pdv1.LabelPDPair], "--plan-min-generation=1"}
+		"--plan-public-keys=" + testAgent.PlanPublicKeys[0], "--plan-pdpair=" + pod.Labels[pdv1.LabelPDPair], "--plan-min-generation=1",
+		"--decode-layout=tp=4,dp=1"}
 	if !slices.Equal(agent.Args, wantArgs) {
 		t.Errorf("agent args %q, want %q", agent.Args, wantArgs)
 	}
@@ -150,6 +151,10 @@ func TestLabelledDecodePodGetsTheAgent(t *testing.T) {
 	if got := pod.Annotations[pdv1.AnnotationInjected]; got != "first=0,count=4" {
 		t.Errorf("annotation %s=%q, want first=0,count=4", pdv1.AnnotationInjected, got)
 	}
+	// The layout the pod was admitted under, for the operator's counts.
+	if got := pod.Annotations[pdv1.AnnotationDecodeLayout]; got != "tp=4,dp=1" {
+		t.Errorf("annotation %s=%q, want tp=4,dp=1 (the pair's decode layout at admission)", pdv1.AnnotationDecodeLayout, got)
+	}
 }
 
 // wantPlanProjection: every possible shard name from the last to the
@@ -172,7 +177,8 @@ func wantPlanProjection(t *testing.T, pod *corev1.Pod, pair string) {
 		names = append(names, s.ConfigMap.Name)
 		wantItems := []corev1.KeyToPath(nil)
 		if s.ConfigMap.Name == planstore.IndexConfigMapName(pair) {
-			wantItems = []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}}
+			wantItems = []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey},
+				{Key: planstore.SetsKey, Path: planstore.SetsKey}, {Key: planstore.SetsSignatureKey, Path: planstore.SetsSignatureKey}}
 		}
 		if !equality.Semantic.DeepEqual(s.ConfigMap.Items, wantItems) {
 			t.Errorf("plan source %s projects items %+v, want %+v", s.ConfigMap.Name, s.ConfigMap.Items, wantItems)

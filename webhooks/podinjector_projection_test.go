@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -78,13 +80,21 @@ func TestShardCountChangeReachesARunningPod(t *testing.T) {
 		t.Fatalf("decode TP 64 published in %v; want at least two shards", pair.Status.Plan.ConfigMaps)
 	}
 	large := seen(pair)
-	if len(large) != 2+64 || !slices.Contains(large, planstore.RankKey(63)) || !slices.Contains(large, planstore.SignatureKey) {
-		t.Fatalf("after growing, the pod sees %d files (%v...); want the index, its signature and 64 rank plans", len(large), large[:min(4, len(large))])
+	// The pod was admitted under decode TP 4: that generation's set stays
+	// published beside the new one (set1-rank-*, plansets.json).
+	ranks := slices.DeleteFunc(slices.Clone(large), func(f string) bool { return !strings.HasPrefix(f, "rank-") })
+	if len(ranks) != 64 || !slices.Contains(large, planstore.RankKey(63)) || !slices.Contains(large, planstore.SignatureKey) || !slices.Contains(large, planstore.SetsKey) {
+		t.Fatalf("after growing, the pod sees %d files (%v...); want the index, its signature and 64 rank plans, and the kept set beside them", len(large), large[:min(4, len(large))])
 	}
 
-	// Back to one shard: the second shard's ConfigMap is deleted, and its
-	// files leave the pod's volume.
+	// Back to one shard: past the grace of the TP 64 generation nothing
+	// uses, the second shard's ConfigMap is deleted, and its files leave
+	// the pod's volume. The requeue at the grace's end is in real time: a
+	// pod appearing reconciles the pair now.
 	pair = changeSpec(t, key, fixtures.GQAPair(ns, key.Name, 8, 4, 4, 512).Spec)
+	rolloutClock.advance(controllers.GenerationGrace + time.Minute)
+	defer rolloutClock.advance(-(controllers.GenerationGrace + time.Minute))
+	admit(t, fixtures.DecodePod(ns, "decode-1", key.Name).RanksPerPod("4").Obj())
 	testutil.Eventually(t, settle, "the pair's stale shards deleted", func() error {
 		files := seen(pair)
 		if !slices.Equal(files, small) {

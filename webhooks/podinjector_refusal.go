@@ -45,6 +45,10 @@ const (
 	// RefuseCurveRequired: the pod's PDPair requires CURVE
 	// (pd.pdtopo.dev/require-curve) and the pod does not ask for it.
 	RefuseCurveRequired RefusalReason = "CurveRequired"
+	// RefuseDecodeLayoutNotServed: the pod's template pins a decode layout
+	// (pd.pdtopo.dev/decode-layout) that is neither the pair's spec nor a
+	// generation it still serves, or is not a layout.
+	RefuseDecodeLayoutNotServed RefusalReason = "DecodeLayoutNotServed"
 )
 
 // refusal is why a decode pod is not admitted.

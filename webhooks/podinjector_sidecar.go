@@ -28,6 +28,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // AgentSidecar is what the manager's flags decide about the injected agent.
@@ -50,6 +51,9 @@ type AgentSidecar struct {
 	// planMinGeneration is the pair's generation when the pod is admitted
 	// (signedFor): no plans of an older one are loaded.
 	planMinGeneration int64
+	// decodeLayout is the pair's decode layout when the pod is admitted
+	// (admittedUnder); zero writes no layout.
+	decodeLayout transferplan.Parallelism
 }
 
 // AgentBinary is the agent's path in its image (see the Dockerfile).
@@ -107,6 +111,7 @@ func injectAgent(pod *corev1.Pod, pair string, ranks rankRange, agent AgentSidec
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[pdv1.AnnotationInjected] = fmt.Sprintf("first=%d,count=%d", ranks.first, ranks.count)
+	recordDecodeLayout(pod, &pod.Spec.InitContainers[0], agent.decodeLayout)
 	return nil
 }
 
@@ -138,9 +143,10 @@ func checkNames(pod *corev1.Pod) *refusal {
 // the kubelet keeps the later source's. So the sources are ordered for the
 // operator's objects to win: shards from the last name to the first (the
 // operator uses the first names), then the index, projecting only its
-// index.json. A foreign object can then add files nobody reads, but not
-// replace the operator's while they exist; the signature (index.sig,
-// projected beside index.json) refuses whatever else is there.
+// index.json, the sets index and their signatures. A foreign object can
+// then add files nobody reads, but not replace the operator's while they
+// exist; the signatures (index.sig, plansets.sig, projected beside what
+// they sign) refuse whatever else is there.
 func plansVolume(pair string) corev1.Volume {
 	sources := make([]corev1.VolumeProjection, 0, 1+planstore.MaxShardConfigMaps)
 	add := func(name string, items []corev1.KeyToPath) {
@@ -153,7 +159,10 @@ func plansVolume(pair string) corev1.Volume {
 	for i := planstore.MaxShardConfigMaps - 1; i >= 0; i-- {
 		add(planstore.ShardConfigMapName(pair, i), nil)
 	}
-	indexItems := []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey}}
+	// the sets index and its signature are absent while one set is
+	// published; an optional source skips the items it does not hold
+	indexItems := []corev1.KeyToPath{{Key: planstore.IndexKey, Path: planstore.IndexKey}, {Key: planstore.SignatureKey, Path: planstore.SignatureKey},
+		{Key: planstore.SetsKey, Path: planstore.SetsKey}, {Key: planstore.SetsSignatureKey, Path: planstore.SetsSignatureKey}}
 	add(planstore.IndexConfigMapName(pair), indexItems)
 	return corev1.Volume{Name: pdv1.AgentPlansVolume, VolumeSource: corev1.VolumeSource{
 		Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To[int32](0o444)},

@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,10 +91,33 @@ func setupControllerAndWebhooks(mgr ctrl.Manager) error {
 	r.Signer = testSigner
 	// The end-to-end test waits for agents to pick up a new plan.
 	r.FleetRecheckInterval = 500 * time.Millisecond
+	// The rollout test moves it past controllers.GenerationGrace.
+	r.Clock = rolloutClock.now
 	if err := r.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return webhooks.Register(mgr, webhooks.Options{Agent: testAgent})
+}
+
+// rolloutClock is the reconciler's clock: the time now plus an offset a
+// test may add to (no test of this package runs in parallel).
+var rolloutClock = &offsetClock{}
+
+type offsetClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *offsetClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *offsetClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 // newNamespace gives a test its own namespace, and skips it without a control plane.

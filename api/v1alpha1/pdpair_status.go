@@ -60,6 +60,13 @@ type PDPairStatus struct {
 	// labelled with this pair and role decode) and their agents.
 	// +optional
 	DecodeFleet *DecodeFleetStatus `json:"decodeFleet,omitempty"`
+
+	// generations are the layout pairs served: the current spec's first,
+	// then older ones still in use mid-rollout (at most MaxPlanGenerations).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	Generations []PlanGeneration `json:"generations,omitempty"`
 }
 
 // DecodeFleetStatus counts the pair's decode pods and their agents.

@@ -47,6 +47,11 @@ const (
 	// sealed, so such a ConfigMap is never loaded, but it is someone's
 	// mistake or an attempt worth knowing of.
 	PDPairPlanNamesClear PDPairConditionType = "PlanNamesClear"
+	// PDPairRolloutCompatible: every cross-generation pair of the
+	// generations served (old prefill × new decode, new prefill × old
+	// decode) is compatible under the engine's rules; False names those
+	// that are not, with the engine's reason (docs/rollouts.md).
+	PDPairRolloutCompatible PDPairConditionType = "RolloutCompatible"
 	// PDPairLivePrefillMatches: the running prefill, as its bootstrap
 	// server tells it, is the prefill spec.prefill describes (for an engine
 	// whose prefill tells its layout, sglang, and a pair naming
@@ -268,6 +273,18 @@ const (
 	ReasonAgentsNotReady PDPairConditionReason = "AgentsNotReady"
 	// ReasonAgentsOnStalePlan: some agents run a plan older than the current one.
 	ReasonAgentsOnStalePlan PDPairConditionReason = "AgentsOnStalePlan"
+
+	// ReasonOneGeneration: RolloutCompatible=True, only the current
+	// generation is served (no rollout under way).
+	ReasonOneGeneration PDPairConditionReason = "OneGeneration"
+	// ReasonGenerationsCompatible: RolloutCompatible=True, every
+	// cross-generation pair is compatible.
+	ReasonGenerationsCompatible PDPairConditionReason = "GenerationsCompatible"
+	// ReasonGenerationsIncompatible: RolloutCompatible=False, the engine
+	// refuses some cross-generation pair (the message names each with the
+	// engine's reason): rooms between those instances fail until one side's
+	// rollout finishes; hold the rollout (docs/rollouts.md).
+	ReasonGenerationsIncompatible PDPairConditionReason = "GenerationsIncompatible"
 )
 
 // Label and annotation keys.
@@ -295,6 +312,13 @@ const (
 	// AnnotationInjected records that the webhook injected the agent, and with
 	// which first rank and rank count ("first=4,count=4").
 	AnnotationInjected = "pd.pdtopo.dev/agent-injected"
+	// AnnotationDecodeLayout records the decode layout a pod was admitted
+	// under ("tp=4,dp=1", the pair's decode tensorParallelSize and
+	// dataParallelSize then). The webhook writes it and gives the same
+	// value to the agent (--decode-layout), which loads only plans made
+	// for it: mid-rollout the pair's spec may already name another layout,
+	// and the pod's engine still runs the one it started with.
+	AnnotationDecodeLayout = "pd.pdtopo.dev/decode-layout"
 	// AnnotationCurveSecret names a Secret in the decode pod's namespace
 	// holding agent.key and prefill.pub: the injected agent then speaks ZMQ
 	// CURVE with the prefill ranks (docs/receiver-agent.md).

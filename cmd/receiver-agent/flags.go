@@ -29,6 +29,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // MaxRanksPerAgent bounds the engine ranks one agent serves: each rank
@@ -78,6 +79,8 @@ type options struct {
 	memoryLimit        string
 	curveKeys          string
 	curve              *receiver.CurveKeys // read from curveKeys
+	decodeLayoutText   string
+	decodeLayout       *transferplan.Parallelism // parsed from decodeLayoutText
 
 	// budget is derived from --memory-limit or the container (see budget.go).
 	budget receiver.Budget
@@ -103,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.planPublicKeys, "plan-public-keys", "", "with --plan-dir: comma-separated base64 ed25519 public keys of the operator (the webhook passes them); only an index signed with one for --plan-pdpair is loaded")
 	fs.StringVar(&o.planPDPair, "plan-pdpair", "", "with --plan-public-keys: NAMESPACE/NAME (or NAME, in $POD_NAMESPACE) of the PDPair the signed plans must be for")
 	fs.Int64Var(&o.planMinGeneration, "plan-min-generation", 0, "with --plan-public-keys: refuse plans signed for an older generation of the PDPair than this")
+	fs.StringVar(&o.decodeLayoutText, "decode-layout", "", "the decode layout the pod was admitted under, tp=N,dp=M (the webhook passes it): only plans made for it are loaded, whatever the PDPair's spec says now")
 	fs.StringVar(&o.pdpair, "pdpair", "", "read the plans from the API: NAMESPACE/NAME of the PDPair (or NAME, in $POD_NAMESPACE)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for --pdpair (default: the in-cluster service account)")
 	fs.DurationVar(&o.planResync, "plan-resync", time.Minute, "safety-net re-read of the plan source (changes are watched and apply at once)")
@@ -129,6 +133,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	o.listenSet = set["listen"]
 	if err := o.ranks(set); err != nil {
+		return nil, err
+	}
+	if err := o.parseDecodeLayout(); err != nil {
 		return nil, err
 	}
 	return o, o.validate()
@@ -293,5 +300,26 @@ func (o *options) validateAddresses() error {
 			return fmt.Errorf("--socket-dir %q makes socket paths of %d bytes (%s); unix sockets allow %d", o.socketDir, len(p), p, maxUnixPath)
 		}
 	}
+	return nil
+}
+
+// parseDecodeLayout reads --decode-layout and checks that the served ranks
+// exist in it: ranks past its TP would never get a plan.
+func (o *options) parseDecodeLayout() error {
+	if o.decodeLayoutText == "" {
+		return nil
+	}
+	if o.planFile != "" {
+		return errors.New("--decode-layout is read with --plan-dir or --pdpair, whose publications can hold several layouts; a --plan-file holds one")
+	}
+	p, err := transferplan.ParseParallelism(o.decodeLayoutText)
+	if err != nil {
+		return fmt.Errorf("--decode-layout: %w", err)
+	}
+	if last := o.firstRank + o.rankCount - 1; last >= p.TPSize {
+		return fmt.Errorf("--decode-layout %s has engine ranks 0..%d but the agent serves engine ranks %d..%d (--first-rank %d, --rank-count %d)",
+			p, p.TPSize-1, o.firstRank, last, o.firstRank, o.rankCount)
+	}
+	o.decodeLayout = &p
 	return nil
 }

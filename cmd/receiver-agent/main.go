@@ -106,6 +106,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 		return err
 	}
 	plans := newPlanState(o.engineRanks(), managers(ranks), reg)
+	plans.decodeLayout = o.decodeLayout
 	if loadErr == nil {
 		if loadErr = plans.apply(loaded.Plans); loadErr != nil && o.planFile != "" {
 			closeRanks(ranks)
@@ -192,21 +193,35 @@ func planSource(o *options) (plansource.Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks}, nil
+		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks, DecodeLayout: o.decodeLayout}, nil
 	default:
-		return plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
+		src, err := plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
+		if err == nil {
+			src.DecodeLayout = o.decodeLayout
+		}
+		return src, err
 	}
 }
 
 // checkPlans refuses plans no rank would run (see receiver.PlanSnapshot.Check).
 func checkPlans(ranks []int, p plansource.Plans) error {
 	var errs []error
-	for i, snap := range p.Ranks {
-		if err := snap.Check(ranks[i]); err != nil {
-			errs = append(errs, fmt.Errorf("engine rank %d: %w", ranks[i], err))
+	for k, set := range p.Sets() {
+		for i, snap := range set {
+			if err := snap.Check(ranks[i]); err != nil {
+				errs = append(errs, fmt.Errorf("%sengine rank %d: %w", setName(k), ranks[i], err))
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// setName names an alternate plan set in an error ("" for the current one).
+func setName(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return fmt.Sprintf("plan set %d, ", k)
 }
 
 // printPlans writes each rank's plan as canonical (encoding/json) JSON,

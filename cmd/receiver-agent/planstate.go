@@ -26,6 +26,7 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // planState is the plan every served rank runs, and what the agent knows
@@ -33,6 +34,8 @@ import (
 type planState struct {
 	ranks    []int
 	managers []*receiver.Manager
+	// decodeLayout is the layout the pod was admitted under, if given.
+	decodeLayout *transferplan.Parallelism
 
 	mu       sync.Mutex
 	hash     string
@@ -74,7 +77,7 @@ func (s *planState) apply(p plansource.Plans) error {
 	if len(p.Ranks) != len(s.managers) {
 		return fmt.Errorf("the plan source returned %d plans for %d ranks", len(p.Ranks), len(s.managers))
 	}
-	if err := receiver.InstallPlans(s.managers, p.Ranks); err != nil {
+	if err := receiver.InstallPlanSets(s.managers, p.Sets()); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -122,6 +125,14 @@ func (s *planState) Info() localapi.AgentInfo {
 	s.mu.Unlock()
 	info.Ready = s.Readiness() == nil
 	info.EngineContracts = localapi.EngineContracts(s.ranks, s.EngineContract)
+	if s.decodeLayout != nil {
+		info.DecodeLayout = s.decodeLayout.String()
+	}
+	met := make([][]receiver.PrefillLayoutMet, len(s.managers))
+	for i, m := range s.managers {
+		met[i] = m.PrefillLayoutsMet()
+	}
+	info.PrefillLayoutsMet = localapi.PrefillLayoutsMet(met)
 	return info
 }
 

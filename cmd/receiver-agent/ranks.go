@@ -111,7 +111,8 @@ func agentConfig(o *options, rank int, log *slog.Logger, metrics *receiver.Metri
 		HTTPTimeout: o.httpTimeout, BootstrapTimeout: o.bootstrapTimeout, WaitingTimeout: o.waitingTimeout,
 		HeartbeatInterval: o.heartbeatInterval, HeartbeatMisses: o.heartbeatMisses,
 		SendTimeout: o.sendTimeout, MaxRooms: o.maxRoomsPerRank(), StatusHWM: o.budget.StatusHWM, PushHWM: o.budget.PushHWM, Curve: o.curve,
-		Logger: log.With("engineRank", rank), Metrics: metrics,
+		DecodeLayout: o.decodeLayout,
+		Logger:       log.With("engineRank", rank), Metrics: metrics,
 	}
 }
 

@@ -64,7 +64,9 @@ var (
 	localAPI     = []string{"./pkg/receiver/localapi/"}
 	zmqSock      = []string{"./pkg/zmqsock/"}
 	client       = []string{"./pkg/receiver/agentclient/"}
+	agentCmd     = []string{"./cmd/receiver-agent/"}
 	sglangEngine = []string{"./pkg/engine/sglang/"}
+	rolloutE2E   = []string{"./webhooks/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -398,4 +400,30 @@ var mutants = []mutant{
 	{Name: "routes-rankmap-dummies-read", File: "cmd/pdtopo/app/routes/routes.go",
 		Old: `role = "notified only"`, New: `role = "reads"`,
 		Pkgs: []string{"./cmd/pdtopo/app/routes/..."}, Bug: "routes of an engine pair calls notify-only targets reads"},
+
+	// rollouts: a decode pod's own layout
+	{Name: "rollout-any-decode-layout-loaded", File: "pkg/planstore/setsload.go",
+		Old: "if idx.Layout.Decode != want {", New: "if false {",
+		Pkgs: agentCmd, Run: "^TestOldDecodeLayoutAgentRestartsMidRollout$",
+		Bug: "an agent loads plans made for another decode layout than its pod was admitted under"},
+	{Name: "rollout-one-set-any-decode-layout", File: "pkg/planstore/decodelayout.go",
+		Old: "if o.decode == nil || idx.Layout.Decode == *o.decode {", New: "if true {",
+		Pkgs: []string{"./pkg/receiver/plansource/"}, Run: "^TestSignedDirLoadsEverySet$",
+		Bug: "a signed index of one set made for another decode layout is loaded"},
+	{Name: "rollout-admitted-tp-not-checked", File: "pkg/receiver/enginelayout.go",
+		Old: "admitted == nil || admitted.TPSize == info.TPSize {", New: "admitted == nil || true {",
+		Pkgs: agentCmd, Run: "^(TestOldDecodeLayoutAgentRestartsMidRollout|TestEngineTPDisagreeingWithAdmittedLayout)$",
+		Bug: "an engine of another TP than its pod's admitted layout registers"},
+	{Name: "rollout-kept-generation-set-dropped", File: "controllers/plansets.go",
+		Old: "g.PlanHash != \"\" && g.PlanHash == s.PlanHash", New: "g.PlanHash == \"-\"",
+		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
+		Bug: "the set of a generation status.generations keeps is not published beside the current one"},
+	{Name: "rollout-sets-ignore-decode-layout", File: "pkg/planstore/setsload.go",
+		Old: "if o.decode != nil {", New: "if false {",
+		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
+		Bug: "an old-layout agent restarted mid-rollout loads the current decode layout's sets (RankOutOfRange)"},
+	{Name: "rollout-generation-never-dropped", File: "controllers/generations.go",
+		Old: "case now.Sub(g.LastUsed.Time) < GenerationGrace:", New: "case true:",
+		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
+		Bug: "a generation nothing uses stays published past its grace"},
 }

@@ -183,30 +183,9 @@ func (idx *Index) checkRankBudget() error {
 // verified canonical JSON.
 func readRank(src source, shard Shard, entry RankEntry) (transferplan.RoutePlan, []byte, error) {
 	var plan transferplan.RoutePlan
-	gz, err := src.read(shard.ConfigMap, entry.Key, ObjectSizeLimit)
-	switch {
-	case errors.Is(err, errAbsent):
-		return plan, nil, formatErrorf(ReasonMissingShard, "key %s of ConfigMap %s (decode TP rank %d) is missing", entry.Key, shard.ConfigMap, entry.Rank)
-	case errors.Is(err, errTooLong):
-		return plan, nil, formatErrorf(ReasonCorruptPlan, "key %s is longer than %d bytes", entry.Key, ObjectSizeLimit)
-	case err != nil:
-		return plan, nil, fmt.Errorf("planstore: reading %s: %w", entry.Key, err)
-	}
-	raw, err := gunzip(gz, entry.Size)
+	raw, _, err := readRankBytes(src, shard, entry)
 	if err != nil {
-		return plan, nil, formatErrorf(ReasonCorruptPlan, "key %s of ConfigMap %s: %v", entry.Key, shard.ConfigMap, err)
-	}
-	if n := int64(len(raw)); n != entry.Size {
-		what := fmt.Sprintf("%d bytes", n)
-		if n > entry.Size {
-			what = "more than that"
-		}
-		return plan, nil, formatErrorf(ReasonHashMismatch, "key %s of ConfigMap %s inflates to %s but the index records %d bytes (the objects are from different publications or were edited)",
-			entry.Key, shard.ConfigMap, what, entry.Size)
-	}
-	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != entry.SHA256 {
-		return plan, nil, formatErrorf(ReasonHashMismatch, "key %s of ConfigMap %s has SHA-256 %x but the index records %s (the objects are from different publications or were edited)",
-			entry.Key, shard.ConfigMap, sum, entry.SHA256)
+		return plan, nil, err
 	}
 	if err := decodeStrict(raw, &plan); err != nil {
 		return plan, nil, formatErrorf(ReasonCorruptPlan, "key %s: %v", entry.Key, err)
@@ -215,6 +194,38 @@ func readRank(src source, shard Shard, entry RankEntry) (transferplan.RoutePlan,
 		return plan, nil, formatErrorf(ReasonCorruptPlan, "key %s holds the plan of decode TP rank %d, not %d", entry.Key, plan.DecodeTPRank, entry.Rank)
 	}
 	return plan, raw, nil
+}
+
+// readRankBytes reads and inflates one rank's plan and holds it to its
+// entry's size and SHA-256; it returns the plan JSON and the compressed
+// bytes it came from.
+func readRankBytes(src source, shard Shard, entry RankEntry) (raw, gz []byte, err error) {
+	gz, err = src.read(shard.ConfigMap, entry.Key, ObjectSizeLimit)
+	switch {
+	case errors.Is(err, errAbsent):
+		return nil, nil, formatErrorf(ReasonMissingShard, "key %s of ConfigMap %s (decode TP rank %d) is missing", entry.Key, shard.ConfigMap, entry.Rank)
+	case errors.Is(err, errTooLong):
+		return nil, nil, formatErrorf(ReasonCorruptPlan, "key %s is longer than %d bytes", entry.Key, ObjectSizeLimit)
+	case err != nil:
+		return nil, nil, fmt.Errorf("planstore: reading %s: %w", entry.Key, err)
+	}
+	raw, err = gunzip(gz, entry.Size)
+	if err != nil {
+		return nil, nil, formatErrorf(ReasonCorruptPlan, "key %s of ConfigMap %s: %v", entry.Key, shard.ConfigMap, err)
+	}
+	if n := int64(len(raw)); n != entry.Size {
+		what := fmt.Sprintf("%d bytes", n)
+		if n > entry.Size {
+			what = "more than that"
+		}
+		return nil, nil, formatErrorf(ReasonHashMismatch, "key %s of ConfigMap %s inflates to %s but the index records %d bytes (the objects are from different publications or were edited)",
+			entry.Key, shard.ConfigMap, what, entry.Size)
+	}
+	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != entry.SHA256 {
+		return nil, nil, formatErrorf(ReasonHashMismatch, "key %s of ConfigMap %s has SHA-256 %x but the index records %s (the objects are from different publications or were edited)",
+			entry.Key, shard.ConfigMap, sum, entry.SHA256)
+	}
+	return raw, gz, nil
 }
 
 // gunzip inflates at most limit bytes; a longer stream is cut at limit+1

@@ -36,46 +36,50 @@ type EngineRanks struct {
 
 // LoadEngineRanksFromDir loads several engine ranks' plans from a projected
 // directory, resolving the kubelet's "..data" link once for all of them.
-func LoadEngineRanksFromDir(dir string, engineRanks []int) (EngineRanks, error) {
+func LoadEngineRanksFromDir(dir string, engineRanks []int, opts ...LoadOption) (EngineRanks, error) {
 	src, err := newDirSource(dir)
 	if err != nil {
 		return EngineRanks{}, fmt.Errorf("planstore: reading plan directory %s: %w", dir, err)
 	}
-	return loadEngineRanks(src, engineRanks)
+	return loadSealedEngineRanks(src, nil, engineRanks, optionsOf(opts))
 }
 
 // LoadEngineRanks is LoadEngineRanksFromDir for objects read through the API.
-func LoadEngineRanks(objects []Object, engineRanks []int) (EngineRanks, error) {
-	return loadEngineRanks(newObjectSource(objects), engineRanks)
+func LoadEngineRanks(objects []Object, engineRanks []int, opts ...LoadOption) (EngineRanks, error) {
+	return loadSealedEngineRanks(newObjectSource(objects), nil, engineRanks, optionsOf(opts))
 }
 
 // LoadSealedEngineRanksFromDir is LoadEngineRanksFromDir for plans the
 // operator sealed: the index must be the one seal names (its SHA-256), or
 // nothing is loaded. The directory and the seal are read by the caller
 // separately (they are separate volumes); see ReadSealDir.
-func LoadSealedEngineRanksFromDir(dir string, seal Seal, engineRanks []int) (EngineRanks, error) {
+func LoadSealedEngineRanksFromDir(dir string, seal Seal, engineRanks []int, opts ...LoadOption) (EngineRanks, error) {
 	src, err := newDirSource(dir)
 	if err != nil {
 		return EngineRanks{}, fmt.Errorf("planstore: reading plan directory %s: %w", dir, err)
 	}
-	return loadSealedEngineRanks(src, &seal, engineRanks)
+	return loadSealedEngineRanks(src, &seal, engineRanks, optionsOf(opts))
 }
 
 // LoadSealedEngineRanks is LoadSealedEngineRanksFromDir for objects read
 // through the API.
-func LoadSealedEngineRanks(objects []Object, seal Seal, engineRanks []int) (EngineRanks, error) {
-	return loadSealedEngineRanks(newObjectSource(objects), &seal, engineRanks)
+func LoadSealedEngineRanks(objects []Object, seal Seal, engineRanks []int, opts ...LoadOption) (EngineRanks, error) {
+	return loadSealedEngineRanks(newObjectSource(objects), &seal, engineRanks, optionsOf(opts))
 }
 
-func loadEngineRanks(src source, engineRanks []int) (EngineRanks, error) {
-	return loadSealedEngineRanks(src, nil, engineRanks)
-}
-
-func loadSealedEngineRanks(src source, seal *Seal, engineRanks []int) (EngineRanks, error) {
+func loadSealedEngineRanks(src source, seal *Seal, engineRanks []int, o loadOptions) (EngineRanks, error) {
 	idx, err := readSealedIndex(src, seal)
 	if err != nil {
 		return EngineRanks{}, err
 	}
+	if err := o.checkDecode(idx); err != nil {
+		return EngineRanks{}, err
+	}
+	return engineRanksOf(src, idx, engineRanks)
+}
+
+// engineRanksOf reads the engine ranks' plans of the set idx describes.
+func engineRanksOf(src source, idx *Index, engineRanks []int) (EngineRanks, error) {
 	out := EngineRanks{PDPair: idx.PDPair, Layout: idx.Layout, PlanHash: idx.PlanHash, Plans: make([]transferplan.RoutePlan, 0, len(engineRanks))}
 	d := idx.Layout.Decode
 	for _, engineRank := range engineRanks {

@@ -16,7 +16,10 @@ limitations under the License.
 
 package planstore
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Reason is a stable code for why plans could not be published or loaded.
 type Reason string
@@ -80,4 +83,13 @@ func (e *FormatError) Error() string { return "planstore: " + string(e.Reason) +
 
 func formatErrorf(reason Reason, format string, args ...any) *FormatError {
 	return &FormatError{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// ReasonOf is err's reason when it is (or wraps) a *FormatError, else "".
+func ReasonOf(err error) Reason {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		return fe.Reason
+	}
+	return ""
 }

@@ -54,3 +54,29 @@ func FuzzLoadRank(f *testing.F) {
 		_, _, _, _ = LoadRankFromDir(dir, rank)
 	})
 }
+
+// FuzzLoadSets feeds arbitrary sets-index and rank bytes to the sets loader
+// and to SplitSets: answers are errors, never a panic, and a load that
+// succeeds returns only plans of the ranks asked for.
+func FuzzLoadSets(f *testing.F) {
+	objs := mustEncodeSets(f, small(f, 8, 4), small(f, 4, 4)).Objects
+	f.Add([]byte(objs[0].Data[SetsKey]), objs[1].BinaryData[SetRankKey(1, 1)], 1)
+	f.Add([]byte(objs[0].Data[SetsKey]), objs[1].BinaryData[SetRankKey(0, 0)], 0)
+	f.Add([]byte(`{"formatVersion":1,"pdpair":"p","sets":[{}]}`), []byte{0x1f, 0x8b}, 0)
+	f.Fuzz(func(t *testing.T, sets, rankBytes []byte, rank int) {
+		rank &= 0xff
+		o := []Object{
+			{Name: "p-plans", Data: map[string]string{IndexKey: objs[0].Data[IndexKey], SetsKey: string(sets)}},
+			{Name: "p-plans-0", BinaryData: map[string][]byte{SetRankKey(1, rank): rankBytes, SetRankKey(0, rank): rankBytes}},
+		}
+		got, err := LoadEngineRankSets(o, []int{rank})
+		if err == nil {
+			for _, s := range got.Sets {
+				if len(s.Plans) != 1 || s.Plans[0].DecodeTPRank != rank%s.Layout.Decode.TPPerDP() {
+					t.Fatalf("loaded %d plans for engine rank %d", len(s.Plans), rank)
+				}
+			}
+		}
+		_, _ = SplitSets(o)
+	})
+}

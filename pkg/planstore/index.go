@@ -29,7 +29,11 @@ const maxDecodeTPSize = 1 << 16
 // check verifies that an index read from untrusted bytes is one this package
 // could have written: known version, sane layout, and shards that cover ranks
 // 0..DecodeTPSize-1 once each, in order, under the keys RankKey gives.
-func (idx *Index) check() error {
+func (idx *Index) check() error { return idx.checkKeys(RankKey) }
+
+// checkKeys is check with the rank keys of one set of a publication
+// (SetRankKey): the current set's are RankKey's.
+func (idx *Index) checkKeys(keyOf func(rank int) string) error {
 	if idx.FormatVersion != 1 && idx.FormatVersion != FormatVersion {
 		return formatErrorf(ReasonUnsupportedVersion, "%s has formatVersion %d; this agent reads 1 and %d", IndexKey, idx.FormatVersion, FormatVersion)
 	}
@@ -50,7 +54,7 @@ func (idx *Index) check() error {
 	}
 	next := 0
 	for s, shard := range idx.Shards {
-		if err := shard.check(s, next); err != nil {
+		if err := shard.check(s, next, keyOf); err != nil {
 			return err
 		}
 		next = shard.LastRank + 1
@@ -61,8 +65,9 @@ func (idx *Index) check() error {
 	return nil
 }
 
-// check verifies shard s, whose first rank must be first.
-func (sh Shard) check(s, first int) error {
+// check verifies shard s, whose first rank must be first and whose keys
+// are keyOf's.
+func (sh Shard) check(s, first int, keyOf func(rank int) string) error {
 	if sh.ConfigMap == "" || len(sh.Ranks) == 0 {
 		return malformed("shard %d has no ConfigMap name or no ranks", s)
 	}
@@ -70,8 +75,8 @@ func (sh Shard) check(s, first int) error {
 		return malformed("shard %d (%s) claims ranks %d..%d, expected %d..%d", s, sh.ConfigMap, sh.FirstRank, sh.LastRank, first, first+len(sh.Ranks)-1)
 	}
 	for i, e := range sh.Ranks {
-		if e.Rank != first+i || e.Key != RankKey(e.Rank) {
-			return malformed("shard %d (%s) entry %d is rank %d under key %q, expected rank %d under %q", s, sh.ConfigMap, i, e.Rank, e.Key, first+i, RankKey(first+i))
+		if e.Rank != first+i || e.Key != keyOf(e.Rank) {
+			return malformed("shard %d (%s) entry %d is rank %d under key %q, expected rank %d under %q", s, sh.ConfigMap, i, e.Rank, e.Key, first+i, keyOf(first+i))
 		}
 		if e.Size < 1 || e.Size > MaxRankPlanBytes {
 			return malformed("rank %d records size %d; it must be in 1..%d", e.Rank, e.Size, MaxRankPlanBytes)

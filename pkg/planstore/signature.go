@@ -46,6 +46,24 @@ const SignatureFormatVersion = 1
 // plans can never be taken for one made by the same key for anything else.
 const signatureDomain = "pdtopo.dev/plan-index-signature/v1\n"
 
+// SetsSignatureKey is the index ConfigMap's data key holding the signature
+// of the sets index (SetsKey): the same statement, its indexSHA256 the
+// SHA-256 of plansets.json's bytes and its planHash the current set's.
+const SetsSignatureKey = "plansets.sig"
+
+// setsSignatureDomain prefixes the signed bytes of a sets signature, so
+// that neither signature can stand for the other.
+const setsSignatureDomain = "pdtopo.dev/plan-sets-signature/v1\n"
+
+// signatureKind is one of the two signatures: its key, the key it signs,
+// and its signing domain.
+type signatureKind struct{ key, of, domain string }
+
+var (
+	indexSignature = signatureKind{key: SignatureKey, of: IndexKey, domain: signatureDomain}
+	setsSignature  = signatureKind{key: SetsSignatureKey, of: SetsKey, domain: setsSignatureDomain}
+)
+
 // maxSignatureBytes bounds the signature read on load; one is about 500 bytes.
 const maxSignatureBytes = 4 << 10
 
@@ -75,18 +93,18 @@ func (s Statement) Seal() Seal {
 		IndexSHA256: s.IndexSHA256, PlanHash: s.PlanHash}
 }
 
-func (s Statement) signedBytes() []byte {
+func (s Statement) signedBytes(domain string) []byte {
 	raw, _ := json.Marshal(s) // a struct of strings and ints always marshals
-	return append([]byte(signatureDomain), raw...)
+	return append([]byte(domain), raw...)
 }
 
-func (s Statement) check() error {
+func (s Statement) check(kind signatureKind) error {
 	bad := func(format string, args ...any) error {
-		return formatErrorf(ReasonMalformedSignature, SignatureKey+": "+format, args...)
+		return formatErrorf(ReasonMalformedSignature, kind.key+": "+format, args...)
 	}
 	switch {
 	case s.FormatVersion != SignatureFormatVersion:
-		return formatErrorf(ReasonUnsupportedVersion, "%s has formatVersion %d; this agent reads %d", SignatureKey, s.FormatVersion, SignatureFormatVersion)
+		return formatErrorf(ReasonUnsupportedVersion, "%s has formatVersion %d; this agent reads %d", kind.key, s.FormatVersion, SignatureFormatVersion)
 	case !isKeyID(s.KeyID):
 		return bad("keyID %q is not 16 lowercase hex digits", s.KeyID)
 	case len(s.Namespace) > 63 || !objectName.MatchString(s.Namespace):
@@ -137,12 +155,26 @@ func (s *Signer) Sign(namespace, pdpair, uid string, generation int64, index *Ob
 	if err != nil {
 		return err
 	}
-	st := Statement{FormatVersion: SignatureFormatVersion, KeyID: s.id, Namespace: namespace, PDPair: pdpair,
-		UID: uid, Generation: generation, IndexSHA256: seal.IndexSHA256, PlanHash: seal.PlanHash}
-	if err := st.check(); err != nil {
+	if err := s.sign(indexSignature, namespace, seal, index); err != nil {
 		return err
 	}
-	sig := Signature{Statement: st, Signature: base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, st.signedBytes()))}
+	if _, ok := index.Data[SetsKey]; !ok {
+		return nil
+	}
+	if seal, err = NewSetsSeal(pdpair, uid, generation, *index); err != nil {
+		return err
+	}
+	return s.sign(setsSignature, namespace, seal, index)
+}
+
+// sign writes the signature of kind stating seal into index.
+func (s *Signer) sign(kind signatureKind, namespace string, seal Seal, index *Object) error {
+	st := Statement{FormatVersion: SignatureFormatVersion, KeyID: s.id, Namespace: namespace, PDPair: seal.PDPair,
+		UID: seal.UID, Generation: seal.Generation, IndexSHA256: seal.IndexSHA256, PlanHash: seal.PlanHash}
+	if err := st.check(kind); err != nil {
+		return err
+	}
+	sig := Signature{Statement: st, Signature: base64.StdEncoding.EncodeToString(ed25519.Sign(s.key, st.signedBytes(kind.domain)))}
 	raw, err := json.Marshal(sig)
 	if err != nil {
 		return err
@@ -150,7 +182,7 @@ func (s *Signer) Sign(namespace, pdpair, uid string, generation int64, index *Ob
 	if index.Data == nil {
 		index.Data = map[string]string{}
 	}
-	index.Data[SignatureKey] = string(raw)
+	index.Data[kind.key] = string(raw)
 	return nil
 }
 
@@ -185,26 +217,30 @@ func EncodePublicKey(pub ed25519.PublicKey) string { return base64.StdEncoding.E
 // strictly decoded, bounded, every field checked, and signed by one of keys.
 // It says nothing of whom the signature is for; see VerifyFor.
 func (keys PublicKeys) DecodeSignature(raw []byte) (Statement, error) {
+	return keys.decode(indexSignature, raw)
+}
+
+func (keys PublicKeys) decode(kind signatureKind, raw []byte) (Statement, error) {
 	if len(raw) > maxSignatureBytes {
-		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s is %d bytes; a signature is at most %d", SignatureKey, len(raw), maxSignatureBytes)
+		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s is %d bytes; a signature is at most %d", kind.key, len(raw), maxSignatureBytes)
 	}
 	var sig Signature
 	if err := decodeStrict(raw, &sig); err != nil {
-		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s: %v", SignatureKey, err)
+		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s: %v", kind.key, err)
 	}
-	if err := sig.check(); err != nil {
+	if err := sig.check(kind); err != nil {
 		return Statement{}, err
 	}
 	b, err := base64.StdEncoding.Strict().DecodeString(sig.Signature)
 	if err != nil || len(b) != ed25519.SignatureSize {
-		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s: signature is not %d bytes of base64", SignatureKey, ed25519.SignatureSize)
+		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s: signature is not %d bytes of base64", kind.key, ed25519.SignatureSize)
 	}
 	pub, ok := keys[sig.KeyID]
 	if !ok {
-		return Statement{}, formatErrorf(ReasonBadSignature, "%s is signed by key %s, which is not one of the operator's keys this agent was given", SignatureKey, sig.KeyID)
+		return Statement{}, formatErrorf(ReasonBadSignature, "%s is signed by key %s, which is not one of the operator's keys this agent was given", kind.key, sig.KeyID)
 	}
-	if !ed25519.Verify(pub, sig.signedBytes(), b) {
-		return Statement{}, formatErrorf(ReasonBadSignature, "%s does not verify with the operator's key %s: it was not signed by the operator", SignatureKey, sig.KeyID)
+	if !ed25519.Verify(pub, sig.signedBytes(kind.domain), b) {
+		return Statement{}, formatErrorf(ReasonBadSignature, "%s does not verify with the operator's key %s: it was not signed by the operator", kind.key, sig.KeyID)
 	}
 	return sig.Statement, nil
 }
@@ -212,13 +248,17 @@ func (keys PublicKeys) DecodeSignature(raw []byte) (Statement, error) {
 // VerifyFor is DecodeSignature of a signature that must be for the PDPair
 // namespace/pdpair (and, when uid is not "", that UID).
 func (keys PublicKeys) VerifyFor(raw []byte, namespace, pdpair, uid string) (Statement, error) {
-	st, err := keys.DecodeSignature(raw)
+	return keys.verifyFor(indexSignature, raw, namespace, pdpair, uid)
+}
+
+func (keys PublicKeys) verifyFor(kind signatureKind, raw []byte, namespace, pdpair, uid string) (Statement, error) {
+	st, err := keys.decode(kind, raw)
 	if err != nil {
 		return Statement{}, err
 	}
 	if st.Namespace != namespace || st.PDPair != pdpair || (uid != "" && st.UID != uid) {
 		return Statement{}, formatErrorf(ReasonBadSignature, "%s is signed for PDPair %s/%s (uid %s), not for %s/%s, the pair this agent serves",
-			SignatureKey, st.Namespace, st.PDPair, st.UID, namespace, pdpair)
+			kind.key, st.Namespace, st.PDPair, st.UID, namespace, pdpair)
 	}
 	return st, nil
 }
@@ -226,18 +266,22 @@ func (keys PublicKeys) VerifyFor(raw []byte, namespace, pdpair, uid string) (Sta
 // ReadSignatureDir reads and verifies the signature projected into the plan
 // directory (beside index.json) for the PDPair namespace/pdpair.
 func ReadSignatureDir(dir string, keys PublicKeys, namespace, pdpair string) (Statement, error) {
+	return readSignatureDir(indexSignature, dir, keys, namespace, pdpair)
+}
+
+func readSignatureDir(kind signatureKind, dir string, keys PublicKeys, namespace, pdpair string) (Statement, error) {
 	src, err := newDirSource(dir)
 	if err != nil {
 		return Statement{}, fmt.Errorf("planstore: reading plan directory %s: %w", dir, err)
 	}
-	raw, err := src.read("", SignatureKey, maxSignatureBytes)
+	raw, err := src.read("", kind.key, maxSignatureBytes)
 	switch {
 	case errors.Is(err, errAbsent):
-		return Statement{}, formatErrorf(ReasonMissingSignature, "no %s beside %s: the operator has not signed plans for this pair (yet)", SignatureKey, IndexKey)
+		return Statement{}, formatErrorf(ReasonMissingSignature, "no %s beside %s: the operator has not signed plans for this pair (yet)", kind.key, kind.of)
 	case errors.Is(err, errTooLong):
-		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s is longer than %d bytes", SignatureKey, maxSignatureBytes)
+		return Statement{}, formatErrorf(ReasonMalformedSignature, "%s is longer than %d bytes", kind.key, maxSignatureBytes)
 	case err != nil:
-		return Statement{}, fmt.Errorf("planstore: reading %s: %w", SignatureKey, err)
+		return Statement{}, fmt.Errorf("planstore: reading %s: %w", kind.key, err)
 	}
-	return keys.VerifyFor(raw, namespace, pdpair, "")
+	return keys.verifyFor(kind, raw, namespace, pdpair, "")
 }

@@ -23,6 +23,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // Defaults follow the reference engine where it has one.
@@ -72,6 +74,10 @@ type Config struct {
 	MaxRooms int
 	// Curve, when set, runs ZMQ CURVE with the prefill ranks.
 	Curve *CurveKeys
+	// DecodeLayout, when set, is the decode layout the pod was admitted
+	// under (the agent's --decode-layout): an engine that says another TP
+	// at registration is refused (CodeDecodeLayoutMismatch).
+	DecodeLayout *transferplan.Parallelism
 	// StatusHWM bounds the status messages libzmq queues per connection to
 	// the status socket; PushHWM the messages it queues per prefill rank.
 	// NewBudget derives all three from the container's memory.

@@ -23,7 +23,7 @@ import (
 
 func sameEngine(a, b EngineInfo) bool {
 	return a.SessionID == b.SessionID && slices.Equal(a.KVDataPtrs, b.KVDataPtrs) && slices.Equal(a.StateDataPtrs, b.StateDataPtrs) &&
-		engineWire(&a) == engineWire(&b) && a.ArenaPtr == b.ArenaPtr && bytes.Equal(a.Contract, b.Contract)
+		engineWire(&a) == engineWire(&b) && a.ArenaPtr == b.ArenaPtr && bytes.Equal(a.Contract, b.Contract) && a.TPSize == b.TPSize
 }
 
 // validateEngine checks the engine's fields with the wire its registration
@@ -40,6 +40,9 @@ func validateEngine(info EngineInfo, advertiseHost string) (any, error) {
 func checkEngine(reg *registration, v *routeView) error {
 	if engineWire(&reg.EngineInfo) != v.wire.Name() {
 		return v.wire.EngineMismatch(v)
+	}
+	if err := checkPlanTP(&reg.EngineInfo, v.snap.Plan.DecodeTPRank, v); err != nil {
+		return err
 	}
 	return v.wire.CheckEngine(&reg.EngineInfo, reg.engine, v)
 }

@@ -51,7 +51,7 @@ func (m *Manager) checkAddresses(t *peerTable) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lost, err := t.view.wire.Probe(ctx, m.host(), p.addr, p.info) // the plan's wire: /health, or a re-read of the answer
+			lost, err := p.view.wire.Probe(ctx, m.host(), p.addr, p.info) // the plan's wire: /health, or a re-read of the answer
 			if lost != nil {                                              // the prefill changed what it answers: its rooms fail now
 				m.loseAddress(t, p.addr, lost.Reason, lost.Message)
 			}

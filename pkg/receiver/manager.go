@@ -46,8 +46,10 @@ func engineWire(info *EngineInfo) kvwire.Wire {
 	return kvwire.WireV1
 }
 
-// routing is one plan with the caches learned for it; replacing the plan
-// replaces both, so no cache outlives the plan it was made for.
+// routing is the plan sets a rank holds with the caches learned for them;
+// replacing the plans replaces both, so no cache outlives the plan it was
+// made for. view is the current set's (its hash is PlanHash), and
+// peers.views every set's, the current one first.
 type routing struct {
 	view  *routeView
 	peers *peerTable

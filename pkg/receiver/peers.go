@@ -26,7 +26,9 @@ import (
 // sends to. Each address is resolved by at most one goroutine at a time;
 // rooms that arrive meanwhile wait in its lists rather than each fetching.
 type peerTable struct {
-	view  *routeView
+	// views are the plan sets the rank holds, the current one first; each
+	// address is served by the one its prefill's answer picked.
+	views []*routeView
 	mu    sync.Mutex
 	addrs map[string]*peerAddr
 }
@@ -34,8 +36,10 @@ type peerTable struct {
 // peerAddr is one bootstrap address. Fields are guarded by peerTable.mu.
 type peerAddr struct {
 	addr string
-	// info is set once fetched and found to match the plan.
+	// info is set once fetched and found to match a plan; view is the plan
+	// set it matched, which every room of the address runs.
 	info *prefillInfo
+	view *routeView
 	// refusal is set when the live layout does not match the plan; rooms
 	// are refused without asking again until refusedUntil.
 	refusal      *RoomFailure
@@ -55,8 +59,8 @@ type peerGroup struct {
 	waiting   []*roomEntry
 }
 
-func newPeerTable(view *routeView) *peerTable {
-	return &peerTable{view: view, addrs: make(map[string]*peerAddr)}
+func newPeerTable(views []*routeView) *peerTable {
+	return &peerTable{views: views, addrs: make(map[string]*peerAddr)}
 }
 
 // bindResult is what Open must do with a room after consulting the cache.
@@ -67,6 +71,9 @@ type bindResult struct {
 	// startResolver: the room waits; the caller must start a resolver.
 	startResolver bool
 	addr          *peerAddr
+	// adopt: the address runs another plan set than the room's; the caller
+	// moves the room onto it (adoptView) and binds again.
+	adopt *routeView
 }
 
 // bind looks room e up in the cache; on a miss it queues e for resolution.
@@ -86,6 +93,8 @@ func (t *peerTable) bind(e *roomEntry, now int64) bindResult {
 	}
 	if pa.info == nil {
 		pa.waiting = append(pa.waiting, e)
+	} else if pa.view != e.view {
+		return bindResult{adopt: pa.view}
 	} else {
 		g := dpGroup(e.id, pa.info.DPSize)
 		grp := pa.group(g)
@@ -141,6 +150,7 @@ func (t *peerTable) drop(addr string) (endpoints []string, ok bool) {
 type livePeer struct {
 	addr string
 	info *prefillInfo
+	view *routeView
 }
 
 // live returns the addresses whose parallel info is cached: the ones the
@@ -151,7 +161,7 @@ func (t *peerTable) live() []livePeer {
 	out := make([]livePeer, 0, len(t.addrs))
 	for addr, pa := range t.addrs {
 		if pa.info != nil {
-			out = append(out, livePeer{addr, pa.info})
+			out = append(out, livePeer{addr, pa.info, pa.view})
 		}
 	}
 	return out
@@ -176,6 +186,20 @@ func (t *peerTable) missed(addr string, miss bool) int {
 
 // forgetExpiredRefusals drops refused addresses whose refusal expired and
 // that nothing waits on, so that addresses never used again leave no entry.
+// viewOf is the plan set addr runs, or the current one while it is not
+// known: what a room opened for addr starts with.
+func (t *peerTable) viewOf(addr string) *routeView {
+	if len(t.views) == 1 {
+		return t.views[0] // one set: nothing to look up on the hot path
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if pa := t.addrs[addr]; pa != nil && pa.view != nil {
+		return pa.view
+	}
+	return t.views[0]
+}
+
 func (t *peerTable) forgetExpiredRefusals(now int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -39,25 +39,21 @@ var installPause func()
 // plan the others had installed.) Rooms already open keep the plan they
 // were opened with; caches learned for the old plan are dropped.
 func InstallPlans(managers []*Manager, snaps []PlanSnapshot) error {
-	if len(managers) != len(snaps) {
-		return fmt.Errorf("%d plans for %d engine ranks", len(snaps), len(managers))
+	return InstallPlanSets(managers, [][]PlanSnapshot{snaps})
+}
+
+// InstallPlanSets is InstallPlans of several plan sets at once: sets[k][i]
+// is set k's plan for managers[i], sets[0] the current set (PlanHash).
+// Every rank then serves a prefill of any of the sets' layouts, each room
+// with the set its prefill's answer picks; every set must pass every check
+// a single plan passes, and the current set the engine's too (fitViews).
+func InstallPlanSets(managers []*Manager, sets [][]PlanSnapshot) error {
+	if len(sets) == 0 {
+		return fmt.Errorf("no plan set to install")
 	}
-	seen := make(map[*Manager]bool, len(managers))
-	views := make([]*routeView, len(managers))
-	var errs []error
-	for i, m := range managers {
-		if seen[m] {
-			return fmt.Errorf("engine rank %d is given two plans", m.cfg.EngineRank)
-		}
-		seen[m] = true
-		v, err := m.checkPlan(snaps[i])
-		if err != nil {
-			errs = append(errs, rankError(managers, i, err))
-		}
-		views[i] = v
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	views, err := checkPlanSets(managers, sets)
+	if err != nil {
+		return err
 	}
 	installMu.Lock()
 	defer installMu.Unlock()
@@ -68,9 +64,11 @@ func InstallPlans(managers []*Manager, snaps []PlanSnapshot) error {
 	if installPause != nil {
 		installPause()
 	}
+	var errs []error
 	for i, m := range managers {
 		if eng := m.engine.Load(); eng != nil {
-			if err := checkEngine(eng, views[i]); err != nil {
+			var err error
+			if views[i], err = m.fitViews(eng, views[i]); err != nil {
 				errs = append(errs, rankError(managers, i, err))
 			}
 		}
@@ -79,12 +77,45 @@ func InstallPlans(managers []*Manager, snaps []PlanSnapshot) error {
 		return errors.Join(errs...)
 	}
 	for i, m := range managers {
-		snap := snaps[i]
-		m.routing.Store(&routing{view: views[i], peers: newPeerTable(views[i])})
+		snap := sets[0][i]
+		m.routing.Store(&routing{view: views[i][0], peers: newPeerTable(views[i])})
 		m.log.Info("route plan installed", "engineRank", m.cfg.EngineRank, "decodeTPRank", snap.Plan.DecodeTPRank, "kind", snap.Plan.PlanKind,
-			"targets", len(snap.Plan.Targets), "idle", len(snap.Plan.IdlePrefillTPRanks), "hash", shortHash(snap.Hash))
+			"targets", len(snap.Plan.Targets), "idle", len(snap.Plan.IdlePrefillTPRanks), "hash", shortHash(snap.Hash), "sets", len(sets))
 	}
 	return nil
+}
+
+// checkPlanSets prepares every set's plan of every manager: views[i] are
+// managers[i]'s, the current set first.
+func checkPlanSets(managers []*Manager, sets [][]PlanSnapshot) ([][]*routeView, error) {
+	seen := make(map[*Manager]bool, len(managers))
+	views := make([][]*routeView, len(managers))
+	var errs []error
+	for k, snaps := range sets {
+		if len(managers) != len(snaps) {
+			return nil, fmt.Errorf("%d plans for %d engine ranks", len(snaps), len(managers))
+		}
+		for i, m := range managers {
+			if k == 0 && seen[m] {
+				return nil, fmt.Errorf("engine rank %d is given two plans", m.cfg.EngineRank)
+			}
+			seen[m] = true
+			v, err := m.checkPlan(snaps[i])
+			if err != nil {
+				errs = append(errs, rankError(managers, i, inSet(k, err)))
+			}
+			views[i] = append(views[i], v)
+		}
+	}
+	return views, errors.Join(errs...)
+}
+
+// inSet names the plan set of an error, when it is not the current one.
+func inSet(k int, err error) error {
+	if k == 0 {
+		return err
+	}
+	return fmt.Errorf("plan set %d: %w", k, err)
 }
 
 // rankError names the engine rank when several are installed at once; a

@@ -17,8 +17,6 @@ limitations under the License.
 package receiver
 
 import (
-	"fmt"
-
 	"github.com/pdtopo/pdtopo/pkg/receiver/wire"
 )
 
@@ -37,19 +35,4 @@ func refusesAddress(f *RoomFailure) bool {
 		return true
 	}
 	return false
-}
-
-// fetchPrefillInfo asks a bootstrap server for its parallel info and holds
-// the answer to the plan. The answer names its wire (one with cache_layout
-// is the contract wire, any other v1), which must be the plan's; the
-// plan's wire then checks it.
-func (m *Manager) fetchPrefillInfo(view *routeView, addr string) (*prefillInfo, *RoomFailure) {
-	ans, err := m.boot.bootstrapAnswer(m.ctx, addr)
-	if err != nil {
-		return nil, &RoomFailure{Reason: ReasonParallelInfoUnavailable, Message: fmt.Sprintf("could not fetch the prefill parallel info from bootstrap address %s: %v", addr, err)}
-	}
-	if ans.Wire.Name() != view.wire.Name() {
-		return nil, view.wire.AnswerMismatch(view, addr)
-	}
-	return view.wire.CheckAnswer(m.host(), view, addr, ans.Value)
 }

@@ -25,6 +25,7 @@ import (
 type cachedGroup struct {
 	group     int
 	endpoints []string
+	view      *routeView
 }
 
 // cachedGroups returns the dp groups of addr with cached endpoints.
@@ -38,7 +39,7 @@ func (t *peerTable) cachedGroups(addr string) []cachedGroup {
 	var out []cachedGroup
 	for g, grp := range pa.groups {
 		if grp.endpoints != nil {
-			out = append(out, cachedGroup{g, grp.endpoints})
+			out = append(out, cachedGroup{g, grp.endpoints, pa.view})
 		}
 	}
 	return out
@@ -79,7 +80,7 @@ func sameEndpoints(a, b []string) bool {
 // timeout. A rank address that cannot be read is left to the heartbeat.
 func (m *Manager) recheckRanks(ctx context.Context, t *peerTable, addr string) {
 	for _, c := range t.cachedGroups(addr) {
-		for i, s := range t.view.sends {
+		for i, s := range c.view.sends {
 			ra, err := m.boot.rankAddress(ctx, addr, s.rank, c.group)
 			if err != nil {
 				break

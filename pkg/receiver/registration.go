@@ -79,14 +79,21 @@ func (m *Manager) register(info EngineInfo, s *Stream) (Registered, error) {
 		info.KVDataPtrs = append([]uint64(nil), info.KVDataPtrs...)
 		info.StateDataPtrs = append([]uint64(nil), info.StateDataPtrs...)
 		info.Contract = bytes.Clone(info.Contract)
+		if err := checkAdmittedTP(&info, m.cfg.EngineRank, m.cfg.DecodeLayout); err != nil {
+			return Registered{}, err
+		}
 		engine, err := validateEngine(info, m.cfg.AdvertiseHost)
 		if err != nil {
 			return Registered{}, err
 		}
 		reg = &registration{EngineInfo: info, gen: m.generations + 1, engine: engine}
 		if r := m.routing.Load(); r != nil {
-			if err := checkEngine(reg, r.view); err != nil {
+			views, err := m.fitViews(reg, r.peers.views)
+			if err != nil {
 				return Registered{}, err
+			}
+			if len(views) != len(r.peers.views) {
+				m.routing.Store(&routing{view: r.view, peers: newPeerTable(views)})
 			}
 		}
 		m.generations++
@@ -127,7 +134,7 @@ func (m *Manager) EngineContract() []byte {
 // registers reg with its ranks again.
 func (m *Manager) replaced(old, reg *registration) {
 	if r := m.routing.Load(); r != nil {
-		m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.view)})
+		m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.peers.views)})
 	}
 	m.rooms.each(func(s *roomShard, e *roomEntry) {
 		if e.reg != reg && s.fail(e, ReasonEngineReregistered, fmt.Sprintf(

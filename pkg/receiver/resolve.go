@@ -64,7 +64,7 @@ func (t *peerTable) nextWork(pa *peerAddr) (needInfo bool, group int, ok bool) {
 
 // resolveInfo fetches and checks the parallel info of pa's address.
 func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
-	info, failure := m.fetchPrefillInfo(t.view, pa.addr)
+	info, view, failure := m.fetchPrefillInfo(t.views, pa.addr)
 	now := m.now()
 	t.mu.Lock()
 	waiting := pa.waiting
@@ -75,8 +75,11 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 	case failure != nil && refusesAddress(failure):
 		pa.refusal, pa.refusedUntil = failure, now+int64(m.cfg.HeartbeatInterval)
 	case failure == nil:
-		pa.info = info
-		for _, e := range waiting { // hand rooms on to their dp groups
+		pa.info, pa.view = info, view
+		for _, e := range waiting { // hand rooms on to their dp groups, on the set the prefill picked
+			if e.view != view {
+				m.adoptView(e, view) // takes the room's shard lock under t.mu, as nothing takes them the other way
+			}
 			grp := pa.group(dpGroup(e.id, info.DPSize))
 			grp.waiting = append(grp.waiting, e)
 		}
@@ -96,7 +99,7 @@ func (m *Manager) resolveInfo(t *peerTable, pa *peerAddr) {
 // rooms waiting for g. A failure fails those rooms only; the next room for
 // g tries again.
 func (m *Manager) resolveGroup(t *peerTable, pa *peerAddr, g int) {
-	endpoints, failure := m.connectGroup(t.view, pa.addr, g)
+	endpoints, failure := m.connectGroup(pa.view, pa.addr, g)
 	t.mu.Lock()
 	grp := pa.group(g)
 	waiting := grp.waiting

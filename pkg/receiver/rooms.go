@@ -66,8 +66,9 @@ func (m *Manager) open(bootstrapAddr string, room int64, owner *Stream, ref int6
 		return errorf(CodeStreamEnded, "the stream's registration was replaced; open a new stream")
 	}
 	now := m.now()
-	e := &roomEntry{id: room, view: r.view, addr: bootstrapAddr, group: -1, openedAt: now,
-		state: NewRoomState(r.view.expected, r.view.required), reg: reg, owner: owner, ref: ref, sent: Bootstrapping}
+	view := r.peers.viewOf(bootstrapAddr)
+	e := &roomEntry{id: room, view: view, addr: bootstrapAddr, group: -1, openedAt: now,
+		state: NewRoomState(view.expected, view.required), reg: reg, owner: owner, ref: ref, sent: Bootstrapping}
 	switch exists, full := m.rooms.insert(e, now); {
 	case exists:
 		return errorf(CodeRoomExists, "room %d is already open; clear it before reusing its number", room)
@@ -81,6 +82,10 @@ func (m *Manager) open(bootstrapAddr string, room int64, owner *Stream, ref int6
 		return errorf(CodeStreamEnded, "the engine registration or its stream ended while room %d was being opened", room)
 	}
 	res := r.peers.bind(e, now)
+	if res.adopt != nil { // the address's plan set became known since viewOf
+		m.adoptView(e, res.adopt)
+		res = r.peers.bind(e, now)
+	}
 	switch {
 	case res.refusal != nil:
 		m.failRoom(e, res.refusal.Reason, res.refusal.Message)

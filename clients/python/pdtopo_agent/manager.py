@@ -20,6 +20,7 @@ import threading
 import urllib.parse
 from typing import TYPE_CHECKING, Any, Generic, SupportsIndex, cast, overload
 
+from .convert import integer
 from .errors import AgentRefusedError
 from .roomtable import RoomTable
 from .transport import DEFAULT_TIMEOUT, AgentConnection
@@ -35,6 +36,9 @@ DEFAULT_SOCKET_DIR = "/run/pdtopo"
 
 MAX_WAIT_SECONDS = 60.0
 """The agent's bound on one long poll (GET /v1/rooms/{room}?wait=...)."""
+
+MAX_TP_SIZE = 16384
+"""The largest tensor parallel size the agent accepts (the planner's bound)."""
 
 
 def socket_path_for_rank(engine_rank: int, socket_dir: str | None = None) -> str:
@@ -115,6 +119,7 @@ class AgentKVManager(Generic[WireT]):
         kv_data_ptrs: IndexArray,
         state_data_ptrs: IndexArray = (),
         *,
+        tp_size: SupportsIndex | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ) -> None: ...
@@ -127,6 +132,7 @@ class AgentKVManager(Generic[WireT]):
         *,
         kv_data_ptr: SupportsIndex,
         cache_layout: WireBytesLike,
+        tp_size: SupportsIndex | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ) -> None: ...
@@ -140,6 +146,7 @@ class AgentKVManager(Generic[WireT]):
         *,
         kv_data_ptr: SupportsIndex | None = None,
         cache_layout: WireBytesLike | None = None,
+        tp_size: SupportsIndex | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ) -> None:
@@ -158,6 +165,12 @@ class AgentKVManager(Generic[WireT]):
             self.kv_data_ptr, self.cache_layout = self.wire.kv_data_ptr, self.wire.cache_layout
         else:
             self.kv_data_ptrs, self.state_data_ptrs = self.wire.kv_data_ptrs, self.wire.state_data_ptrs
+        # The engine's tensor parallel size, said at registration: the agent
+        # refuses one that is not its pod's admitted decode layout's (409
+        # DecodeLayoutMismatch, a pod of the old template mid-rollout).
+        self.tp_size: int | None = None if tp_size is None else integer("tp_size", tp_size)
+        if self.tp_size is not None and not 1 <= self.tp_size <= MAX_TP_SIZE:
+            raise ValueError(f"tp_size must be between 1 and {MAX_TP_SIZE}, got {self.tp_size}")
         self.connection = AgentConnection(socket_path, timeout=timeout, max_idle=max_connections)
         self._metadata_lock = threading.Lock()
         self.bootstrap_token_table: dict[int, int] = {}
@@ -168,7 +181,12 @@ class AgentKVManager(Generic[WireT]):
         self.rooms.start()
 
     def _registration(self) -> dict[str, Any] | bytes:
-        return self.wire.registration(self.session_id)
+        reg = self.wire.registration(self.session_id)
+        if self.tp_size is None:
+            return reg
+        if isinstance(reg, dict):
+            return {**reg, "tpSize": self.tp_size}
+        return reg[:-1] + b',"tpSize":%d}' % self.tp_size  # the contract wire's body, one JSON object
 
     def register(self) -> None:
         """(Re-)register the rank's session and buffers: connect the stream
@@ -193,6 +211,7 @@ class AgentKVManager(Generic[WireT]):
         state_data_ptrs: IndexArray = (),
         *,
         socket_dir: str | None = None,
+        tp_size: SupportsIndex | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ) -> AgentKVManager[V1Wire]: ...
@@ -207,6 +226,7 @@ class AgentKVManager(Generic[WireT]):
         socket_dir: str | None = None,
         kv_data_ptr: SupportsIndex,
         cache_layout: WireBytesLike,
+        tp_size: SupportsIndex | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ) -> AgentKVManager[ContractWire]: ...
@@ -222,6 +242,7 @@ class AgentKVManager(Generic[WireT]):
         socket_dir: str | None = None,
         kv_data_ptr: SupportsIndex | None = None,
         cache_layout: WireBytesLike | None = None,
+        tp_size: SupportsIndex | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_connections: int = 4,
     ) -> AgentKVManager[Any]:
@@ -230,7 +251,8 @@ class AgentKVManager(Generic[WireT]):
         register it for the cache-contract wire."""
         return cls(  # type: ignore[call-overload, no-any-return]  # the arguments are checked at run time
             socket_path_for_rank(engine_rank, socket_dir), session_id, kv_data_ptrs, state_data_ptrs,
-            kv_data_ptr=kv_data_ptr, cache_layout=cache_layout, timeout=timeout, max_connections=max_connections)
+            kv_data_ptr=kv_data_ptr, cache_layout=cache_layout, tp_size=tp_size, timeout=timeout,
+            max_connections=max_connections)
 
     def get_session_id(self) -> str:
         return self.session_id

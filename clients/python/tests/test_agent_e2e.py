@@ -260,6 +260,21 @@ class Faults(Pod):
         self.assertEqual((cm.exception.http_status, cm.exception.code), (400, "InvalidArgument"))
         self.assertIn("registers 3 KV", cm.exception.message)
 
+    def test_engine_tp_against_the_plan(self) -> None:
+        # The plan is P8 -> D4: an engine saying TP 2 (a pod of another
+        # template) is refused naming both sizes; TP 4 registers.
+        with self.assertRaises(AgentRefusedError) as cm:
+            AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs,
+                                    socket_dir=str(self.dir), tp_size=2)
+        self.assertEqual((cm.exception.http_status, cm.exception.code), (409, "DecodeLayoutMismatch"))
+        self.assertIn("tensor parallel size 2", cm.exception.message)
+        self.assertIn("tensor parallel size 4", cm.exception.message)
+        mgr = AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, self.state_ptrs,
+                                      socket_dir=str(self.dir), tp_size=4)
+        mgr.close()
+        with self.assertRaises(ValueError):
+            AgentKVManager.for_rank(0, "127.0.0.1:17000", self.kv_ptrs, socket_dir=str(self.dir), tp_size=0)
+
     def test_room_number_in_use(self) -> None:
         mgr = self.manager(0)
         first = AgentKVReceiver(mgr, self.peer.bootstrap_addr, 8)

@@ -137,6 +137,20 @@ class ContractRooms(unittest.TestCase):
         self.assertEqual(ctx.exception.code, "ContractMismatch")
         self.assertIn("decodeContractSHA256", ctx.exception.message)
 
+    def test_engine_tp_on_the_contract_wire(self) -> None:
+        # tpSize travels in the contract wire's registration too: the plan
+        # is for decode TP 2, so TP 4 is refused naming both, TP 2 registers.
+        p = ContractPair(self, "gqa-p4-d2")
+        with self.assertRaises(AgentRefusedError) as ctx:
+            AgentKVManager.for_rank(0, "127.0.0.1:17000", kv_data_ptr=ARENA, cache_layout=WireBytes(p.decode_contract),
+                                    socket_dir=str(p.dir), tp_size=4)
+        self.assertEqual((ctx.exception.http_status, ctx.exception.code), (409, "DecodeLayoutMismatch"))
+        self.assertIn("tensor parallel size 4", ctx.exception.message)
+        self.assertIn("tensor parallel size 2", ctx.exception.message)
+        mgr = AgentKVManager.for_rank(0, "127.0.0.1:17000", kv_data_ptr=ARENA,
+                                      cache_layout=WireBytes(p.decode_contract), socket_dir=str(p.dir), tp_size=2)
+        mgr.close()
+
 
 if __name__ == "__main__":
     unittest.main()

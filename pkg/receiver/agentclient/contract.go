@@ -52,14 +52,18 @@ func ContractRequest(manifest WireBytes) (Request, error) {
 // carries a contract. The contract must be a JSON object (encoding/json
 // validates and compacts it).
 func engineBody(info receiver.EngineInfo) ([]byte, error) {
+	var tp *int // info.TPSize 0: the engine does not say its TP
+	if info.TPSize != 0 {
+		tp = &info.TPSize
+	}
 	if info.Contract == nil {
-		return json.Marshal(localapi.EngineBody{SessionID: &info.SessionID, KVDataPtrs: nonNil(info.KVDataPtrs), StateDataPtrs: info.StateDataPtrs})
+		return json.Marshal(localapi.EngineBody{SessionID: &info.SessionID, KVDataPtrs: nonNil(info.KVDataPtrs), StateDataPtrs: info.StateDataPtrs, TPSize: tp})
 	}
 	if !json.Valid(info.Contract) {
 		return nil, fmt.Errorf("the engine's cache contract (%d bytes) is not JSON", len(info.Contract))
 	}
 	return json.Marshal(localapi.ContractEngineBody{Kind: localapi.WireContract, SessionID: &info.SessionID,
-		KVDataPtr: &info.ArenaPtr, CacheLayout: info.Contract})
+		KVDataPtr: &info.ArenaPtr, CacheLayout: info.Contract, TPSize: tp})
 }
 
 // requestBody is the body of POST /v1/rooms/{room}/request.

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // MaxBodyBytes caps a request body: a request for a very long prompt
@@ -45,6 +46,10 @@ type EngineBody struct {
 	SessionID     *string  `json:"sessionId"`
 	KVDataPtrs    []uint64 `json:"kvDataPtrs"`
 	StateDataPtrs []uint64 `json:"stateDataPtrs"`
+	// TPSize is the engine's tensor parallel size (optional): the agent
+	// refuses a registration whose TP is not the decode layout the pod was
+	// admitted under, or the plan's (409 DecodeLayoutMismatch).
+	TPSize *int `json:"tpSize,omitempty"`
 }
 
 // EngineRegistered answers PUT /v1/engine.
@@ -210,7 +215,11 @@ func parseEngineBytes(raw []byte) (receiver.EngineInfo, error) {
 	if b.KVDataPtrs == nil {
 		return receiver.EngineInfo{}, badBody(`"kvDataPtrs" is required`)
 	}
-	return receiver.EngineInfo{SessionID: *b.SessionID, KVDataPtrs: b.KVDataPtrs, StateDataPtrs: b.StateDataPtrs}, nil
+	tp, err := parseTPSize(b.TPSize)
+	if err != nil {
+		return receiver.EngineInfo{}, err
+	}
+	return receiver.EngineInfo{SessionID: *b.SessionID, KVDataPtrs: b.KVDataPtrs, StateDataPtrs: b.StateDataPtrs, TPSize: tp}, nil
 }
 
 // parseOpen checks POST /v1/rooms.
@@ -303,4 +312,18 @@ func roomBody(st receiver.RoomStatus) RoomBody {
 		b.FailureMessage, b.FailureCode = &msg, &code
 	}
 	return b
+}
+
+// maxTPSize bounds "tpSize" (the planner's bound on any role's TP).
+const maxTPSize = transferplan.MaxTPSize
+
+// parseTPSize checks a registration's optional "tpSize" (0: not said).
+func parseTPSize(tp *int) (int, error) {
+	if tp == nil {
+		return 0, nil
+	}
+	if *tp < 1 || *tp > maxTPSize {
+		return 0, badBody(`"tpSize" is %d; it must be between 1 and %d (the engine's tensor parallel size), or absent`, *tp, maxTPSize)
+	}
+	return *tp, nil
 }

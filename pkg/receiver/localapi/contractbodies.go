@@ -43,6 +43,8 @@ type ContractEngineBody struct {
 	// CacheLayout is the engine's cache contract, its to_wire_bytes() as a
 	// JSON object.
 	CacheLayout json.RawMessage `json:"cacheLayout"`
+	// TPSize is the engine's tensor parallel size (optional; see EngineBody).
+	TPSize *int `json:"tpSize,omitempty"`
 }
 
 // ContractRequestBody is a request of kind "contract".
@@ -72,7 +74,11 @@ func parseContractEngine(raw []byte) (receiver.EngineInfo, error) {
 	if err := checkEmbedded("cacheLayout", b.CacheLayout, plancontract.MaxBytes); err != nil {
 		return receiver.EngineInfo{}, err
 	}
-	return receiver.EngineInfo{SessionID: *b.SessionID, ArenaPtr: *b.KVDataPtr, Contract: b.CacheLayout}, nil
+	tp, err := parseTPSize(b.TPSize)
+	if err != nil {
+		return receiver.EngineInfo{}, err
+	}
+	return receiver.EngineInfo{SessionID: *b.SessionID, ArenaPtr: *b.KVDataPtr, Contract: b.CacheLayout, TPSize: tp}, nil
 }
 
 // parseContractRequest checks a request of kind "contract": the manifest

@@ -59,6 +59,7 @@ var statusOf = map[receiver.ErrorCode]int{
 	receiver.CodeAgentShuttingDown:    http.StatusServiceUnavailable,
 	receiver.CodeWireMismatch:         http.StatusConflict,
 	receiver.CodeContractMismatch:     http.StatusConflict,
+	receiver.CodeDecodeLayoutMismatch: http.StatusConflict,
 	receiver.CodeManifestRefused:      http.StatusBadRequest,
 }
 

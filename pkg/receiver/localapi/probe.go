@@ -17,6 +17,7 @@ limitations under the License.
 package localapi
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -52,6 +53,45 @@ type AgentInfo struct {
 	// served ranks registered (the cache-contract wire), one per rank that
 	// registered one, by rank; GET /v1/agent/contract?rank=R has the bytes.
 	EngineContracts []EngineContract `json:"engineContracts,omitempty"`
+	// DecodeLayout is the decode layout the pod was admitted under
+	// ("tp=4,dp=1", the agent's --decode-layout); "" when not given. The
+	// operator counts agents per layout from it.
+	DecodeLayout string `json:"decodeLayout,omitempty"`
+	// PrefillLayoutsMet are the layouts of the prefill instances the
+	// agent's ranks currently hold (at most receiver.MaxPrefillLayoutsMet),
+	// most instances first: which prefill layouts are in use mid-rollout.
+	PrefillLayoutsMet []PrefillLayoutMet `json:"prefillLayoutsMet,omitempty"`
+}
+
+// PrefillLayoutMet is one prefill layout and how many prefill instances
+// (bootstrap addresses) of it one rank of the agent holds, the most of
+// any of its ranks.
+type PrefillLayoutMet struct {
+	Layout    string `json:"layout"`
+	Instances int    `json:"instances"`
+}
+
+// PrefillLayoutsMet merges the ranks' reports: per layout the most
+// instances any rank holds (every rank meets the same prefill instances,
+// some sooner than others), most instances first, bounded as one rank's.
+func PrefillLayoutsMet(ranks [][]receiver.PrefillLayoutMet) []PrefillLayoutMet {
+	most := map[string]int{}
+	var order []string
+	for _, rank := range ranks {
+		for _, l := range rank {
+			k := l.Layout.String()
+			if _, ok := most[k]; !ok {
+				order = append(order, k)
+			}
+			most[k] = max(most[k], l.Instances)
+		}
+	}
+	out := make([]PrefillLayoutMet, 0, len(order))
+	for _, k := range order {
+		out = append(out, PrefillLayoutMet{Layout: k, Instances: most[k]})
+	}
+	slices.SortStableFunc(out, func(a, b PrefillLayoutMet) int { return cmp.Compare(b.Instances, a.Instances) })
+	return out[:min(len(out), receiver.MaxPrefillLayoutsMet)]
 }
 
 // EngineContract identifies the contract one rank's engine registered.

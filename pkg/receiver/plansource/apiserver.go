@@ -39,6 +39,7 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // NamespaceEnv names the environment variable a PDPair given without a
@@ -65,6 +66,11 @@ type API struct {
 	Namespace   string
 	PDPair      string
 	EngineRanks []int
+	// DecodeLayout, if set, is the decode layout the pod was admitted
+	// under; the index must be for it. Through the API only the current
+	// set is loaded: the status names index.json's hash, not the sets
+	// index's (docs/plan-format.md).
+	DecodeLayout *transferplan.Parallelism
 
 	lister     atomic.Pointer[listerscorev1.ConfigMapNamespaceLister]
 	pairLister atomic.Pointer[cache.GenericNamespaceLister]
@@ -170,11 +176,11 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 		}
 		objects = append(objects, object(cm))
 	}
-	got, err := planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks)
+	sets, err := oneSet(planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks, decodeOptions(a.DecodeLayout)...))
 	if err != nil {
 		return Plans{}, err
 	}
-	return Plans{PDPair: got.PDPair, Hash: got.PlanHash, Ranks: snapshots(got.Layout, got.PlanHash, got.Plans)}, nil
+	return plansOfSets(sets), nil
 }
 
 // holdsRanks reports whether shard sh holds one of the engine ranks' plans

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
 // Dir is a directory where a PDPair's plan ConfigMaps (index and shards)
@@ -42,6 +43,10 @@ type Dir struct {
 	// whose index.sig (projected beside it) the operator signed for this
 	// pair and a generation no older than the one held is loaded.
 	Signed *Signed
+	// DecodeLayout, if set, is the decode layout the pod was admitted
+	// under: only the plan sets made for it are loaded. Unset, the sets of
+	// the current set's decode layout are.
+	DecodeLayout *transferplan.Parallelism
 }
 
 func (d Dir) Describe() string {
@@ -88,32 +93,60 @@ func (d Dir) Load(context.Context) (Plans, error) {
 	if err := checkRanks(d.EngineRanks); err != nil {
 		return Plans{}, err
 	}
+	opts := decodeOptions(d.DecodeLayout)
 	var (
-		got planstore.EngineRanks
+		got planstore.EngineRankSets
 		err error
 	)
 	switch {
 	case d.Signed != nil:
-		var st planstore.Statement
-		if st, err = d.Signed.seal(d.Path); err != nil {
-			return Plans{}, err
-		}
-		if got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks); err == nil {
-			d.Signed.loaded(st)
-		}
+		got, err = d.loadSigned(opts)
 	case d.SealDir == "":
-		got, err = planstore.LoadEngineRanksFromDir(d.Path, d.EngineRanks)
+		got, err = planstore.LoadEngineRankSetsFromDir(d.Path, d.EngineRanks, opts...)
 	default:
 		var seal planstore.Seal
 		if seal, err = planstore.ReadSealDir(d.SealDir); err != nil {
 			return Plans{}, err
 		}
-		got, err = planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks)
+		got, err = oneSet(planstore.LoadSealedEngineRanksFromDir(d.Path, seal, d.EngineRanks, opts...))
 	}
 	if err != nil {
 		return Plans{}, err
 	}
-	return Plans{PDPair: got.PDPair, Hash: got.PlanHash, Ranks: snapshots(got.Layout, got.PlanHash, got.Plans)}, nil
+	return plansOfSets(got), nil
+}
+
+// loadSigned loads every set the operator signed (plansets.sig), or, for a
+// publication of one set or by an older operator, the index it signed.
+func (d Dir) loadSigned(opts []planstore.LoadOption) (planstore.EngineRankSets, error) {
+	st, err := d.Signed.sealOf(d.Path, planstore.ReadSetsSignatureDir)
+	if planstore.ReasonOf(err) == planstore.ReasonMissingSignature {
+		if st, err = d.Signed.sealOf(d.Path, planstore.ReadSignatureDir); err != nil {
+			return planstore.EngineRankSets{}, err
+		}
+		got, err := oneSet(planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks, opts...))
+		if err == nil {
+			d.Signed.loaded(st)
+		}
+		return got, err
+	}
+	if err != nil {
+		return planstore.EngineRankSets{}, err
+	}
+	got, err := planstore.LoadSealedEngineRankSetsFromDir(d.Path, st.Seal(), d.EngineRanks, opts...)
+	if err == nil {
+		d.Signed.loaded(st)
+	}
+	return got, err
+}
+
+// oneSet takes a publication's index alone as its one set (the loader
+// has already held it to the pod's decode layout, planstore.ForDecodeLayout).
+func oneSet(got planstore.EngineRanks, err error) (planstore.EngineRankSets, error) {
+	if err != nil {
+		return planstore.EngineRankSets{}, err
+	}
+	return planstore.EngineRankSets{PDPair: got.PDPair, Current: got.PlanHash, Sets: []planstore.EngineRanks{got}}, nil
 }
 
 func (d Dir) Notify(ctx context.Context, changed func()) error {

@@ -48,10 +48,11 @@ func NewSigned(keys planstore.PublicKeys, namespace, pdpair string, minGeneratio
 	return &Signed{Keys: keys, Namespace: namespace, PDPair: pdpair, generation: minGeneration}
 }
 
-// seal verifies the signature in the plan directory and returns the seal
-// the index must match.
-func (s *Signed) seal(dir string) (planstore.Statement, error) {
-	st, err := planstore.ReadSignatureDir(dir, s.Keys, s.Namespace, s.PDPair)
+// sealOf verifies a signature in the plan directory, read by read
+// (planstore.ReadSignatureDir for the index, ReadSetsSignatureDir for the
+// sets index), and returns the seal what it signs must match.
+func (s *Signed) sealOf(dir string, read func(dir string, keys planstore.PublicKeys, namespace, pdpair string) (planstore.Statement, error)) (planstore.Statement, error) {
+	st, err := read(dir, s.Keys, s.Namespace, s.PDPair)
 	if err != nil {
 		return st, err
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
@@ -48,8 +49,28 @@ type Plans struct {
 	PDPair string
 	// Hash is the plan set's hash (the PDPair's status.plan.hash).
 	Hash string
-	// Ranks[i] is the plan of the source's i-th engine rank.
+	// Ranks[i] is the plan of the source's i-th engine rank, from the set
+	// the agent runs first (the publication's current set when it is for
+	// the agent's decode layout).
 	Ranks []receiver.PlanSnapshot
+	// Alternates are the other plan sets published for the agent's decode
+	// layout, Alternates[k][i] for the i-th engine rank: the prefill
+	// layouts still served during a rollout (receiver.InstallPlanSets).
+	Alternates [][]receiver.PlanSnapshot
+}
+
+// Sets are the plans as receiver.InstallPlanSets takes them: Ranks first.
+func (p Plans) Sets() [][]receiver.PlanSnapshot {
+	return append([][]receiver.PlanSnapshot{p.Ranks}, p.Alternates...)
+}
+
+// plansOfSets turns what the sets loader returned into Plans.
+func plansOfSets(got planstore.EngineRankSets) Plans {
+	p := Plans{PDPair: got.PDPair, Hash: got.Sets[0].PlanHash, Ranks: snapshots(got.Sets[0].Layout, got.Sets[0].PlanHash, got.Sets[0].Plans)}
+	for _, s := range got.Sets[1:] {
+		p.Alternates = append(p.Alternates, snapshots(s.Layout, s.PlanHash, s.Plans))
+	}
+	return p
 }
 
 // Loaded is the plans and the source version they were read at.
@@ -92,4 +113,13 @@ func checkRanks(engineRanks []int) error {
 		}
 	}
 	return nil
+}
+
+// decodeOptions are the loader options of a source given the pod's
+// admitted decode layout (none when it has none).
+func decodeOptions(decode *transferplan.Parallelism) []planstore.LoadOption {
+	if decode == nil {
+		return nil
+	}
+	return []planstore.LoadOption{planstore.ForDecodeLayout(*decode)}
 }

@@ -35,6 +35,10 @@ type EngineInfo struct {
 	// ArenaPtr is the address of the engine's cache arena (its
 	// kv_data_ptr) on the cache-contract wire.
 	ArenaPtr uint64
+	// TPSize is the engine's tensor parallel size as it says it at
+	// registration (optional; 0 when not said): held to the decode layout
+	// the pod was admitted under and to the plan's.
+	TPSize int
 }
 
 // TransferRequest is what the engine sends once a room is bootstrapped:

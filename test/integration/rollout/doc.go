@@ -1,0 +1,21 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package rollout runs a prefill rollout through the real manager binary:
+// the pair edited from prefill TP 8 to TP 4, the signed publication of both
+// plan sets projected as the kubelet projects it, and agents serving
+// prefills of both layouts at once with real ZMQ and HTTP on loopback.
+package rollout
