@@ -127,8 +127,16 @@ func TestAPISourceLoadsEverySet(t *testing.T) {
 	// other's sets index under objs' sets signature: a ConfigMap writer's
 	// forgery only the signature tells from the operator's publication
 	forged := withIndexData(other, func(d map[string]string) { d[planstore.SetsSignatureKey] = objs[0].Data[planstore.SetsSignatureKey] })
-	notCurrent, _ := publishSetsFor(t, "llm", uid, 5, p8, p4) // plansets.json whose current set is not the status's
-	swapped := withIndexData(objs, func(d map[string]string) { d[planstore.SetsKey] = notCurrent[0].Data[planstore.SetsKey] })
+	notCurrent, _ := publishSetsFor(t, "llm", uid, 5, p8, p4)
+	// plansets.json whose first set claims another plan hash than the
+	// status's (every rank still matching its entry)
+	swapped := withIndexData(objs, func(d map[string]string) {
+		d[planstore.SetsKey] = strings.Replace(d[planstore.SetsKey], `"planHash":"`+hashes[0]+`"`, `"planHash":"`+strings.Repeat("ab", 32)+`"`, 1)
+	})
+	if swapped[0].Data[planstore.SetsKey] == objs[0].Data[planstore.SetsKey] {
+		t.Fatal("the sets index has no current plan hash to replace")
+	}
+	otherBytes := withIndexData(objs, func(d map[string]string) { d[planstore.IndexKey] += "\n" })
 	d2, d8 := transferplan.Parallelism{TPSize: 2, DPSize: 1}, transferplan.Parallelism{TPSize: 8, DPSize: 1}
 	cases := []struct {
 		name   string
@@ -150,6 +158,7 @@ func TestAPISourceLoadsEverySet(t *testing.T) {
 		{name: "signed: no plansets.sig, the current set alone", objs: withoutSetsSig, signed: true, want: hashes[:1]},
 		{name: "signed: no plansets.sig, admitted under decode TP 2", objs: withoutSetsSig, signed: true, decode: &d2, reason: planstore.ReasonDecodeLayoutNotPublished},
 		{name: "the status names another index", objs: objs, status: notCurrent[0], reason: planstore.ReasonSealMismatch},
+		{name: "the status names other index.json bytes of the same plan hash", objs: objs, status: otherBytes[0], reason: planstore.ReasonSealMismatch},
 		{name: "the status names another index, signed", objs: objs, status: notCurrent[0], signed: true, reason: planstore.ReasonSealMismatch},
 	}
 	for _, tc := range cases {
@@ -184,6 +193,26 @@ func TestAPISourceLoadsEverySet(t *testing.T) {
 			}
 		})
 	}
+	// an older set changing alone (index.json the same) is a new version
+	t.Run("version", func(t *testing.T) {
+		a.t = t
+		if v1, v2 := a.versionOf(objs), a.versionOf(swapped); v1 == v2 {
+			t.Fatalf("plansets.json changed, the version stayed %s", v1)
+		}
+	})
+}
+
+// versionOf is the API source's Version once objects are written and the
+// status names their index.
+func (a *apiPair) versionOf(objects []planstore.Object) string {
+	a.t.Helper()
+	a.write(objects)
+	a.name(objects[0])
+	v, err := (&API{Client: a.admin, Dynamic: a.dyn, Namespace: "llm", PDPair: "pair", EngineRanks: []int{1}}).Version(a.ctx)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return v
 }
 
 // withIndexData is objects with the index ConfigMap's data edited.
