@@ -195,9 +195,13 @@ func planSource(o *options) (plansource.Source, error) {
 		}
 		return plansource.Dir{Path: o.planDir, SealDir: o.planSealDir, Signed: signed, EngineRanks: ranks, DecodeLayout: o.decodeLayout}, nil
 	default:
+		signed, err := o.signed()
+		if err != nil {
+			return nil, err
+		}
 		src, err := plansource.NewAPI(o.kubeconfig, o.pdpair, ranks)
 		if err == nil {
-			src.DecodeLayout = o.decodeLayout
+			src.DecodeLayout, src.Signed = o.decodeLayout, signed
 		}
 		return src, err
 	}

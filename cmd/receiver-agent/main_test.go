@@ -51,35 +51,36 @@ func TestFlagsRefuseWithTheNumbers(t *testing.T) {
 		args []string
 		says string
 	}{
-		"no rank":             {[]string{"--plan-file", "x"}, "--first-rank F --rank-count N"},
-		"no source":           {[]string{"--engine-rank", "0"}, "exactly one plan source"},
-		"two sources":         {[]string{"--engine-rank", "0", "--plan-file", "x", "--plan-dir", "y"}, "exactly one plan source"},
-		"kubeconfig alone":    {[]string{"--engine-rank", "0", "--kubeconfig", "k", "--plan-dir", "y"}, "--kubeconfig is only used with --pdpair"},
-		"seal without dir":    {[]string{"--engine-rank", "0", "--plan-seal-dir", "s", "--plan-file", "y"}, "--plan-seal-dir is only used with --plan-dir"},
-		"keys without dir":    {[]string{"--engine-rank", "0", "--plan-public-keys", "k", "--plan-file", "y"}, "--plan-public-keys is only used with --plan-dir"},
-		"keys without pair":   {[]string{"--engine-rank", "0", "--plan-public-keys", "k", "--plan-dir", "y"}, "needs --plan-pdpair"},
-		"pair without keys":   {[]string{"--engine-rank", "0", "--plan-pdpair", "p", "--plan-dir", "y"}, "only used with --plan-public-keys"},
-		"bad key":             {[]string{"--engine-rank", "0", "--plan-public-keys", "AAAA", "--plan-pdpair", "ns/p", "--plan-dir", "y"}, "not a base64 ed25519 public key"},
-		"keys and seal":       {[]string{"--engine-rank", "0", "--plan-public-keys", "k", "--plan-pdpair", "ns/p", "--plan-seal-dir", "s", "--plan-dir", "y"}, "not both"},
-		"bad timeout":         {[]string{"--engine-rank", "0", "--plan-file", "x", "--waiting-timeout", "0s"}, "--waiting-timeout must be positive"},
-		"stray argument":      {[]string{"--engine-rank", "0", "--plan-file", "x", "extra"}, "unexpected arguments"},
-		"unknown flag":        {[]string{"--engine-rank", "0", "--plan-file", "x", "--nope"}, "not defined"},
-		"heartbeat misses":    {[]string{"--engine-rank", "0", "--plan-file", "x", "--heartbeat-misses", "0"}, "at least 1"},
-		"both rank forms":     {[]string{"--engine-rank", "0", "--first-rank", "0", "--plan-file", "x"}, "not both"},
-		"negative first":      {[]string{"--first-rank", "-2", "--plan-file", "x"}, "--first-rank is -2"},
-		"zero ranks":          {[]string{"--first-rank", "0", "--rank-count", "0", "--socket-dir", "/s", "--plan-file", "x"}, "--rank-count is 0; one agent serves 1 to 64 ranks"},
-		"too many ranks":      {[]string{"--first-rank", "0", "--rank-count", "65", "--socket-dir", "/s", "--plan-file", "x"}, "--rank-count is 65; one agent serves 1 to 64 ranks"},
-		"past the rank bound": {[]string{"--first-rank", "65535", "--rank-count", "2", "--socket-dir", "/s", "--plan-file", "x"}, "ends at engine rank 65536; engine ranks are below 65536"},
-		"ranks on --listen":   {[]string{"--first-rank", "0", "--rank-count", "2", "--plan-file", "x"}, "--rank-count 2 needs --socket-dir"},
-		"listen and dir":      {[]string{"--engine-rank", "0", "--listen", "127.0.0.1:1", "--socket-dir", "/s", "--plan-file", "x"}, "not both"},
-		"one status port":     {[]string{"--first-rank", "0", "--rank-count", "2", "--socket-dir", "/s", "--status-addr", "10.0.0.1:7000", "--plan-file", "x"}, "names one port but --rank-count is 2"},
-		"ipv6 status host":    {[]string{"--engine-rank", "0", "--status-host", "fd00::7", "--plan-file", "x"}, "--status-host fd00::7 is an IPv6 address"},
-		"ipv6 status addr":    {[]string{"--engine-rank", "0", "--status-addr", "[fd00::7]:0", "--plan-file", "x"}, "--status-addr fd00::7 is an IPv6 address"},
-		"ipv6 advertised":     {[]string{"--engine-rank", "0", "--status-host", "10.0.0.7", "--advertise-host", "::ffff:10.0.0.7", "--plan-file", "x"}, "--advertise-host ::ffff:10.0.0.7 is an IPv6"},
-		"both probe flags":    {[]string{"--engine-rank", "0", "--probe-port", "9440", "--probe-addr", "127.0.0.1:1", "--plan-file", "x"}, "either --probe-addr or --probe-port"},
-		"probe port range":    {[]string{"--engine-rank", "0", "--probe-port", "70000", "--plan-file", "x"}, "--probe-port 70000 is not a TCP port"},
-		"status host not IP":  {[]string{"--engine-rank", "0", "--status-host", "pod.local", "--plan-file", "x"}, "--status-host \"pod.local\" is not an IP"},
-		"long socket paths":   {[]string{"--engine-rank", "0", "--socket-dir", "/" + strings.Repeat("d", 100), "--plan-file", "x"}, "unix sockets allow 107"},
+		"no rank":               {[]string{"--plan-file", "x"}, "--first-rank F --rank-count N"},
+		"no source":             {[]string{"--engine-rank", "0"}, "exactly one plan source"},
+		"two sources":           {[]string{"--engine-rank", "0", "--plan-file", "x", "--plan-dir", "y"}, "exactly one plan source"},
+		"kubeconfig alone":      {[]string{"--engine-rank", "0", "--kubeconfig", "k", "--plan-dir", "y"}, "--kubeconfig is only used with --pdpair"},
+		"seal without dir":      {[]string{"--engine-rank", "0", "--plan-seal-dir", "s", "--plan-file", "y"}, "--plan-seal-dir is only used with --plan-dir"},
+		"keys without dir":      {[]string{"--engine-rank", "0", "--plan-public-keys", "k", "--plan-file", "y"}, "--plan-public-keys is only used with --plan-dir"},
+		"keys without pair":     {[]string{"--engine-rank", "0", "--plan-public-keys", "k", "--plan-dir", "y"}, "needs --plan-pdpair"},
+		"pair without keys":     {[]string{"--engine-rank", "0", "--plan-pdpair", "p", "--plan-dir", "y"}, "only used with --plan-public-keys"},
+		"bad key":               {[]string{"--engine-rank", "0", "--plan-public-keys", "AAAA", "--plan-pdpair", "ns/p", "--plan-dir", "y"}, "not a base64 ed25519 public key"},
+		"keys for another pair": {[]string{"--engine-rank", "0", "--plan-public-keys", testPublicKey, "--plan-pdpair", "ns/b", "--pdpair", "ns/a"}, "--plan-pdpair ns/b is not the pair --pdpair \"ns/a\" reads"},
+		"keys and seal":         {[]string{"--engine-rank", "0", "--plan-public-keys", "k", "--plan-pdpair", "ns/p", "--plan-seal-dir", "s", "--plan-dir", "y"}, "not both"},
+		"bad timeout":           {[]string{"--engine-rank", "0", "--plan-file", "x", "--waiting-timeout", "0s"}, "--waiting-timeout must be positive"},
+		"stray argument":        {[]string{"--engine-rank", "0", "--plan-file", "x", "extra"}, "unexpected arguments"},
+		"unknown flag":          {[]string{"--engine-rank", "0", "--plan-file", "x", "--nope"}, "not defined"},
+		"heartbeat misses":      {[]string{"--engine-rank", "0", "--plan-file", "x", "--heartbeat-misses", "0"}, "at least 1"},
+		"both rank forms":       {[]string{"--engine-rank", "0", "--first-rank", "0", "--plan-file", "x"}, "not both"},
+		"negative first":        {[]string{"--first-rank", "-2", "--plan-file", "x"}, "--first-rank is -2"},
+		"zero ranks":            {[]string{"--first-rank", "0", "--rank-count", "0", "--socket-dir", "/s", "--plan-file", "x"}, "--rank-count is 0; one agent serves 1 to 64 ranks"},
+		"too many ranks":        {[]string{"--first-rank", "0", "--rank-count", "65", "--socket-dir", "/s", "--plan-file", "x"}, "--rank-count is 65; one agent serves 1 to 64 ranks"},
+		"past the rank bound":   {[]string{"--first-rank", "65535", "--rank-count", "2", "--socket-dir", "/s", "--plan-file", "x"}, "ends at engine rank 65536; engine ranks are below 65536"},
+		"ranks on --listen":     {[]string{"--first-rank", "0", "--rank-count", "2", "--plan-file", "x"}, "--rank-count 2 needs --socket-dir"},
+		"listen and dir":        {[]string{"--engine-rank", "0", "--listen", "127.0.0.1:1", "--socket-dir", "/s", "--plan-file", "x"}, "not both"},
+		"one status port":       {[]string{"--first-rank", "0", "--rank-count", "2", "--socket-dir", "/s", "--status-addr", "10.0.0.1:7000", "--plan-file", "x"}, "names one port but --rank-count is 2"},
+		"ipv6 status host":      {[]string{"--engine-rank", "0", "--status-host", "fd00::7", "--plan-file", "x"}, "--status-host fd00::7 is an IPv6 address"},
+		"ipv6 status addr":      {[]string{"--engine-rank", "0", "--status-addr", "[fd00::7]:0", "--plan-file", "x"}, "--status-addr fd00::7 is an IPv6 address"},
+		"ipv6 advertised":       {[]string{"--engine-rank", "0", "--status-host", "10.0.0.7", "--advertise-host", "::ffff:10.0.0.7", "--plan-file", "x"}, "--advertise-host ::ffff:10.0.0.7 is an IPv6"},
+		"both probe flags":      {[]string{"--engine-rank", "0", "--probe-port", "9440", "--probe-addr", "127.0.0.1:1", "--plan-file", "x"}, "either --probe-addr or --probe-port"},
+		"probe port range":      {[]string{"--engine-rank", "0", "--probe-port", "70000", "--plan-file", "x"}, "--probe-port 70000 is not a TCP port"},
+		"status host not IP":    {[]string{"--engine-rank", "0", "--status-host", "pod.local", "--plan-file", "x"}, "--status-host \"pod.local\" is not an IP"},
+		"long socket paths":     {[]string{"--engine-rank", "0", "--socket-dir", "/" + strings.Repeat("d", 100), "--plan-file", "x"}, "unix sockets allow 107"},
 	}
 	for name, c := range cases {
 		_, err := parseFlags(c.args, io.Discard)
@@ -91,6 +92,7 @@ func TestFlagsRefuseWithTheNumbers(t *testing.T) {
 		"contract":      {"--first-rank=4", "--rank-count=4", "--socket-dir=/run/pdtopo", "--status-host=10.0.0.7", "--probe-port=9440", "--plan-dir=/etc/pdtopo/plans"},
 		"single rank":   {"--engine-rank", "3", "--plan-file", "x", "--listen", "unix:/tmp/a.sock"},
 		"in-cluster":    {"--engine-rank", "0", "--pdpair", "llm/pair"},
+		"signed api":    {"--engine-rank", "0", "--pdpair", "llm/pair", "--plan-public-keys", testPublicKey},
 		"at 64 ranks":   {"--first-rank", "0", "--rank-count", "64", "--socket-dir", "/s", "--plan-dir", "y"},
 		"any status ip": {"--first-rank", "0", "--rank-count", "2", "--socket-dir", "/s", "--status-addr", "10.0.0.1:0", "--plan-dir", "y"},
 	} {
@@ -186,5 +188,25 @@ func TestAgentSingleRankWithPlanFile(t *testing.T) {
 	}
 	if st, err := os.Stat(sock); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("--listen unix: socket mode %v (%v), want 0600", st.Mode(), err)
+	}
+}
+
+// testPublicKey is a well-formed operator key (32 bytes, base64) for flag
+// checks that get past parsing the keys.
+const testPublicKey = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
+// With --pdpair, signed plans must be for the pair read unless
+// --plan-pdpair names it again.
+func TestSignedAPISourceIsForThePairRead(t *testing.T) {
+	o, err := parseFlags([]string{"--engine-rank", "0", "--pdpair", "llm/pair", "--plan-public-keys", testPublicKey}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := o.signed()
+	if err != nil || s == nil {
+		t.Fatalf("--pdpair with keys gives signature check %v, %v; want one", s, err)
+	}
+	if got := o.signedPDPair(); got != "llm/pair" {
+		t.Errorf("signed plans must be for %q, want llm/pair", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -67,10 +68,14 @@ type API struct {
 	PDPair      string
 	EngineRanks []int
 	// DecodeLayout, if set, is the decode layout the pod was admitted
-	// under; the index must be for it. Through the API only the current
-	// set is loaded: the status names index.json's hash, not the sets
-	// index's (docs/plan-format.md).
+	// under: only the plan sets made for it are loaded (every set of
+	// plansets.json, as Dir loads them; see apisets.go). Unset, the sets of
+	// the current set's decode layout are.
 	DecodeLayout *transferplan.Parallelism
+	// Signed, if set, must have signed plansets.json (plansets.sig) for
+	// any set but the current one to be loaded; unset, the sets index is
+	// trusted when its first set is the one the status names.
+	Signed *Signed
 
 	lister     atomic.Pointer[listerscorev1.ConfigMapNamespaceLister]
 	pairLister atomic.Pointer[cache.GenericNamespaceLister]
@@ -146,7 +151,12 @@ func (a *API) Version(ctx context.Context) (string, error) {
 		return "", err
 	}
 	sum := sha256.Sum256([]byte(cm.Data[planstore.IndexKey]))
-	return hex.EncodeToString(sum[:]) + " " + seal.IndexSHA256, nil
+	v := hex.EncodeToString(sum[:]) + " " + seal.IndexSHA256
+	if sets, ok := cm.Data[planstore.SetsKey]; ok { // an older set may change alone
+		sum = sha256.Sum256([]byte(sets))
+		v += " sets:" + hex.EncodeToString(sum[:])
+	}
+	return v, nil
 }
 
 func (a *API) Load(ctx context.Context) (Plans, error) {
@@ -161,26 +171,39 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 	if err != nil {
 		return Plans{}, err
 	}
-	objects := []planstore.Object{object(index)}
-	idx, err := planstore.LoadSealedIndex(objects, seal)
+	idx, err := planstore.LoadSealedIndex([]planstore.Object{object(index)}, seal)
+	if err != nil {
+		return Plans{}, err // index.json is not the one the status names
+	}
+	sets, setsErr := a.loadSets(ctx, index, seal)
+	if setsErr == nil {
+		return plansOfSets(sets), nil
+	}
+	sets, err = a.loadCurrent(ctx, index, idx, seal)
+	if err != nil && !errors.Is(setsErr, errNoSets) {
+		return Plans{}, fmt.Errorf("%w (nor were the other plan sets loaded: %v)", err, setsErr)
+	}
 	if err != nil {
 		return Plans{}, err
 	}
+	return plansOfSets(sets), nil
+}
+
+// loadCurrent loads the current set alone, through index.json, which the
+// status names.
+func (a *API) loadCurrent(ctx context.Context, index *corev1.ConfigMap, idx *planstore.Index, seal planstore.Seal) (planstore.EngineRankSets, error) {
+	objects := []planstore.Object{object(index)}
 	for _, sh := range idx.Shards {
 		if !a.holdsRanks(idx, sh) {
 			continue // only the shards of this pod's ranks are read
 		}
 		cm, err := a.get(ctx, sh.ConfigMap)
 		if err != nil {
-			return Plans{}, err
+			return planstore.EngineRankSets{}, err
 		}
 		objects = append(objects, object(cm))
 	}
-	sets, err := oneSet(planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks, decodeOptions(a.DecodeLayout)...))
-	if err != nil {
-		return Plans{}, err
-	}
-	return plansOfSets(sets), nil
+	return oneSet(planstore.LoadSealedEngineRanks(objects, seal, a.EngineRanks, decodeOptions(a.DecodeLayout)...))
 }
 
 // holdsRanks reports whether shard sh holds one of the engine ranks' plans

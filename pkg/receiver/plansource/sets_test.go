@@ -34,6 +34,12 @@ import (
 // signed for team-a/pair at generation, and returns the plan hashes.
 func publishSets(t *testing.T, generation int64, layouts ...planv1.Layout) ([]planstore.Object, []string) {
 	t.Helper()
+	return publishSetsFor(t, "team-a", "uid-1", generation, layouts...)
+}
+
+// publishSetsFor is publishSets for the pair "pair" in namespace, of uid.
+func publishSetsFor(t *testing.T, namespace, uid string, generation int64, layouts ...planv1.Layout) ([]planstore.Object, []string) {
+	t.Helper()
 	var in [][]planstore.Object
 	var hashes []string
 	for _, l := range layouts {
@@ -50,7 +56,7 @@ func publishSets(t *testing.T, generation int64, layouts ...planv1.Layout) ([]pl
 	}
 	out := slices.Clone(pub.Objects)
 	out[0].Data = maps.Clone(out[0].Data)
-	if err := testSigner.Sign("team-a", "pair", "uid-1", generation, &out[0]); err != nil {
+	if err := testSigner.Sign(namespace, "pair", uid, generation, &out[0]); err != nil {
 		t.Fatal(err)
 	}
 	return out, hashes
