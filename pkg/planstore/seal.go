@@ -65,19 +65,31 @@ func SealSecretName(pdpair string) string { return pdpair + "-plans-seal" }
 
 // NewSeal seals the index object Encode returned (objects[0]) for a PDPair.
 func NewSeal(pdpair, uid string, generation int64, index Object) (Seal, error) {
-	raw, ok := index.Data[IndexKey]
+	return sealKey(pdpair, uid, generation, index, IndexKey, func(raw []byte) (string, string, error) {
+		idx, err := decodeIndex(raw)
+		if err != nil {
+			return "", "", err
+		}
+		return idx.PDPair, idx.PlanHash, nil
+	})
+}
+
+// sealKey seals the document under key of the pair's index object: its
+// SHA-256 and the plan hash decode reads from it (with the pair it names).
+func sealKey(pdpair, uid string, generation int64, index Object, key string, decode func([]byte) (owner, planHash string, err error)) (Seal, error) {
+	raw, ok := index.Data[key]
 	if !ok || index.Name != IndexConfigMapName(pdpair) {
-		return Seal{}, fmt.Errorf("planstore: sealing %q: object %s has no %s (not the index of this pair)", pdpair, index.Name, IndexKey)
+		return Seal{}, fmt.Errorf("planstore: sealing %q: object %s has no %s (not the index of this pair)", pdpair, index.Name, key)
 	}
-	idx, err := decodeIndex([]byte(raw))
+	owner, planHash, err := decode([]byte(raw))
 	if err != nil {
 		return Seal{}, err
 	}
-	if idx.PDPair != pdpair {
-		return Seal{}, fmt.Errorf("planstore: sealing %q: the index is the one of %q", pdpair, idx.PDPair)
+	if owner != pdpair {
+		return Seal{}, fmt.Errorf("planstore: sealing %q: its %s is the one of %q", pdpair, key, owner)
 	}
 	sum := sha256.Sum256([]byte(raw))
-	s := Seal{FormatVersion: SealFormatVersion, PDPair: pdpair, UID: uid, Generation: generation, IndexSHA256: hex.EncodeToString(sum[:]), PlanHash: idx.PlanHash}
+	s := Seal{FormatVersion: SealFormatVersion, PDPair: pdpair, UID: uid, Generation: generation, IndexSHA256: hex.EncodeToString(sum[:]), PlanHash: planHash}
 	return s, s.check()
 }
 

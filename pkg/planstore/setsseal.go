@@ -16,29 +16,16 @@ limitations under the License.
 
 package planstore
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-)
-
 // NewSetsSeal seals the sets index of the index object EncodeSets returned
 // (its plansets.json): what the sets signature states.
 func NewSetsSeal(pdpair, uid string, generation int64, index Object) (Seal, error) {
-	raw, ok := index.Data[SetsKey]
-	if !ok || index.Name != IndexConfigMapName(pdpair) {
-		return Seal{}, fmt.Errorf("planstore: sealing the sets of %q: object %s has no %s", pdpair, index.Name, SetsKey)
-	}
-	si, err := decodeSetsIndex([]byte(raw))
-	if err != nil {
-		return Seal{}, err
-	}
-	if si.PDPair != pdpair {
-		return Seal{}, fmt.Errorf("planstore: sealing the sets of %q: the sets index is the one of %q", pdpair, si.PDPair)
-	}
-	sum := sha256.Sum256([]byte(raw))
-	s := Seal{FormatVersion: SealFormatVersion, PDPair: pdpair, UID: uid, Generation: generation, IndexSHA256: hex.EncodeToString(sum[:]), PlanHash: si.Sets[0].PlanHash}
-	return s, s.check()
+	return sealKey(pdpair, uid, generation, index, SetsKey, func(raw []byte) (string, string, error) {
+		si, err := decodeSetsIndex(raw)
+		if err != nil {
+			return "", "", err
+		}
+		return si.PDPair, si.Sets[0].PlanHash, nil
+	})
 }
 
 // DecodeSetsSignature is DecodeSignature of "plansets.sig".
