@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,15 +39,21 @@ func TestTheOperatorReportsTheEnginesVerdict(t *testing.T) {
 		pair   *pdv1.PDPair
 		reason pdv1.PDPairConditionReason
 		says   string
+		// reads is status.rankMap.reads: vLLM's and SGLang's mapping of
+		// decode TP 2 onto prefill TP 4 (each decode rank reads the two
+		// prefill ranks whose heads it holds); none for a refused pair.
+		reads []string
 	}{
-		{"vllm-p4-d2", enginePair(ns, "vllm-p4-d2", vllmEngine).Obj(), pdv1.ReasonCompatible, "vLLM NixlConnector serves prefill TP 4 → decode TP 2"},
+		{"vllm-p4-d2", enginePair(ns, "vllm-p4-d2", vllmEngine).Obj(), pdv1.ReasonCompatible, "vLLM NixlConnector serves prefill TP 4 → decode TP 2",
+			[]string{"decode 0 reads prefill 0-1", "decode 1 reads prefill 2-3"}},
 		{"vllm-dtype-strings", enginePair(ns, "vllm-dtype-strings", vllmEngine).Edit(func(p *pdv1.PDPair) {
 			p.Spec.Prefill.KVCacheDtype, p.Spec.Decode.KVCacheDtype = "auto", "bfloat16"
-		}).Obj(), pdv1.ReasonKVCacheDtypeMismatch, "Fix: pass the same --kv-cache-dtype string on both roles"},
-		{"sglang-p4-d2", enginePair(ns, "sglang-p4-d2", sglangEngine).Obj(), pdv1.ReasonCompatible, "SGLang (mooncake) serves prefill TP 4 DP 1 → decode TP 2 DP 1"},
+		}).Obj(), pdv1.ReasonKVCacheDtypeMismatch, "Fix: pass the same --kv-cache-dtype string on both roles", nil},
+		{"sglang-p4-d2", enginePair(ns, "sglang-p4-d2", sglangEngine).Obj(), pdv1.ReasonCompatible, "SGLang (mooncake) serves prefill TP 4 DP 1 → decode TP 2 DP 1",
+			[]string{"decode 0 reads prefill 0-1", "decode 1 reads prefill 2-3"}},
 		{"sglang-page-sizes", enginePair(ns, "sglang-page-sizes", sglangEngine).Edit(func(p *pdv1.PDPair) {
 			p.Spec.Prefill.TokensPerPage, p.Spec.Decode.TokensPerPage = ptr.To[int32](16), ptr.To[int32](64)
-		}).Obj(), pdv1.ReasonPageSizeMismatch, "Fix:"},
+		}).Obj(), pdv1.ReasonPageSizeMismatch, "Fix:", nil},
 	}
 	for _, c := range cases {
 		create(t, c.pair)
@@ -62,6 +69,9 @@ func TestTheOperatorReportsTheEnginesVerdict(t *testing.T) {
 			if cond == nil || cond.Status != want || cond.Reason != string(c.reason) || !strings.Contains(cond.Message, c.says) {
 				t.Fatalf("LayoutCompatible = %+v; want %s %s saying %q", cond, want, c.reason, c.says)
 			}
+			if want := c.reads; !slices.Equal(rankMapReads(got), want) {
+				t.Errorf("status.rankMap.reads = %q, want %q", rankMapReads(got), want)
+			}
 			if n := len(planConfigMaps(t, got)); n != 0 {
 				t.Errorf("%d plan ConfigMaps published for an engine that loads none", n)
 			}
@@ -70,4 +80,12 @@ func TestTheOperatorReportsTheEnginesVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rankMapReads is status.rankMap.reads, nil without a rank map.
+func rankMapReads(p *pdv1.PDPair) []string {
+	if p.Status.RankMap == nil {
+		return nil
+	}
+	return p.Status.RankMap.Reads
 }

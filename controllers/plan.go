@@ -57,6 +57,8 @@ type planOutcome struct {
 	// agent-less pods load no plans; the verdict and the mapping are all
 	// there is.
 	noPlans bool
+	// rankMap is status.rankMap of a noPlans pair's mapping.
+	rankMap *pdv1.RankMapStatus
 	// encodeErr says why compatible plans could not be encoded.
 	encodeErr *planstore.FormatError
 	// size is the plans' size computed from the layout before planning.
@@ -145,7 +147,8 @@ func planWithinBudget(name string, out *planOutcome, p engine.Pair, budget trans
 	if plans == nil { // the engine's agent loads no plans: nothing to publish
 		out.noPlans = true
 		out.layoutReason, out.layoutMessage = pdv1.ReasonCompatible, p.DescribeCompatible(out.summary)
-		return out, nil
+		out.rankMap, err = rankMapStatus(ranks)
+		return out, err
 	}
 	summary := transferplan.NewSummarizer(plans.Record())
 	out.objects, out.hash, err = encode(name, plans, summary)

@@ -50,6 +50,7 @@ func (r *PDPairReconciler) applyStatus(ctx context.Context, pair *pdv1.PDPair, o
 	setKStatus(pair, out, pub)
 	applyLivePrefill(pair, obs.livePrefill)
 	pair.Status.Plan = planSummary(out, pub)
+	pair.Status.RankMap = out.rankMap
 	pair.Status.Derived = out.derived
 	pair.Status.Contracts = obs.contracts
 	if obs.fleet != nil {

@@ -39,6 +39,12 @@ type PDPairStatus struct {
 	// +optional
 	Plan *PlanSummary `json:"plan,omitempty"`
 
+	// rankMap is, for a compatible pair of an engine that moves the KV
+	// cache itself (vLLM, SGLang), which prefill ranks each decode rank
+	// reads; absent for tokenspeed pairs, whose plan says it.
+	// +optional
+	RankMap *RankMapStatus `json:"rankMap,omitempty"`
+
 	// derived are the buffers the operator derived from spec.model and plans
 	// with; absent for explicit pairs and while the model cannot be read.
 	// +optional
