@@ -106,6 +106,19 @@ func (d *roomDriver) report(b *testing.B, elapsed time.Duration) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// measureRooms warms the agent with warmup rooms (connections,
+// registration, caches), then times b.N rooms and reports them.
+func measureRooms(b *testing.B, warmup int, room func(int64) (time.Duration, error)) {
+	warm := &roomDriver{}
+	warm.run(warmup, room)
+	d := &roomDriver{}
+	d.next.Store(1 << 40)
+	b.ResetTimer()
+	start := time.Now()
+	d.run(b.N, room)
+	d.report(b, time.Since(start))
+}
+
 // directRoom is one whole room through the Manager's Go API.
 func directRoom(m *receiver.Manager, addr string) func(int64) (time.Duration, error) {
 	return roomWith(m, addr, receiver.TransferRequest{KVIndices: []int64{1, 2, 3, 4, 5, 6, 7, 8}, AuxIndex: 1})
@@ -158,14 +171,7 @@ func waitLeftBootstrapping(m *receiver.Manager, id int64) error {
 func BenchmarkRoomsDirect(b *testing.B) {
 	defer debug.SetGCPercent(receiver.UseAgentGCPercent())
 	m, addr := benchScenario(b)
-	warm := &roomDriver{}
-	warm.run(2000, directRoom(m, addr)) // connections, registration, caches
-	d := &roomDriver{}
-	d.next.Store(1 << 40)
-	b.ResetTimer()
-	start := time.Now()
-	d.run(b.N, directRoom(m, addr))
-	d.report(b, time.Since(start))
+	measureRooms(b, 2000, directRoom(m, addr))
 }
 
 // BenchmarkRoomsMemory reports heap in use after 10k and after 1M rooms:

@@ -56,14 +56,7 @@ func contractRoom(m *receiver.Manager, addr string, manifest []byte) func(int64)
 func BenchmarkRoomsDirectContract(b *testing.B) {
 	defer debug.SetGCPercent(receiver.UseAgentGCPercent())
 	m, addr, manifest := contractBenchScenario(b)
-	warm := &roomDriver{}
-	warm.run(2000, contractRoom(m, addr, manifest))
-	d := &roomDriver{}
-	d.next.Store(1 << 40)
-	b.ResetTimer()
-	start := time.Now()
-	d.run(b.N, contractRoom(m, addr, manifest))
-	d.report(b, time.Since(start))
+	measureRooms(b, 2000, contractRoom(m, addr, manifest))
 }
 
 // BenchmarkRoomsMemoryContract is BenchmarkRoomsMemory on the

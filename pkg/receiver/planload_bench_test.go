@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
@@ -85,13 +84,6 @@ func BenchmarkRoomsTokenRowPlan(b *testing.B) {
 		b.Fatal(err)
 	}
 	addr := peer.BootstrapAddr()
-	warm := &roomDriver{}
-	warm.run(100, directRoom(m, addr))
-	d := &roomDriver{}
-	d.next.Store(1 << 40)
-	b.ResetTimer()
-	start := time.Now()
-	d.run(b.N, directRoom(m, addr))
-	d.report(b, time.Since(start))
+	measureRooms(b, 100, directRoom(m, addr))
 	b.ReportMetric(float64(snap.Plan.FragmentCount()), "fragments")
 }

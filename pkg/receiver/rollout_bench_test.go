@@ -19,7 +19,6 @@ package receiver_test
 import (
 	"runtime/debug"
 	"testing"
-	"time"
 
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/test/fixtures"
@@ -44,12 +43,5 @@ func BenchmarkRoomsDirectTwoSets(b *testing.B) {
 		b.Fatal(err)
 	}
 	addr := peer.BootstrapAddr()
-	warm := &roomDriver{}
-	warm.run(2000, directRoom(m, addr))
-	d := &roomDriver{}
-	d.next.Store(1 << 40)
-	b.ResetTimer()
-	start := time.Now()
-	d.run(b.N, directRoom(m, addr))
-	d.report(b, time.Since(start))
+	measureRooms(b, 2000, directRoom(m, addr))
 }
