@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pdtopo/pdtopo/test/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -73,11 +75,11 @@ func TestChaos(t *testing.T) {
 		t.Logf("  %v", f)
 	}
 
-	bin := buildBinaries(t)
+	bin := testutil.BuildCommands(t, repoRoot(t), "./cmd/receiver-agent", "./cmd/pdtopo")
 	dir := t.TempDir()
 	root := repoRoot(t)
 	pair := filepath.Join(root, "config", "samples", "pd_v1alpha1_pdpair_gqa_p8_d4.yaml")
-	plans := planFile(t, bin, pair, dir)
+	plans := testutil.PlanFile(t, bin, pair, dir)
 	port := freePort(t)
 	bootstrap := fmt.Sprintf("127.0.0.1:%d", port)
 

@@ -156,32 +156,6 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// buildBinaries builds the agent and the CLI into a temporary directory.
-func buildBinaries(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/receiver-agent", "./cmd/pdtopo")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return dir
-}
-
-// planFile writes the sample pair's plans as `pdtopo plan -o json` does.
-func planFile(t *testing.T, bin, pair, dir string) string {
-	t.Helper()
-	out, err := exec.Command(filepath.Join(bin, "pdtopo"), "plan", "-f", pair, "-o", "json").Output()
-	if err != nil {
-		t.Fatalf("pdtopo plan: %v", err)
-	}
-	path := filepath.Join(dir, "plans.json")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // roomLine is what driver.py prints when a room ends.
 type roomLine struct {
 	Room    int64   `json:"room"`

@@ -66,7 +66,7 @@ func TestRankMoveAgainstTheReferenceBootstrapServer(t *testing.T) {
 	}
 	sample := filepath.Join(root, "config", "samples", "pd_v1alpha1_pdpair_gqa_p8_d4.yaml")
 	dir := t.TempDir()
-	bin := build(t, root, dir)
+	bin := testutil.BuildCommands(t, root, "./cmd/receiver-agent", "./cmd/pdtopo", "./cmd/prefill-peer")
 	server := startBootstrap(t, dir, env, filepath.Join(root, "conformance", "tokenspeed", "rankmove", "bootstrap.py"))
 
 	peerArgs := []string{filepath.Join(bin, "prefill-peer"), "-f", sample, "--register-with", "http://" + server, "--quiet"}
@@ -79,7 +79,7 @@ func TestRankMoveAgainstTheReferenceBootstrapServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, dir, "agent", nil, filepath.Join(bin, "receiver-agent"), "--first-rank=0", "--rank-count=1",
-		"--socket-dir="+sockets, "--status-host=127.0.0.1", "--plan-file="+planFile(t, bin, sample, dir), "--log-level=warn",
+		"--socket-dir="+sockets, "--status-host=127.0.0.1", "--plan-file="+testutil.PlanFile(t, bin, sample, dir), "--log-level=warn",
 		"--heartbeat-interval="+heartbeat.String(), "--waiting-timeout=1m")
 	c := agentclient.New(filepath.Join(sockets, "rank-0.sock"), agentclient.Options{})
 	defer c.Close()
@@ -231,30 +231,6 @@ func layout(t *testing.T, sample string) planv1.Layout {
 		t.Fatal(err)
 	}
 	return l
-}
-
-func build(t *testing.T, root, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "bin")
-	cmd := exec.Command("go", "build", "-o", bin+"/", "./cmd/receiver-agent", "./cmd/pdtopo", "./cmd/prefill-peer")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func planFile(t *testing.T, bin, pair, dir string) string {
-	t.Helper()
-	out, err := exec.Command(filepath.Join(bin, "pdtopo"), "plan", "-f", pair, "-o", "json").Output()
-	if err != nil {
-		t.Fatalf("pdtopo plan: %v", err)
-	}
-	path := filepath.Join(dir, "plans.json")
-	if err := os.WriteFile(path, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func python() string {
