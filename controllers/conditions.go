@@ -73,6 +73,7 @@ var layoutReasons = map[transferplan.Reason]pdv1.PDPairConditionReason{
 	transferplan.Reason(pdv1.ReasonUnsupportedConnector):      pdv1.ReasonUnsupportedConnector,
 	transferplan.Reason(pdv1.ReasonTPNotDivisible):            pdv1.ReasonTPNotDivisible,
 	transferplan.Reason(pdv1.ReasonKVCacheDtypeMismatch):      pdv1.ReasonKVCacheDtypeMismatch,
+	transferplan.Reason(pdv1.ReasonEngineVersionMismatch):     pdv1.ReasonEngineVersionMismatch,
 	transferplan.Reason(pdv1.ReasonBlockSizeNotMultiple):      pdv1.ReasonBlockSizeNotMultiple,
 	transferplan.Reason(pdv1.ReasonReplicatedPrefillKV):       pdv1.ReasonReplicatedPrefillKV,
 	transferplan.Reason(pdv1.ReasonKVCacheLayoutMismatch):     pdv1.ReasonKVCacheLayoutMismatch,

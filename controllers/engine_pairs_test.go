@@ -49,6 +49,9 @@ func TestTheOperatorReportsTheEnginesVerdict(t *testing.T) {
 		{"vllm-dtype-strings", enginePair(ns, "vllm-dtype-strings", vllmEngine).Edit(func(p *pdv1.PDPair) {
 			p.Spec.Prefill.KVCacheDtype, p.Spec.Decode.KVCacheDtype = "auto", "bfloat16"
 		}).Obj(), pdv1.ReasonKVCacheDtypeMismatch, "Fix: pass the same --kv-cache-dtype string on both roles", nil},
+		{"vllm-versions", enginePair(ns, "vllm-versions", vllmEngine).Edit(func(p *pdv1.PDPair) {
+			p.Spec.Prefill.EngineVersion, p.Spec.Decode.EngineVersion = "0.10.2", "0.11.0"
+		}).Obj(), pdv1.ReasonEngineVersionMismatch, "prefill runs vLLM 0.10.2, decode vLLM 0.11.0: NixlConnector hashes vllm.__version__ into its handshake (compute_nixl_compatibility_hash)", nil},
 		{"sglang-p4-d2", enginePair(ns, "sglang-p4-d2", sglangEngine).Obj(), pdv1.ReasonCompatible, "SGLang (mooncake) serves prefill TP 4 DP 1 → decode TP 2 DP 1",
 			[]string{"decode 0 reads prefill 0-1", "decode 1 reads prefill 2-3"}},
 		{"sglang-page-sizes", enginePair(ns, "sglang-page-sizes", sglangEngine).Edit(func(p *pdv1.PDPair) {

@@ -212,13 +212,7 @@ func retain(g *pdv1.PlanGeneration, cur LayoutPair, in generationsInput, now met
 		return true
 	}
 	countUsage(g, in.usage)
-	var uses []string
-	if !equality.Semantic.DeepEqual(g.Decode, cur.Decode) && g.DecodePods+g.Agents > 0 {
-		uses = append(uses, fmt.Sprintf("%d decode pods and %d agents of decode layout %s remain", g.DecodePods, g.Agents, parallelismOf(g.Decode)))
-	}
-	if !equality.Semantic.DeepEqual(g.Prefill, cur.Prefill) && g.PrefillInstances > 0 {
-		uses = append(uses, fmt.Sprintf("agents hold %d prefill instances of prefill layout %s", g.PrefillInstances, parallelismOf(g.Prefill)))
-	}
+	uses := generationUses(g, cur)
 	switch {
 	case !in.servable:
 		touch(g, now)
@@ -235,13 +229,37 @@ func retain(g *pdv1.PlanGeneration, cur LayoutPair, in generationsInput, now met
 	return false
 }
 
+// generationUses says what keeps an older generation g in use. Only what
+// usage can tell apart from the current generation's counts: decode pods
+// and agents by usageKey, prefill instances by TP and DP; the current
+// generation's own instances would otherwise keep g forever.
+func generationUses(g *pdv1.PlanGeneration, cur LayoutPair) []string {
+	var uses []string
+	if k := decodeKey(g.Decode); k != decodeKey(cur.Decode) && g.DecodePods+g.Agents > 0 {
+		uses = append(uses, fmt.Sprintf("%d decode pods and %d agents of decode layout %s remain", g.DecodePods, g.Agents, describeKey(k)))
+	}
+	if p := parallelismOf(g.Prefill); p != parallelismOf(cur.Prefill) && g.PrefillInstances > 0 {
+		uses = append(uses, fmt.Sprintf("agents hold %d prefill instances of prefill layout %s", g.PrefillInstances, p))
+	}
+	return uses
+}
+
+// describeKey is a usageKey for a message: "tp=4,dp=1" or "tp=4,dp=1 on
+// engine version 0.11.0".
+func describeKey(k usageKey) string {
+	if k.version == "" {
+		return k.layout.String()
+	}
+	return k.layout.String() + " on engine version " + k.version
+}
+
 // countUsage writes the usage of g's layouts (left as they were when the
 // pods could not be listed).
 func countUsage(g *pdv1.PlanGeneration, u *layoutUsage) {
 	if u == nil {
 		return
 	}
-	d, p := parallelismOf(g.Decode), parallelismOf(g.Prefill)
+	d, p := decodeKey(g.Decode), parallelismOf(g.Prefill)
 	g.DecodePods, g.Agents, g.PrefillInstances = u.decodePods[d], u.agents[d], u.prefill[p]
 }
 

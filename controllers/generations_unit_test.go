@@ -18,10 +18,12 @@ package controllers
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -59,7 +61,7 @@ func layouts(gens []pdv1.PlanGeneration) string {
 func usageOf(decodePods map[int]int32, prefill map[int]int32) *layoutUsage {
 	u := newLayoutUsage()
 	for tp, n := range decodePods {
-		u.decodePods[transferplan.Parallelism{TPSize: tp, DPSize: 1}] = n
+		u.decodePods[usageKey{layout: transferplan.Parallelism{TPSize: tp, DPSize: 1}}] = n
 	}
 	for tp, n := range prefill {
 		u.prefill[transferplan.Parallelism{TPSize: tp, DPSize: 1}] = n
@@ -91,6 +93,33 @@ func TestNextGenerations(t *testing.T) {
 			gen(8, 2, true, now), gen(8, 4, false, now.Add(-3*time.Minute)), gen(8, 8, false, now.Add(-2*time.Minute)), gen(8, 16, false, now.Add(-time.Minute)), gen(4, 2, false, now.Add(-4*time.Minute))),
 			generationsInput{servable: true, usage: usageOf(nil, nil)}, "P8D1* P8D2 P8D16 P8D8"},
 	}
+	// An upgrade of the engine at the same TP and DP: the pods of each
+	// version count for their own generation only.
+	versioned := func(p, d int32, version string, current bool, lastUsed time.Time) pdv1.PlanGeneration {
+		g := gen(p, d, current, lastUsed)
+		g.Prefill.EngineVersion, g.Decode.EngineVersion = version, version
+		return g
+	}
+	upgraded := pairAt(8, 4, versioned(8, 4, "0.10.2", false, long))
+	upgraded.Spec.Prefill.EngineVersion, upgraded.Spec.Decode.EngineVersion = "0.11.0", "0.11.0"
+	tp4 := transferplan.Parallelism{TPSize: 4, DPSize: 1}
+	podsOf := func(counts map[string]int32) *layoutUsage {
+		u := newLayoutUsage()
+		for v, n := range counts {
+			u.decodePods[usageKey{tp4, v}] = n
+		}
+		return &u
+	}
+	cases = append(cases, []struct {
+		name string
+		pair *pdv1.PDPair
+		in   generationsInput
+		want string
+	}{
+		{"engine upgrade, old-version pods remain", upgraded, generationsInput{servable: true, usage: podsOf(map[string]int32{"0.10.2": 1, "0.11.0": 3})}, "P8D4* P8D4"},
+		{"engine upgrade, only new-version pods: the old generation goes", upgraded, generationsInput{servable: true, usage: podsOf(map[string]int32{"0.11.0": 4})}, "P8D4*"},
+		{"engine upgrade, pods without a version count for neither versioned generation", upgraded, generationsInput{servable: true, usage: podsOf(map[string]int32{"": 4})}, "P8D4*"},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.now = now
@@ -135,5 +164,31 @@ func TestServedLayoutPairs(t *testing.T) {
 		if got := fmt.Sprint(ServedLayoutPairs(c.pair)); got != c.want {
 			t.Errorf("ServedLayoutPairs(%s) = %s, want %s", layouts(c.pair.Status.Generations), got, c.want)
 		}
+	}
+}
+
+// A decode pod counts under the layout and version its annotations record;
+// one with the layout alone (admitted before versions were recorded, or
+// for a pair without them) counts under no version; a version the API
+// would not take is not counted.
+func TestDecodePodsCountByLayoutAndVersion(t *testing.T) {
+	tp4 := transferplan.Parallelism{TPSize: 4, DPSize: 1}
+	for _, c := range []struct {
+		name        string
+		annotations map[string]string
+		want        map[usageKey]int32
+	}{
+		{"layout only", map[string]string{pdv1.AnnotationDecodeLayout: "tp=4,dp=1"}, map[usageKey]int32{{tp4, ""}: 1}},
+		{"layout and version", map[string]string{pdv1.AnnotationDecodeLayout: "tp=4,dp=1", pdv1.AnnotationEngineVersion: "0.11.0"}, map[usageKey]int32{{tp4, "0.11.0"}: 1}},
+		{"a version the API refuses", map[string]string{pdv1.AnnotationDecodeLayout: "tp=4,dp=1", pdv1.AnnotationEngineVersion: strings.Repeat("9", 65)}, map[usageKey]int32{}},
+		{"no layout", map[string]string{pdv1.AnnotationEngineVersion: "0.11.0"}, map[usageKey]int32{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := newLayoutUsage()
+			u.addPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: c.annotations}}, probeResult{}, false)
+			if !maps.Equal(u.decodePods, c.want) {
+				t.Errorf("counted %v, want %v", u.decodePods, c.want)
+			}
+		})
 	}
 }

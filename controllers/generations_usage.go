@@ -23,19 +23,38 @@ import (
 	"github.com/pdtopo/pdtopo/pkg/transferplan"
 )
 
+// usageKey is what tells decode generations apart in what the fleet
+// shows: the decode TP and DP the pod was admitted under and its engine
+// version ("" where none was given: a pair without engineVersion, or a pod
+// admitted before the webhook recorded versions, whose annotation
+// "tp=4,dp=1" alone still counts for the generation without a version).
+// Generations whose decode layouts differ in nothing of it (a block size,
+// a dtype) cannot be told apart by their pods (generationUses).
+type usageKey struct {
+	layout  transferplan.Parallelism
+	version string
+}
+
+// decodeKey is a decode layout's usageKey.
+func decodeKey(f pdv1.FleetLayout) usageKey {
+	return usageKey{layout: parallelismOf(f), version: f.EngineVersion}
+}
+
 // layoutUsage is what one reconcile saw using each layout: decode pods by
-// the layout they were admitted under (their annotation), agents by the
-// layout they report, prefill instances by the layouts the agents hold.
+// the layout and version they were admitted under (their annotations),
+// agents by the layout they report and their pod's version, prefill
+// instances by the layouts the agents hold (TP and DP: the bootstrap
+// server's answer carries no version).
 type layoutUsage struct {
-	decodePods map[transferplan.Parallelism]int32
-	agents     map[transferplan.Parallelism]int32
+	decodePods map[usageKey]int32
+	agents     map[usageKey]int32
 	prefill    map[transferplan.Parallelism]int32
 }
 
 func newLayoutUsage() layoutUsage {
 	return layoutUsage{
-		decodePods: map[transferplan.Parallelism]int32{},
-		agents:     map[transferplan.Parallelism]int32{},
+		decodePods: map[usageKey]int32{},
+		agents:     map[usageKey]int32{},
 		prefill:    map[transferplan.Parallelism]int32{},
 	}
 }
@@ -47,16 +66,21 @@ const maxPrefillLayoutsPerAgent = 8
 
 // addPod counts one decode pod and, when its agent answered, what the
 // agent reports. Texts that do not parse are not counted: a pod admitted
-// before the webhook recorded layouts has no annotation.
+// before the webhook recorded layouts has no annotation, and a version
+// the API would not take is not one a generation has.
 func (u layoutUsage) addPod(pod *corev1.Pod, probe probeResult, probed bool) {
+	version := pod.Annotations[pdv1.AnnotationEngineVersion]
+	if version != "" && !pdv1.ValidEngineVersion(version) {
+		return
+	}
 	if p, err := transferplan.ParseParallelism(pod.Annotations[pdv1.AnnotationDecodeLayout]); err == nil {
-		u.decodePods[p]++
+		u.decodePods[usageKey{p, version}]++
 	}
 	if !probed || probe.err != nil {
 		return
 	}
 	if p, err := transferplan.ParseParallelism(probe.info.DecodeLayout); err == nil {
-		u.agents[p]++
+		u.agents[usageKey{p, version}]++
 	}
 	for i, met := range probe.info.PrefillLayoutsMet {
 		if i == maxPrefillLayoutsPerAgent {
@@ -70,7 +94,7 @@ func (u layoutUsage) addPod(pod *corev1.Pod, probe probeResult, probed bool) {
 	}
 }
 
-// parallelismOf is a role's layout as usage is counted by.
+// parallelismOf is a role's TP and DP.
 func parallelismOf(f pdv1.FleetLayout) transferplan.Parallelism {
 	return transferplan.Parallelism{TPSize: int(f.TensorParallelSize), DPSize: int(f.DataParallel())}
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"regexp"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -121,6 +123,7 @@ type PDPairList struct {
 // +kubebuilder:validation:XValidation:rule="(!has(self.engine) || self.engine.name == 'tokenspeed') || self.wire == 'V1'",fieldPath=".wire",reason=FieldValueForbidden,messageExpression="'spec.wire is the protocol of tokenspeed; engine ' + self.engine.name + ' moves KV cache through engine.kvConnector: remove wire'"
 // +kubebuilder:validation:XValidation:rule="(!has(self.engine) || self.engine.name == 'tokenspeed') || has(self.model)",fieldPath=".model",reason=FieldValueRequired,messageExpression="'engine ' + self.engine.name + ' judges the pair from the model: give spec.model (its hfConfig)'"
 // +kubebuilder:validation:XValidation:rule="(!has(self.engine) || self.engine.name == 'tokenspeed') || !has(self.mlaL15Cache) || !self.mlaL15Cache",fieldPath=".mlaL15Cache",reason=FieldValueForbidden,messageExpression="'mlaL15Cache is a cache of tokenspeed, not of engine ' + self.engine.name + ': remove it'"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine.name != 'vllm' || has(self.prefill.engineVersion) == has(self.decode.engineVersion)",fieldPath=".decode.engineVersion",reason=FieldValueRequired,messageExpression="'engine vllm compares the engineVersion of both roles (its handshake hashes the version): give engineVersion on both roles or on neither; prefill gives ' + (has(self.prefill.engineVersion) ? self.prefill.engineVersion : 'none') + ', decode ' + (has(self.decode.engineVersion) ? self.decode.engineVersion : 'none')"
 // +kubebuilder:validation:XValidation:rule="!has(self.kvBuffers) || self.kvBuffers.map(g, g.count).sum() <= 16384",fieldPath=".kvBuffers",message="the KV buffer groups may hold at most 16384 buffers in all"
 // +kubebuilder:validation:XValidation:rule="!has(self.stateBuffers) || self.stateBuffers.map(g, g.count).sum() <= 16384",fieldPath=".stateBuffers",message="the state buffer groups may hold at most 16384 buffers in all"
 type PDPairSpec struct {
@@ -254,6 +257,35 @@ type FleetLayout struct {
 	// +kubebuilder:validation:Maximum=4096
 	// +optional
 	PipelineParallelSize *int32 `json:"pipelineParallelSize,omitempty"`
+
+	// engineVersion is the version of the engine build the role runs, as
+	// the engine reports it (vLLM's vllm.__version__, e.g. 0.11.0 or
+	// 0.11.1.dev5+g1a2b3c4; SGLang's sglang.__version__). Engine vllm
+	// refuses a pair whose roles give different versions: NixlConnector
+	// hashes its version into the handshake (EngineVersionMismatch); unset
+	// on either role, the versions are not compared. For every engine it
+	// tells a rollout's generations apart, and decode pods are counted by
+	// it (annotation pd.pdtopo.dev/engine-version). docs/rollouts.md.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9][0-9A-Za-z.+_-]*$`
+	// +optional
+	EngineVersion string `json:"engineVersion,omitempty"`
+}
+
+// EngineVersionMaxLength and EngineVersionPattern are FleetLayout.
+// EngineVersion's bounds as the CRD states them (a test holds them to
+// it), for the pd.pdtopo.dev/engine-version annotation read back from pods.
+const (
+	EngineVersionMaxLength = 64
+	EngineVersionPattern   = `^[0-9][0-9A-Za-z.+_-]*$`
+)
+
+var engineVersionRE = regexp.MustCompile(EngineVersionPattern)
+
+// ValidEngineVersion reports whether s is an engineVersion the API server
+// takes.
+func ValidEngineVersion(s string) bool {
+	return len(s) <= EngineVersionMaxLength && engineVersionRE.MatchString(s)
 }
 
 // DataParallel is DataParallelSize, or its default 1 when unset (a spec

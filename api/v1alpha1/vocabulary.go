@@ -164,6 +164,9 @@ const (
 	ReasonTPNotDivisible PDPairConditionReason = "TPNotDivisible"
 	// ReasonKVCacheDtypeMismatch: the roles' --kv-cache-dtype strings differ.
 	ReasonKVCacheDtypeMismatch PDPairConditionReason = "KVCacheDtypeMismatch"
+	// ReasonEngineVersionMismatch: vLLM, the roles' engineVersion differ,
+	// and NixlConnector hashes its version into the handshake.
+	ReasonEngineVersionMismatch PDPairConditionReason = "EngineVersionMismatch"
 	// ReasonBlockSizeNotMultiple: vLLM, decode --block-size is not a
 	// multiple of prefill's.
 	ReasonBlockSizeNotMultiple PDPairConditionReason = "BlockSizeNotMultiple"
@@ -319,6 +322,12 @@ const (
 	// for it: mid-rollout the pair's spec may already name another layout,
 	// and the pod's engine still runs the one it started with.
 	AnnotationDecodeLayout = "pd.pdtopo.dev/decode-layout"
+	// AnnotationEngineVersion records the decode engineVersion a pod was
+	// admitted under (the pair's spec.decode.engineVersion then), beside
+	// AnnotationDecodeLayout: generations whose decode layouts differ only
+	// in the engine version count their pods apart by it. A template may
+	// pin it, as it pins the layout.
+	AnnotationEngineVersion = "pd.pdtopo.dev/engine-version"
 	// AnnotationCurveSecret names a Secret in the decode pod's namespace
 	// holding agent.key and prefill.pub: the injected agent then speaks ZMQ
 	// CURVE with the prefill ranks (docs/receiver-agent.md).

@@ -95,6 +95,7 @@ func role(spec pdv1.PDPairSpec, r pdv1.FleetLayout) rules.Role {
 		BlockSize:     int(spec.RoleTokensPerPage(r)),
 		KVCacheLayout: rules.Layout(r.KVCacheLayout),
 		KVCacheDtype:  spec.RoleKVCacheDtype(r),
+		Version:       r.EngineVersion,
 	}
 }
 

@@ -118,7 +118,19 @@ func layoutFix(p Pair) []string {
 
 // fixFor is the fix of a refusal for reason: the flags to change and the
 // nearest values that make the whole pair accepted, found by judging them.
+// Versions that differ as well are a second fix: the layouts are searched
+// as if both roles ran one build, which no layout change brings about.
 func fixFor(p Pair, reason Reason) string {
+	if v := checkVersion(p); v != nil && reason != ReasonEngineVersionMismatch {
+		q := p
+		q.Prefill.Version, q.Decode.Version = "", ""
+		return layoutFixFor(q, reason) + "; and " + fixFor(p, ReasonEngineVersionMismatch)
+	}
+	return layoutFixFor(p, reason)
+}
+
+// layoutFixFor is fixFor of a pair whose versions agree.
+func layoutFixFor(p Pair, reason Reason) string {
 	var fixes []string
 	switch reason {
 	case ReasonInvalidPair:
@@ -127,6 +139,9 @@ func fixFor(p Pair, reason Reason) string {
 		return "use kv_connector NixlConnector, or judge the pair with the engine its connector belongs to"
 	case ReasonTPNotDivisible, ReasonReplicatedPrefillKV:
 		fixes = tpFix(p)
+	case ReasonEngineVersionMismatch:
+		return fmt.Sprintf("run both roles on one vLLM build: decode on %s (prefill's), or prefill on %s too; mid-rollout, finish upgrading one role before the other's instances meet it",
+			p.Prefill.Version, p.Decode.Version)
 	case ReasonKVCacheDtypeMismatch:
 		fixes = []string{fmt.Sprintf("pass the same --kv-cache-dtype string on both roles, e.g. decode --kv-cache-dtype %s (prefill's)", p.Prefill.dtype())}
 	case ReasonBlockSizeNotMultiple:
@@ -180,7 +195,7 @@ func nearestRoles(p Pair) []string {
 		for _, tp := range TPSizes {
 			for _, bs := range BlockSizes {
 				for _, l := range []Layout{LayoutHND, LayoutNHD} {
-					r := Role{TP: tp, BlockSize: bs, KVCacheLayout: l, KVCacheDtype: other.dtype()}
+					r := Role{TP: tp, BlockSize: bs, KVCacheLayout: l, KVCacheDtype: other.dtype(), Version: other.Version}
 					q := p
 					if side == SideDecode {
 						q.Decode = r

@@ -71,7 +71,7 @@ func Rank(m Model, fixed Role, side Side) []Candidate {
 			continue
 		}
 		for _, bs := range BlockSizes {
-			other := Role{TP: tp, BlockSize: bs, KVCacheLayout: fixed.layout(), KVCacheDtype: fixed.dtype()}
+			other := Role{TP: tp, BlockSize: bs, KVCacheLayout: fixed.layout(), KVCacheDtype: fixed.dtype(), Version: fixed.Version}
 			p := Pair{Model: m, Prefill: fixed, Decode: other, KVConnector: Connector}
 			if side == SideDecode {
 				p.Prefill, p.Decode = other, fixed

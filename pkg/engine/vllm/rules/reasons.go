@@ -31,6 +31,9 @@ const (
 	// ReasonTPNotDivisible (rule 1, tp-divisible): the larger TP is not a
 	// multiple of the smaller.
 	ReasonTPNotDivisible Reason = "TPNotDivisible"
+	// ReasonEngineVersionMismatch (rule 2, compatibility-hash): the roles
+	// run different vLLM versions, so the compatibility hashes differ.
+	ReasonEngineVersionMismatch Reason = "EngineVersionMismatch"
 	// ReasonKVCacheDtypeMismatch (rule 2, compatibility-hash): the literal
 	// --kv-cache-dtype strings differ, so the compatibility hashes do.
 	ReasonKVCacheDtypeMismatch Reason = "KVCacheDtypeMismatch"
@@ -73,6 +76,7 @@ func Reasons() []Reason {
 		ReasonInvalidPair,
 		ReasonUnsupportedConnector,
 		ReasonTPNotDivisible,
+		ReasonEngineVersionMismatch,
 		ReasonKVCacheDtypeMismatch,
 		ReasonBlockSizeNotMultiple,
 		ReasonReplicatedPrefillKV,

@@ -35,6 +35,7 @@ func check(p Pair) *Refusal {
 	for _, rule := range []func(Pair) *Refusal{
 		checkValid,
 		checkTPDivisible,
+		checkVersion,
 		checkDtype,
 		checkBlockMultiple,
 		checkReplicatedPrefillKV,
@@ -97,6 +98,20 @@ func checkTPDivisible(p Pair) *Refusal {
 			"prefill TP %d and decode TP %d: vLLM needs the larger TP to be a multiple of the smaller", p.Prefill.TP, p.Decode.TP)
 	}
 	return nil
+}
+
+// Rule 2: v1/nixl/metadata.py, compute_nixl_compatibility_hash, compared in
+// v1/nixl/base_worker.py, NixlBaseConnectorWorker._nixl_handshake: the hash
+// covers vllm.__version__ (its first factor, vllm_version, beside
+// NIXL_CONNECTOR_VERSION, which a version fixes). Compared only when both
+// roles say their version.
+func checkVersion(p Pair) *Refusal {
+	if p.Prefill.Version == "" || p.Decode.Version == "" || p.Prefill.Version == p.Decode.Version {
+		return nil
+	}
+	return refusal(ReasonEngineVersionMismatch, "decode.engineVersion",
+		"prefill runs vLLM %s, decode vLLM %s: NixlConnector hashes vllm.__version__ into its handshake (compute_nixl_compatibility_hash), so every handshake between them fails",
+		p.Prefill.Version, p.Decode.Version)
 }
 
 // Rule 2: v1/nixl/metadata.py, compute_nixl_compatibility_hash, compared in

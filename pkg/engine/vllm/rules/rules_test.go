@@ -51,6 +51,12 @@ func TestJudgeRefusals(t *testing.T) {
 			ReasonTPNotDivisible, "decode.tensorParallelSize", "set decode --tensor-parallel-size to 4 or 8 (keeping prefill TP 8)", false},
 		{"llama auto → bfloat16", Pair{Model: llama8B, Prefill: role(2, 16, "", "auto"), Decode: role(2, 16, "", "bfloat16")},
 			ReasonKVCacheDtypeMismatch, "decode.kvCacheDtype", "decode --kv-cache-dtype auto (prefill's)", false},
+		{"llama vLLM 0.10.2 → 0.11.0", Pair{Model: llama8B, Prefill: Role{TP: 2, BlockSize: 16, Version: "0.10.2"}, Decode: Role{TP: 2, BlockSize: 16, Version: "0.11.0"}},
+			ReasonEngineVersionMismatch, "decode.engineVersion", "decode on 0.10.2 (prefill's), or prefill on 0.11.0 too", false},
+		{"llama vLLM 0.11.0 → 0.11.1 at TP 8 → 6: the TPs are refused first, as the engine does, and both fixes are named", Pair{Model: llama8B, Prefill: Role{TP: 8, BlockSize: 16, Version: "0.11.0"}, Decode: Role{TP: 6, BlockSize: 16, Version: "0.11.1"}},
+			ReasonTPNotDivisible, "decode.tensorParallelSize", "(keeping decode TP 6); and run both roles on one vLLM build: decode on 0.11.0", false},
+		{"llama vLLM versions and dtypes both differ: the version is named", Pair{Model: llama8B, Prefill: Role{TP: 2, BlockSize: 16, KVCacheDtype: "fp8", Version: "0.11.0"}, Decode: Role{TP: 2, BlockSize: 16, Version: "0.11.1.dev5+g1a2b3c4"}},
+			ReasonEngineVersionMismatch, "decode.engineVersion", "decode on 0.11.0 (prefill's)", false},
 		{"llama block 32 → 16", Pair{Model: llama8B, Prefill: role(2, 32, "", ""), Decode: role(2, 16, "", "")},
 			ReasonBlockSizeNotMultiple, "decode.blockSize", "set decode --block-size to 32 or 64 (a multiple of prefill's 32); or set prefill --block-size to 16 or 8", false},
 		{"llama TP 16 → TP 4 (8 KV heads)", Pair{Model: llama8B, Prefill: role(16, 16, "", ""), Decode: role(4, 16, "", "")},
@@ -88,6 +94,26 @@ func TestJudgeRefusals(t *testing.T) {
 				t.Errorf("message %q: says stricter = %v, want %v", r.Message, !c.stricter, c.stricter)
 			}
 		})
+	}
+}
+
+// Versions are compared only when both roles give one; equal versions,
+// or one role's unknown, judge the pair as without them.
+func TestJudgeVersions(t *testing.T) {
+	for _, c := range []struct {
+		prefill, decode string
+		accepted        bool
+	}{
+		{"", "", true}, {"0.11.0", "", true}, {"", "0.11.0", true}, {"0.11.0", "0.11.0", true},
+		{"0.11.0", "0.11.1", false}, {"0.11.0", "0.11.0+cu128", false},
+	} {
+		v := Judge(Pair{Model: llama8B, Prefill: Role{TP: 4, BlockSize: 16, Version: c.prefill}, Decode: Role{TP: 2, BlockSize: 16, Version: c.decode}})
+		if v.Compatible() != c.accepted {
+			t.Errorf("prefill %q, decode %q: accepted %v, want %v (%v)", c.prefill, c.decode, v.Compatible(), c.accepted, v.Refusal)
+		}
+		if !c.accepted && !strings.Contains(v.Refusal.Message, "prefill runs vLLM "+c.prefill+", decode vLLM "+c.decode) {
+			t.Errorf("message %q does not name both versions", v.Refusal.Message)
+		}
 	}
 }
 

@@ -80,6 +80,9 @@ type Role struct {
 	KVCacheLayout Layout
 	// KVCacheDtype is the literal --kv-cache-dtype string ("" is "auto").
 	KVCacheDtype string
+	// Version is the role's vllm.__version__ ("": not known, not
+	// compared).
+	Version string
 }
 
 func (r Role) layout() Layout {

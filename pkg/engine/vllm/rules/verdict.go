@@ -93,7 +93,7 @@ func (v Verdict) Compatible() bool { return v.Refusal == nil }
 
 // conditions of every vLLM verdict: the hash factors the spec does not hold.
 var conditions = []string{
-	"both roles run the same vLLM build (the compatibility hash covers the vLLM and NIXL connector versions)",
+	"both roles run the same vLLM build (the compatibility hash covers vllm.__version__ and the NIXL connector version; compared only where both roles give engineVersion)",
 	"both roles pass the same --model string, model dtype and attention backend, and the same speculative config",
 	"the kernel block size equals --block-size, and DCP/PCP/PP are 1",
 }
