@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -101,14 +100,10 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	if refused == nil && !engines.For(pair.Spec).InjectsAgent() {
-		eng := engines.For(pair.Spec)
-		msg := fmt.Sprintf("decode pod %s admitted without pdtopo's receiver agent: engine %s moves the KV cache itself", podName(&pod), eng.Name())
 		// A dry run has no side effects (sideEffects=NoneOnDryRun).
-		if p.Recorder != nil && (req.DryRun == nil || !*req.DryRun) {
-			p.Recorder.Eventf(pair, nil, corev1.EventTypeNormal, "AgentNotInjected", "Admit", "%s", msg)
-		}
-		return admission.Allowed(msg)
+		return p.admitWithoutAgent(req, &pod, pair, engines.For(pair.Spec))
 	}
+	_, pinned := pod.Annotations[pdv1.AnnotationDecodeLayout]
 	if refused == nil {
 		refused = keptGenerationVerdict(&pod, pair, pairVerdict(pair))
 	}
@@ -125,6 +120,9 @@ func (p *PodInjector) Handle(ctx context.Context, req admission.Request) admissi
 	}
 	if refused == nil {
 		refused = injectAgent(&pod, pairName, ranks, p.Agent.signedFor(pair).admittedUnder(layout))
+	}
+	if refused == nil {
+		recordEngineVersion(&pod, pair, pinned)
 	}
 	if refused != nil {
 		logf.FromContext(ctx).Info("decode pod refused", "pdpair", pairName, "reason", refused.reason, "message", refused.message)
