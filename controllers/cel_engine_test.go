@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -97,6 +98,14 @@ func TestAPIServerRejectsFieldsOfAnotherEngine(t *testing.T) {
 		{"unknown engine", enginePair(ns, "a", &pdv1.EngineSpec{Name: "trtllm"}).Obj(), "spec.engine.name", "Unsupported value"},
 		{"tokenspeed model without a dtype", edit(enginePair(ns, "a", nil), func(p *pdv1.PDPair) { p.Spec.KVCacheDtype = "" }),
 			"spec.kvCacheDtype", "spec.model needs kvCacheDtype"},
+		{"vllm with a prefill version only", edit(enginePair(ns, "a", vllmEngine), func(p *pdv1.PDPair) { p.Spec.Prefill.EngineVersion = "0.11.0" }),
+			"spec.decode.engineVersion", "engine vllm compares the engineVersion of both roles (its handshake hashes the version): give engineVersion on both roles or on neither; prefill gives 0.11.0, decode none"},
+		{"vllm with a decode version only", edit(enginePair(ns, "a", vllmEngine), func(p *pdv1.PDPair) { p.Spec.Decode.EngineVersion = "0.11.0" }),
+			"spec.decode.engineVersion", "prefill gives none, decode 0.11.0"},
+		{"a version with a v", edit(enginePair(ns, "a", sglangEngine), func(p *pdv1.PDPair) { p.Spec.Prefill.EngineVersion = "v0.5.3" }),
+			"spec.prefill.engineVersion", "should match '^[0-9][0-9A-Za-z.+_-]*$'"},
+		{"a version past 64 characters", edit(enginePair(ns, "a", nil), func(p *pdv1.PDPair) { p.Spec.Decode.EngineVersion = "0." + strings.Repeat("1", 63) }),
+			"spec.decode.engineVersion", "may not be more than 64 bytes"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,6 +139,13 @@ func TestAPIServerAcceptsEachEnginesFields(t *testing.T) {
 			p.Spec.Prefill.TokensPerPage, p.Spec.Decode.TokensPerPage = ptr.To[int32](64), ptr.To[int32](64)
 			p.Spec.Prefill.PipelineParallelSize, p.Spec.Decode.PipelineParallelSize = ptr.To[int32](2), ptr.To[int32](1)
 			p.Spec.Decode.KVCacheDtype = "fp4_e2m1"
+		}).Obj()},
+		{"vllm with both versions, different", enginePair(ns, "vllm-versions", vllmEngine).Edit(func(p *pdv1.PDPair) {
+			p.Spec.Prefill.EngineVersion, p.Spec.Decode.EngineVersion = "0.10.2", "0.11.1.dev5+g1a2b3c4"
+		}).Obj()},
+		{"sglang with a decode version only", enginePair(ns, "sglang-version", sglangEngine).Edit(func(p *pdv1.PDPair) { p.Spec.Decode.EngineVersion = "0.5.3rc0" }).Obj()},
+		{"tokenspeed with versions", enginePair(ns, "ts-versions", nil).Edit(func(p *pdv1.PDPair) {
+			p.Spec.Prefill.EngineVersion, p.Spec.Decode.EngineVersion = "0.3.1", "0.3.1"
 		}).Obj()},
 		{"sglang nixl, page size from the spec", enginePair(ns, "sglang-nixl", &pdv1.EngineSpec{Name: pdv1.EngineSGLang, KVConnector: pdv1.KVConnectorSGLangNixl}).TokensPerPage(32).Obj()},
 	}

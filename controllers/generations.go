@@ -58,7 +58,7 @@ func (lp LayoutPair) Spec(base pdv1.PDPairSpec) pdv1.PDPairSpec {
 }
 
 func (lp LayoutPair) String() string {
-	return fmt.Sprintf("prefill %s × decode %s", parallelismOf(lp.Prefill), parallelismOf(lp.Decode))
+	return fmt.Sprintf("prefill %s × decode %s", describeKey(decodeKey(lp.Prefill)), describeKey(decodeKey(lp.Decode)))
 }
 
 func (lp LayoutPair) equal(o LayoutPair) bool {

@@ -152,6 +152,44 @@ func TestRolloutCompatibleJudgesCrossPairsByTheEngine(t *testing.T) {
 		"docs/rollouts.md")
 }
 
+// A vLLM upgrade at the same layouts: both roles move from vLLM 0.10.2
+// to 0.11.0. The new pair alone is compatible, but an old decode pod
+// meeting a new prefill (and the reverse) fails vLLM's handshake, whose
+// compatibility hash covers the version: RolloutCompatible names both
+// cross pairs and both versions, and the pods of each version count for
+// their own generation.
+func TestRolloutCompatibleJudgesAnEngineUpgrade(t *testing.T) {
+	ns := newNamespace(t)
+	p := enginePair(ns, "vup", vllmEngine).Edit(func(p *pdv1.PDPair) {
+		p.Spec.Prefill.EngineVersion, p.Spec.Decode.EngineVersion = "0.10.2", "0.10.2"
+	}).Obj()
+	create(t, p)
+	p = waitObserved(t, p)
+	waitGenerations(t, p, []genView{{4, 2, true, 0, 0, 0}}, metav1.ConditionTrue, pdv1.ReasonOneGeneration)
+	// As the webhook records them on a vLLM decode pod.
+	runPod(t, fixtures.DecodePod(ns, "v-old", "vup").Annotate(pdv1.AnnotationDecodeLayout, "tp=2,dp=1").Annotate(pdv1.AnnotationEngineVersion, "0.10.2").Obj(), fixtures.RunningStatus(true))
+	waitGenerations(t, p, []genView{{4, 2, true, 1, 0, 0}}, metav1.ConditionTrue, pdv1.ReasonOneGeneration)
+
+	p = updateSpec(t, p, func(p *pdv1.PDPair) {
+		p.Spec.Prefill.EngineVersion, p.Spec.Decode.EngineVersion = "0.11.0", "0.11.0"
+	})
+	wantCondition(t, waitObserved(t, p), pdv1.PDPairLayoutCompatible, metav1.ConditionTrue, pdv1.ReasonCompatible)
+	runPod(t, fixtures.DecodePod(ns, "v-new", "vup").Annotate(pdv1.AnnotationDecodeLayout, "tp=2,dp=1").Annotate(pdv1.AnnotationEngineVersion, "0.11.0").Obj(), fixtures.RunningStatus(true))
+	got := waitGenerations(t, p, []genView{{4, 2, true, 1, 0, 0}, {4, 2, false, 1, 0, 0}}, metav1.ConditionFalse, pdv1.ReasonGenerationsIncompatible,
+		"engine vllm refuses 2 of 2 cross-generation pairs",
+		"prefill tp=4,dp=1 on engine version 0.10.2 × decode tp=2,dp=1 on engine version 0.11.0: EngineVersionMismatch",
+		"prefill tp=4,dp=1 on engine version 0.11.0 × decode tp=2,dp=1 on engine version 0.10.2: EngineVersionMismatch",
+		"prefill runs vLLM 0.10.2, decode vLLM 0.11.0", "compute_nixl_compatibility_hash")
+	for i, want := range []string{"0.11.0", "0.10.2"} {
+		if g := got.Status.Generations[i]; g.Prefill.EngineVersion != want || g.Decode.EngineVersion != want {
+			t.Errorf("generation %d runs prefill %q, decode %q; want %s on both", i, g.Prefill.EngineVersion, g.Decode.EngineVersion, want)
+		}
+	}
+	if msg := got.Status.Generations[1].Message; !strings.Contains(msg, "1 decode pods and 0 agents of decode layout tp=2,dp=1 on engine version 0.10.2 remain") {
+		t.Errorf("old generation's message %q: want it kept by the old-version pod", msg)
+	}
+}
+
 // An edit the engine refuses mid-rollout adds no generation: the one
 // served keeps serving, and says so.
 func TestIncompatibleEditKeepsTheGenerationServing(t *testing.T) {

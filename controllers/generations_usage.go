@@ -35,7 +35,8 @@ type usageKey struct {
 	version string
 }
 
-// decodeKey is a decode layout's usageKey.
+// decodeKey is a decode layout's usageKey (and a prefill layout's, for
+// messages).
 func decodeKey(f pdv1.FleetLayout) usageKey {
 	return usageKey{layout: parallelismOf(f), version: f.EngineVersion}
 }
