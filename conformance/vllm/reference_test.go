@@ -63,3 +63,25 @@ func TestVerdictsAreFromTheReferenceCommits(t *testing.T) {
 		t.Errorf("%s holds no cases", path)
 	}
 }
+
+// The version cases were made from the NIXL commit reference.env names.
+func TestVersionVerdictsAreFromTheReferenceCommit(t *testing.T) {
+	path, err := Reference("VLLM_NIXL_VERSION_VERDICTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatalf("reference.env: VLLM_NIXL_VERSION_VERDICTS=%s: %v", path, err)
+	}
+	var head struct {
+		NixlCommit string `json:"vllmNixlCommit"`
+		Cases      []json.RawMessage
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		t.Fatal(err)
+	}
+	if head.NixlCommit != NixlCommit || len(head.Cases) == 0 {
+		t.Errorf("%s: %d cases made from %s, reference.env names %s: run nixl/generate.sh", path, len(head.Cases), head.NixlCommit, NixlCommit)
+	}
+}

@@ -2,7 +2,9 @@
 # Regenerates the golden verdicts (VLLM_NIXL_VERDICTS of ../reference.env)
 # from vLLM's own NIXL connector code: every case of verdicts.py judged by
 # the connector's rule functions, with stand-ins (stubs.py) for what they
-# import but do not decide with. Nothing of vLLM is kept in the repository.
+# import but do not decide with; and the compatibility hash of roles on
+# different vLLM versions (versions.py). Nothing of vLLM is kept in the
+# repository.
 #
 #   conformance/vllm/nixl/generate.sh VLLM_GIT_DIR [NIXL_COMMIT [LAYOUT_COMMIT]]
 #   VLLM_SRC=/path/to/vllm conformance/vllm/nixl/generate.sh
@@ -47,3 +49,9 @@ fi
 # shellcheck disable=SC2086 # VERDICTS_ARGS is a word list
 "${PYTHON:-/usr/bin/python3}" "$here/verdicts.py" --vllm "$VLLM_SRC" \
   ${VERDICTS_ARGS:---out "$root/$VLLM_NIXL_VERDICTS"}
+# The version cases (versions.py) depend on the commit alone: written only
+# with the default output, never beside a sample written elsewhere.
+if [ -z "${VERDICTS_ARGS:-}" ]; then
+  "${PYTHON:-/usr/bin/python3}" "$here/versions.py" --vllm "$VLLM_SRC" \
+    --out "$root/$VLLM_NIXL_VERSION_VERDICTS"
+fi

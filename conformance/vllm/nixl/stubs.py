@@ -36,8 +36,9 @@ REAL_MODULES = (
     "vllm/backends/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py",
 )
 
-# The version string both roles report: the hash compares it, and two real
-# engines differ whenever their builds do (see docs/engines/vllm.md).
+# The version string both roles report in verdicts.py: the hash compares it,
+# and two real engines differ whenever their builds do (see
+# docs/engines/vllm.md); versions.py sets it per role.
 STUB_VLLM_VERSION = "0.0.0+pdtopo-stub"
 
 # The factors compute_nixl_compatibility_hash hashed, in call order: the
