@@ -102,6 +102,10 @@ func TestNextGenerations(t *testing.T) {
 	}
 	upgraded := pairAt(8, 4, versioned(8, 4, "0.10.2", false, long))
 	upgraded.Spec.Prefill.EngineVersion, upgraded.Spec.Decode.EngineVersion = "0.11.0", "0.11.0"
+	oldBlock := gen(8, 4, false, long)
+	oldBlock.Decode.TokensPerPage = ptr.To[int32](16)
+	reblocked := pairAt(8, 4, oldBlock)
+	reblocked.Spec.Decode.TokensPerPage = ptr.To[int32](32)
 	tp4 := transferplan.Parallelism{TPSize: 4, DPSize: 1}
 	podsOf := func(counts map[string]int32) *layoutUsage {
 		u := newLayoutUsage()
@@ -119,6 +123,7 @@ func TestNextGenerations(t *testing.T) {
 		{"engine upgrade, old-version pods remain", upgraded, generationsInput{servable: true, usage: podsOf(map[string]int32{"0.10.2": 1, "0.11.0": 3})}, "P8D4* P8D4"},
 		{"engine upgrade, only new-version pods: the old generation goes", upgraded, generationsInput{servable: true, usage: podsOf(map[string]int32{"0.11.0": 4})}, "P8D4*"},
 		{"engine upgrade, pods without a version count for neither versioned generation", upgraded, generationsInput{servable: true, usage: podsOf(map[string]int32{"": 4})}, "P8D4*"},
+		{"a change pods cannot tell apart (the decode block size): the new pods do not keep the old generation", reblocked, generationsInput{servable: true, usage: podsOf(map[string]int32{"": 4})}, "P8D4*"},
 	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
