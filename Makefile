@@ -134,6 +134,14 @@ run: controlplane $(BIN)/kubectl manifests ## Run etcd, kube-apiserver, the mana
 	$(GO) build -o $(BIN)/run-local ./hack/run-local
 	$(BIN)/run-local $(RUN_ARGS)
 
+.PHONY: rollout-demo
+rollout-demo: controlplane manifests ## Roll one pair's prefill (TP 8 → 4) and decode (TP 4 → 2) under traffic on the local control plane; exits non-zero if a room fails.
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/manager ./cmd/manager
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/receiver-agent ./cmd/receiver-agent
+	$(GO) build $(GO_LDFLAGS) -o $(BIN)/prefill-peer ./cmd/prefill-peer
+	$(GO) build -o $(BIN)/run-local ./hack/run-local
+	$(BIN)/run-local --rollout $(RUN_ARGS)
+
 ##@ Cluster (uses the current kubeconfig; KUBECTL=kubectl to use your own)
 
 KUBECTL ?= $(BIN)/kubectl

@@ -60,6 +60,8 @@ func main() {
 	flags.StringVar(&o.AgentPath, "agent", o.AgentPath, "receiver-agent binary run as the decode pod's pdtopo-agent container; empty drives no rooms")
 	flags.StringVar(&o.PodIP, "pod-ip", "127.0.0.1", "the decode pod's IP as its agent sees it (a loopback address)")
 	flags.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "receiver-agent image the webhook injects into decode pods")
+	rollout := flags.Bool("rollout", false, "run the rollout scenario (make rollout-demo) instead of the live table: a prefill and a decode rollout of one pair under traffic; exits non-zero if a room that should succeed failed")
+	rooms := flags.Int64("rollout-rooms", 10, "with --rollout: rooms each prefill instance sends each decode pod per step")
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "usage: run-local [flags] [-- manager flags]\n\n"+
 			"Manager flags follow the defaults (--leader-elect=false and loopback metrics and probe\n"+
@@ -73,6 +75,13 @@ func main() {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go stopOnSignal(cancel)
+	if *rollout {
+		if _, err := localcp.Rollout(ctx, localcp.RolloutOptions{Options: o, RoomsPerStep: *rooms, Out: os.Stdout}); err != nil {
+			fmt.Fprintf(os.Stderr, "run-local: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := localcp.Run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "run-local: %v\n", err)
 		os.Exit(1)

@@ -55,6 +55,23 @@ func (d *DecodeDemo) Summary() string {
 // Ready (the webhook refuses decode pods of a pair without plans), and reads
 // it back.
 func createDecodeDemo(ctx context.Context, c client.Client, file string, timeout time.Duration) (*DecodeDemo, error) {
+	pod, err := readPodFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pair := client.ObjectKey{Namespace: pod.Namespace, Name: pod.Labels[pdv1.LabelPDPair]}
+	if err := waitPairReady(ctx, c, pair, timeout); err != nil {
+		return nil, err
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		return nil, fmt.Errorf("creating decode pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return &DecodeDemo{Pod: pod, Agent: agentContainer(pod)}, nil
+}
+
+// readPodFile reads the one Pod of file, in namespace "default" unless it
+// names its own.
+func readPodFile(file string) (*corev1.Pod, error) {
 	objs, err := readObjects(file)
 	if err != nil {
 		return nil, err
@@ -69,20 +86,7 @@ func createDecodeDemo(ctx context.Context, c client.Client, file string, timeout
 	if pod.Namespace == "" {
 		pod.Namespace = "default"
 	}
-	pair := client.ObjectKey{Namespace: pod.Namespace, Name: pod.Labels[pdv1.LabelPDPair]}
-	if err := waitPairReady(ctx, c, pair, timeout); err != nil {
-		return nil, err
-	}
-	if err := c.Create(ctx, &pod); err != nil {
-		return nil, fmt.Errorf("creating decode pod %s/%s: %w", pod.Namespace, pod.Name, err)
-	}
-	demo := &DecodeDemo{Pod: &pod}
-	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == pdv1.AgentContainerName {
-			demo.Agent = &pod.Spec.InitContainers[i]
-		}
-	}
-	return demo, nil
+	return &pod, nil
 }
 
 func waitPairReady(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration) error {

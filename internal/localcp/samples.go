@@ -60,23 +60,32 @@ func ApplySamples(ctx context.Context, c client.Client, dir string) ([]AppliedOb
 	var applied []AppliedObject
 	var errs []error
 	for _, file := range files {
-		objs, err := readObjects(file)
+		a, err := applyFile(ctx, c, file)
+		applied = append(applied, a...)
+		errs = append(errs, err)
+	}
+	return applied, errors.Join(errs...)
+}
+
+// applyFile server-side-applies every object of file as ApplySamples does.
+func applyFile(ctx context.Context, c client.Client, file string) ([]AppliedObject, error) {
+	objs, err := readObjects(file)
+	if err != nil {
+		return nil, err
+	}
+	var applied []AppliedObject
+	var errs []error
+	for _, u := range objs {
+		if u.GetNamespace() == "" {
+			u.SetNamespace("default")
+		}
+		obj := AppliedObject{File: file, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+		err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%s: applying %s %s: %w", file, obj.Kind, obj.Name, err))
 			continue
 		}
-		for _, u := range objs {
-			if u.GetNamespace() == "" {
-				u.SetNamespace("default")
-			}
-			obj := AppliedObject{File: file, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-			err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: applying %s %s: %w", file, obj.Kind, obj.Name, err))
-				continue
-			}
-			applied = append(applied, obj)
-		}
+		applied = append(applied, obj)
 	}
 	return applied, errors.Join(errs...)
 }

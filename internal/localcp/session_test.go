@@ -111,7 +111,7 @@ func TestSessionRunsSamplesAndStopsCleanly(t *testing.T) {
 	for _, d := range s.Demos {
 		if d.Traffic != nil {
 			trafficPIDs = append(trafficPIDs, d.Traffic.agent.Pid(), d.Traffic.peer.Pid())
-			dirs = append(dirs, d.Traffic.dir)
+			dirs = append(dirs, d.Traffic.dir, d.Traffic.agent.dir)
 		}
 	}
 	for _, d := range dirs {

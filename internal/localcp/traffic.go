@@ -34,7 +34,6 @@ import (
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 	"github.com/pdtopo/pdtopo/internal/controlplane"
-	"github.com/pdtopo/pdtopo/internal/kubeletsim"
 	"github.com/pdtopo/pdtopo/pkg/engine"
 	"github.com/pdtopo/pdtopo/pkg/engine/engines"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
@@ -60,9 +59,9 @@ type Traffic struct {
 	AgentArgv []string // the agent's command line as run (paths on this machine)
 	// AgentLog and PeerLog are the two processes' logs in Options.LogDir.
 	AgentLog, PeerLog string
-	dir               string // plans and sockets volumes
+	dir               string // the peer's manifest and contract
 	peer              *controlplane.Process
-	agent             *controlplane.Process
+	agent             *podAgent
 	stopRooms         context.CancelFunc
 	drivers           sync.WaitGroup
 
@@ -106,15 +105,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 	} else if plans, err = planSet(eng, pair.Spec); err != nil {
 		return t, fmt.Errorf("PDPair %s: %w", t.Pair, err)
 	}
-	// Short and absolute: unix socket paths are limited to 108 bytes.
 	if t.dir, err = os.MkdirTemp("", "pdtopo-run-"); err != nil {
-		return t, err
-	}
-	volumes := map[string]string{
-		pdv1.AgentPlansVolume:   filepath.Join(t.dir, "plans"),
-		pdv1.AgentSocketsVolume: filepath.Join(t.dir, "sockets"),
-	}
-	if err := os.Mkdir(volumes[pdv1.AgentSocketsVolume], 0o755); err != nil {
 		return t, err
 	}
 
@@ -150,48 +141,12 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 		return t, err
 	}
 
-	// The kubelet's part: the plan volume projected from the pair's
-	// ConfigMaps, the agent container's own command line and environment.
-	for _, v := range []string{pdv1.AgentPlansVolume} {
-		if err := kubeletsim.MaterialiseVolume(ctx, c, pod, v, volumes[v]); err != nil {
-			return t, err
-		}
-	}
-	vars, envList, err := kubeletsim.ContainerEnv(pod, demo.Agent, kubeletsim.PodFacts{PodIP: podIP})
-	if err != nil {
-		return t, fmt.Errorf("agent container env: %w", err)
-	}
-	argv := kubeletsim.CommandLine(demo.Agent, vars)
-	if len(argv) == 0 {
-		return t, errors.New("the agent container has no command")
-	}
-	// The process has no mount namespace: each mount path in the arguments
-	// points at that volume's directory here.
-	for i := 1; i < len(argv); i++ {
-		for _, m := range demo.Agent.VolumeMounts {
-			if dir, ok := volumes[m.Name]; ok {
-				argv[i] = strings.ReplaceAll(argv[i], m.MountPath, dir)
-			}
-		}
-	}
-	first, count, err := agentRanks(argv)
-	if err != nil {
+	// The kubelet's part: the pod's agent container, its plan volume
+	// projected from the pair's ConfigMaps and synced again as a kubelet does.
+	if t.agent, err = startPodAgent(ctx, c, o, pod, demo.Agent, podIP, t.AgentLog); err != nil {
 		return t, err
 	}
-	probe, err := kubeletsim.ProbeBase(demo.Agent, kubeletsim.PodFacts{PodIP: podIP}, pdv1.AgentProbePortName)
-	if err != nil {
-		return t, err
-	}
-	for r := first; r < first+count; r++ {
-		t.Ranks = append(t.Ranks, r)
-	}
-	t.AgentArgv = append([]string{o.AgentPath}, argv[1:]...)
-	if t.agent, err = controlplane.StartProcess("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, t.AgentLog); err != nil {
-		return t, err
-	}
-	if err := t.agent.WaitReady(ctx, probe+"/readyz", o.StartTimeout); err != nil {
-		return t, err
-	}
+	t.Ranks, t.AgentArgv = t.agent.Ranks, t.agent.Argv
 
 	roomsCtx, cancel := context.WithCancel(context.Background())
 	t.stopRooms = cancel
@@ -212,7 +167,7 @@ func startTraffic(ctx context.Context, c client.Client, o Options, demo *DecodeD
 			}
 			engines[r] = rankEngine{info: engineInfo(snap, r), req: agentclient.Request{KVIndices: []int64{3, 4, 5}, AuxIndex: 7}}
 		}
-		sock := filepath.Join(volumes[pdv1.AgentSocketsVolume], "rank-"+strconv.Itoa(r)+".sock")
+		sock := filepath.Join(t.agent.Sockets, "rank-"+strconv.Itoa(r)+".sock")
 		t.drivers.Add(1)
 		go func() {
 			defer t.drivers.Done()
@@ -308,24 +263,8 @@ func (t *Traffic) driveRank(ctx context.Context, sock, bootstrap string, engine 
 
 // oneRoom runs room to the end and names its outcome.
 func oneRoom(ctx context.Context, c *agentclient.Client, bootstrap string, room int64, req agentclient.Request) string {
-	defer func() { _ = c.Clear(context.WithoutCancel(ctx), room) }()
-	if _, err := c.Open(ctx, bootstrap, room); err != nil {
-		return clientErrorKind(err)
-	}
-	if _, err := c.Request(ctx, room, req); err != nil {
-		return clientErrorKind(err)
-	}
-	r, err := c.Wait(ctx, room, roomWait)
-	switch {
-	case err != nil:
-		return clientErrorKind(err)
-	case r.Status == receiver.Success:
-		return "success"
-	case r.Status == receiver.Failed:
-		return r.FailureCode
-	default:
-		return "stuck-" + r.Status.String()
-	}
+	code, _ := roomOutcome(ctx, c, bootstrap, room, req)
+	return code
 }
 
 func clientErrorKind(err error) string {
@@ -393,10 +332,11 @@ func (t *Traffic) stop(timeout time.Duration) error {
 		t.drivers.Wait()
 	}
 	var errs []error
-	for _, p := range []*controlplane.Process{t.agent, t.peer} {
-		if p != nil {
-			errs = append(errs, p.Stop(timeout))
-		}
+	if t.agent != nil {
+		errs = append(errs, t.agent.stop(timeout))
+	}
+	if t.peer != nil {
+		errs = append(errs, t.peer.Stop(timeout))
 	}
 	if t.dir != "" {
 		errs = append(errs, os.RemoveAll(t.dir))
