@@ -58,8 +58,10 @@ type podAgent struct {
 	// Sockets is the socket volume's directory (rank-R.sock).
 	Sockets string
 
-	dir  string // the volumes' parent, removed on stop
-	proc *controlplane.Process
+	dir   string // the volumes' parent, removed on stop
+	plans string // the plan volume's directory
+	env   []string
+	proc  *controlplane.Process
 
 	stopSync context.CancelFunc
 	synced   sync.WaitGroup
@@ -89,12 +91,13 @@ func startPodAgent(ctx context.Context, c client.Client, o Options, pod *corev1.
 	if err := os.Mkdir(a.Sockets, 0o755); err != nil {
 		return a, err
 	}
-	plans := volumes[pdv1.AgentPlansVolume]
-	if err := kubeletsim.MaterialiseVolume(ctx, c, a.Pod, pdv1.AgentPlansVolume, plans); err != nil {
+	a.plans = volumes[pdv1.AgentPlansVolume]
+	if err := kubeletsim.MaterialiseVolume(ctx, c, a.Pod, pdv1.AgentPlansVolume, a.plans); err != nil {
 		return a, err
 	}
 	facts := kubeletsim.PodFacts{PodIP: podIP}
-	vars, envList, err := kubeletsim.ContainerEnv(a.Pod, agent, facts)
+	vars, env, err := kubeletsim.ContainerEnv(a.Pod, agent, facts)
+	a.env = env
 	if err != nil {
 		return a, fmt.Errorf("agent container env: %w", err)
 	}
@@ -122,11 +125,33 @@ func startPodAgent(ctx context.Context, c client.Client, o Options, pod *corev1.
 		return a, err
 	}
 	a.Argv = append([]string{o.AgentPath}, argv[1:]...)
-	if a.proc, err = controlplane.StartProcess("decode agent", o.AgentPath, argv[1:], envList, o.LogDir, logName); err != nil {
-		return a, err
+	return a, a.run(ctx, c, o)
+}
+
+// run starts the agent's process and the volume's sync, and waits until
+// the agent is ready.
+func (a *podAgent) run(ctx context.Context, c client.Reader, o Options) (err error) {
+	if a.proc, err = controlplane.StartProcess("decode agent", a.Argv[0], a.Argv[1:], a.env, o.LogDir, a.Log); err != nil {
+		return err
 	}
-	a.startSync(c, plans)
-	return a, a.proc.WaitReady(ctx, a.Probe+"/readyz", o.StartTimeout)
+	a.startSync(c, a.plans)
+	return a.proc.WaitReady(ctx, a.Probe+"/readyz", o.StartTimeout)
+}
+
+// restart stops the agent's process and starts it again from the same
+// admitted pod after a sync of its volume, as the kubelet restarts a
+// container: same volumes, same command line. Its log is appended to.
+func (a *podAgent) restart(ctx context.Context, c client.Reader, o Options) error {
+	a.stopSync()
+	a.synced.Wait()
+	if err := a.proc.Stop(o.StopTimeout); err != nil {
+		return err
+	}
+	if err := kubeletsim.MaterialiseVolume(ctx, c, a.Pod, pdv1.AgentPlansVolume, a.plans); err != nil {
+		return err
+	}
+	a.Log = strings.TrimSuffix(a.Log, ".log") + "-restarted.log"
+	return a.run(ctx, c, o)
 }
 
 // startSync projects the plan volume again every KubeletSync until stop.

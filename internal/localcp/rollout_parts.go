@@ -214,7 +214,7 @@ func (r *rollout) waitAgent(ctx context.Context, d *decodeInstance, hash string)
 	deadline := time.Now().Add(rolloutSettle)
 	for {
 		info, err := d.agent.Info(ctx)
-		if err == nil && info.PlanHash == hash && info.Ready {
+		if err == nil && info.PlanHash == hash && info.Ready && info.PlanError == "" {
 			r.printf("agent of %s runs plan set %.12s (decode layout %s), %s after asking\n", d.agent.Pod.Name, hash, info.DecodeLayout, time.Since(began).Round(100*time.Millisecond))
 			return nil
 		}

@@ -116,11 +116,22 @@ func (r *rollout) stepC(ctx context.Context) error {
 		return err
 	}
 	// The old pod keeps the decode layout it was admitted under: after a
-	// kubelet sync its agent runs its own generation's set, not the spec's.
+	// kubelet sync its agent runs its own generation's set, not the
+	// spec's; restarted mid-rollout (a container restart), it loads that
+	// set again and serves.
 	time.Sleep(KubeletSync + KubeletSync/2)
 	if err := r.waitAgent(ctx, r.old, generationHash(p, 4, 4)); err != nil {
 		return err
 	}
+	r.old.driver.stop()
+	if err := r.old.agent.restart(ctx, r.s.Client(), r.o.Options); err != nil {
+		return fmt.Errorf("restarting the agent of %s: %w", r.old.agent.Pod.Name, err)
+	}
+	r.printf("agent of %s restarted, as the kubelet restarts a container (log %s/%s)\n", r.old.agent.Pod.Name, r.o.LogDir, r.old.agent.Log)
+	if err := r.waitAgent(ctx, r.old, generationHash(p, 4, 4)); err != nil {
+		return err
+	}
+	r.old.driver.start()
 	peer4, err := r.startPeer(ctx, p, 4, 2, "")
 	if err != nil {
 		return err

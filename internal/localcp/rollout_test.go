@@ -142,7 +142,9 @@ func checkRooms(t *testing.T, got []RoomCount, rooms int64) {
 
 // TestRoomProblems: which counts fail the scenario.
 func TestRoomProblems(t *testing.T) {
-	ok := func(n int64) RoomCount { return RoomCount{Prefill: "P8", Pod: "p", Expect: "ok", OK: n, Failed: map[string]int64{}} }
+	ok := func(n int64) RoomCount {
+		return RoomCount{Prefill: "P8", Pod: "p", Expect: "ok", OK: n, Failed: map[string]int64{}}
+	}
 	withFailed := func(c RoomCount, code string, n int64) RoomCount {
 		c.Failed = map[string]int64{code: n}
 		return c
