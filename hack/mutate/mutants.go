@@ -67,6 +67,7 @@ var (
 	agentCmd     = []string{"./cmd/receiver-agent/"}
 	sglangEngine = []string{"./pkg/engine/sglang/"}
 	rolloutE2E   = []string{"./webhooks/"}
+	localRollout = []string{"./internal/localcp/"}
 )
 
 // mutants: the first of each group are the bugs the test review found
@@ -442,4 +443,19 @@ var mutants = []mutant{
 		Old: "\t\tpod.Annotations[pdv1.AnnotationDecodeLayout] = DecodeLayoutOf(pair).String()\n", New: "\n",
 		Pkgs: []string{"./webhooks/"}, Run: "^TestPodsOfEnginesWithoutTheAgent",
 		Bug: "vLLM and SGLang decode pods are not counted for their generation"},
+
+	// rollouts on the local control plane (make rollout-demo)
+	{Name: "rollout-demo-agent-ignores-decode-layout", File: "cmd/receiver-agent/flags.go",
+		Old: "o.decodeLayout = &p", New: "_ = p",
+		Pkgs: localRollout, Run: "^TestRolloutScenario$",
+		Bug: "the agent ignores --decode-layout: an old TP 4 pod loads the TP 2 plans (RankOutOfRange) once the decode TP is edited"},
+	{Name: "rollout-demo-old-generation-dropped", File: "controllers/generations.go",
+		Old:  "func retain(g *pdv1.PlanGeneration, cur LayoutPair, in generationsInput, now metav1.Time) bool {\n",
+		New:  "func retain(g *pdv1.PlanGeneration, cur LayoutPair, in generationsInput, now metav1.Time) bool {\n\tif true {\n\t\treturn false\n\t}\n",
+		Pkgs: localRollout, Run: "^TestRolloutScenario$",
+		Bug: "an edit drops the old generation at once: rooms from a P8 prefill still serving fail"},
+	{Name: "rollout-demo-current-set-only", File: "pkg/receiver/plansets.go",
+		Old: "for _, v := range views {", New: "for _, v := range views[:1] {",
+		Pkgs: localRollout, Run: "^TestRolloutScenario$",
+		Bug: "the agent matches a room's prefill against the current plan set only"},
 }
