@@ -21,7 +21,10 @@ limitations under the License.
 // injected agent (bin/receiver-agent, from the container's own spec) and a
 // prefill peer (bin/prefill-peer), drives KV handshakes through the agent,
 // writes bin/local.kubeconfig, and shows a live table of PDPairs and
-// handshakes until Ctrl-C, which stops everything it started.
+// handshakes until Ctrl-C, which stops everything it started. With
+// --rollout it is `make rollout-demo` instead: one pair's prefill and
+// decode rollouts under traffic (localcp.Rollout), exiting non-zero when a
+// room that should succeed failed.
 //
 // It lives under hack/ rather than cmd/ because it is a developer tool that
 // needs a source checkout (CRDs, samples, the binaries `make` builds), not a
@@ -62,6 +65,7 @@ func main() {
 	flags.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "receiver-agent image the webhook injects into decode pods")
 	rollout := flags.Bool("rollout", false, "run the rollout scenario (make rollout-demo) instead of the live table: a prefill and a decode rollout of one pair under traffic; exits non-zero if a room that should succeed failed")
 	rooms := flags.Int64("rollout-rooms", 10, "with --rollout: rooms each prefill instance sends each decode pod per step")
+	hold := flags.Bool("rollout-hold", false, "with --rollout: after the summary, keep everything running until Ctrl-C")
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "usage: run-local [flags] [-- manager flags]\n\n"+
 			"Manager flags follow the defaults (--leader-elect=false and loopback metrics and probe\n"+
@@ -76,7 +80,7 @@ func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go stopOnSignal(cancel)
 	if *rollout {
-		if _, err := localcp.Rollout(ctx, localcp.RolloutOptions{Options: o, RoomsPerStep: *rooms, Out: os.Stdout}); err != nil {
+		if _, err := localcp.Rollout(ctx, localcp.RolloutOptions{Options: o, RoomsPerStep: *rooms, Hold: *hold, Out: os.Stdout}); err != nil {
 			fmt.Fprintf(os.Stderr, "run-local: %v\n", err)
 			os.Exit(1)
 		}

@@ -47,6 +47,9 @@ type RolloutOptions struct {
 	// RoomsPerStep is how many rooms each prefill instance sends each
 	// decode pod in a step, at least (default 10, one every 200 ms).
 	RoomsPerStep int64
+	// Hold keeps everything running after the summary (rooms included)
+	// until ctx ends, for a look with kubectl.
+	Hold bool
 	// Out receives the scenario's story and summary.
 	Out io.Writer
 }
@@ -101,6 +104,11 @@ func Rollout(ctx context.Context, o RolloutOptions) (*RolloutReport, error) {
 	report.Problems = append(report.Problems, roomProblems(report.Rooms)...)
 	report.Runtime = time.Since(began)
 	r.printSummary(report)
+	if o.Hold && ctx.Err() == nil {
+		r.printf("holding: the control plane, the agents, the prefill peers and the rooms keep running; Ctrl-C stops them.\n"+
+			"  from another terminal: bin/kubectl --kubeconfig %s get pdp %s -o yaml\n", r.o.KubeconfigPath, r.key.Name)
+		<-ctx.Done()
+	}
 	if len(report.Problems) > 0 {
 		return report, fmt.Errorf("rollout: %d problems:\n  %s", len(report.Problems), strings.Join(report.Problems, "\n  "))
 	}

@@ -77,7 +77,7 @@ func truncate(s string, n int) string {
 func (r *rollout) printSummary(rep *RolloutReport) {
 	r.printf("\n== rollout summary (%s)\n", rep.Runtime.Round(100*time.Millisecond))
 	for _, s := range rep.Steps {
-		r.printf("  %s: generations %s\n     %s\n", s.Name, strings.Join(s.Generations, ", "), s.RolloutCompatible)
+		r.printf("  %s: generations %s\n     %s\n", s.Name, strings.Join(s.Generations, ", "), truncate(s.RolloutCompatible, 150))
 	}
 	r.printf("rooms (prefill instance → decode pod), every 200 ms per pod:\n%s\n", roomTable(rep.Rooms))
 	if len(rep.Problems) == 0 {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
@@ -117,7 +118,7 @@ func wantGenerations(want ...string) func(*pdv1.PDPair) error {
 			return fmt.Errorf("status.generations %q, want %q", got, want)
 		}
 		c := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairRolloutCompatible))
-		if c == nil || c.ObservedGeneration != p.Generation || c.Status != "True" {
+		if c == nil || c.ObservedGeneration != p.Generation || c.Status != metav1.ConditionTrue {
 			return fmt.Errorf("%s, want True for generation %d", conditionLine(p, pdv1.PDPairRolloutCompatible), p.Generation)
 		}
 		for _, g := range p.Status.Generations {
