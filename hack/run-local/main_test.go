@@ -230,3 +230,38 @@ func commandOf(pid int) string {
 	}
 	return strings.ReplaceAll(string(b), "\x00", " ")
 }
+
+// TestRolloutRefusesWhatItCannotRun: `make rollout-demo` without one of
+// the processes it rolls exits 1 before starting anything, saying why.
+func TestRolloutRefusesWhatItCannotRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no manager", []string{"--manager", ""}, "the rollout needs the manager, the receiver agent and the prefill peer"},
+		{"no prefill peer", []string{"--prefill-peer", ""}, "the rollout needs the manager, the receiver agent and the prefill peer"},
+		{"only the files missing", nil, "no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			args := append([]string{"--rollout", "--kubeconfig", filepath.Join(tmp, "kc"), "--logs", tmp}, tc.args...)
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Dir = tmp // config/samples is not there: the pair and pod files are missing
+			cmd.Env = append(os.Environ(), "PDTOPO_RUN_LOCAL_AS_MAIN=1")
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("run-local %q: %v, want exit status 1\n%s", args, err, out)
+			}
+			for _, want := range []string{"config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml", "config/samples/decode/pod.yaml", tc.want} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("run-local %q does not say %q:\n%s", args, want, out)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(tmp, "kc")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a kubeconfig was written: the control plane started")
+			}
+		})
+	}
+}
