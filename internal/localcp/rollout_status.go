@@ -87,9 +87,10 @@ func StatusText(p *pdv1.PDPair) string {
 	return b.String()
 }
 
-// waitPair polls the pair until check passes; the error names the last
-// reason it did not.
-func waitPair(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration, what string, check func(*pdv1.PDPair) error) (*pdv1.PDPair, error) {
+// waitPair polls the pair until check passes, for rolloutSettle at most;
+// the error names the last reason it did not.
+func waitPair(ctx context.Context, c client.Client, key client.ObjectKey, what string, check func(*pdv1.PDPair) error) (*pdv1.PDPair, error) {
+	const timeout = rolloutSettle
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(200 * time.Millisecond)

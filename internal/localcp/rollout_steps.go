@@ -44,7 +44,7 @@ func (r *rollout) stepA(ctx context.Context) error {
 	if err := waitPairReady(ctx, r.s.Client(), r.key, rolloutSettle); err != nil {
 		return err
 	}
-	p, err := waitPair(ctx, r.s.Client(), r.key, rolloutSettle, "one generation", wantGenerations("P8×D4 current"))
+	p, err := waitPair(ctx, r.s.Client(), r.key, "one generation", wantGenerations("P8×D4 current"))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (r *rollout) stepB(ctx context.Context) error {
 	if err := r.edit(ctx, "prefill", 4); err != nil {
 		return err
 	}
-	p, err := waitPair(ctx, r.s.Client(), r.key, rolloutSettle, "P4×D4 current, P8×D4 kept", wantGenerations("P4×D4 current", "P8×D4"))
+	p, err := waitPair(ctx, r.s.Client(), r.key, "P4×D4 current, P8×D4 kept", wantGenerations("P4×D4 current", "P8×D4"))
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (r *rollout) stepC(ctx context.Context) error {
 	if err := r.edit(ctx, "decode", 2); err != nil {
 		return err
 	}
-	p, err := waitPair(ctx, r.s.Client(), r.key, rolloutSettle, "P4×D2 current, the D4 generations kept",
+	p, err := waitPair(ctx, r.s.Client(), r.key, "P4×D2 current, the D4 generations kept",
 		wantGenerations("P4×D2 current", "P4×D4", "P8×D4"))
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (r *rollout) stepD(ctx context.Context) error {
 		}
 	}
 	r.printf("deleted pod %s, stopped its agent and the P8 prefill peers\n", r.old.agent.Pod.Name)
-	if _, err := waitPair(ctx, r.s.Client(), r.key, rolloutSettle, "the old generations unused, in their grace", drained); err != nil {
+	if _, err := waitPair(ctx, r.s.Client(), r.key, "the old generations unused, in their grace", drained); err != nil {
 		return err
 	}
 	if err := r.waitRooms(ctx, r.neu, r.target(r.neu, "P4")); err != nil {
