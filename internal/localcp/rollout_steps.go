@@ -19,6 +19,8 @@ package localcp
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -92,6 +94,9 @@ func (r *rollout) stepB(ctx context.Context) error {
 	r.old.driver.add(peer4)
 	r.old.driver.add(peer2)
 	if err := r.waitRooms(ctx, r.old, peer4, peer2, r.target(r.old, "P8")); err != nil {
+		return err
+	}
+	if err := r.untouched("P2×D4"); err != nil {
 		return err
 	}
 	return r.snapshot(ctx, "b")
@@ -192,5 +197,35 @@ func drained(p *pdv1.PDPair) error {
 			return fmt.Errorf("generation %s: decodePods %d, agents %d: %q", generationName(g), g.DecodePods, g.Agents, g.Message)
 		}
 	}
+	return nil
+}
+
+// untouched stops the peer of label and checks from what it printed on
+// its way out that no decode rank registered with or sent a request to
+// any of its ranks: nothing may reach a prefill of a layout never
+// described.
+func (r *rollout) untouched(label string) error {
+	p := r.byLabel[label]
+	if err := p.Stop(r.o.StopTimeout); err != nil {
+		return err
+	}
+	out, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return err
+	}
+	ranks := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "engine rank ") || !strings.Contains(line, "registrations") {
+			continue
+		}
+		ranks++
+		if !strings.Contains(line, ": 0 registrations, 0 requests") {
+			return fmt.Errorf("prefill %s was reached, as its log %s says: %s", label, p.LogPath, line)
+		}
+	}
+	if ranks == 0 {
+		return fmt.Errorf("prefill %s printed no counts on stopping (log %s)", label, p.LogPath)
+	}
+	r.printf("prefill %s stopped: none of its %d ranks was registered with or sent a request\n", label, ranks)
 	return nil
 }
