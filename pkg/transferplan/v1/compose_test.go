@@ -31,7 +31,9 @@ import (
 // expectation is the builder's own P8×D2 layout, made from the model's
 // heads, not from either record.
 func TestComposeCross(t *testing.T) {
-	gqa := func(p, d int) Layout { return mha(p, d).heads(4, 8, 256).state(2, int64(64*8/d), int64(64*8/p), 64).build() }
+	gqa := func(p, d int) Layout {
+		return mha(p, d).heads(4, 8, 256).state(2, int64(64*8/d), int64(64*8/p), 64).build()
+	}
 	got, err := ComposeCross(gqa(8, 4).Record(), gqa(4, 2).Record())
 	if err != nil {
 		t.Fatal(err)
