@@ -169,7 +169,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	pub := r.publish(ctx, pair, outcome)
+	pub := r.publish(ctx, pair, outcome, model)
 	if pub.wrote {
 		publishedPlanBytes.Observe(float64(pub.bytes))
 	}
