@@ -64,7 +64,7 @@ type crossPlan struct {
 	notPlanned string
 	// composed: a kvBuffers pair's cross layout is composed from the
 	// layouts of these two published sets.
-	composed               bool
+	composed                bool
 	prefillFrom, decodeFrom transferplan.LayoutRecord
 }
 

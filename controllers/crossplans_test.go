@@ -47,7 +47,9 @@ func TestCrossPairPlannedAndPublished(t *testing.T) {
 		name string
 		at   func(p, d int32) *pdv1.PDPair
 	}{
-		{"kvBuffers", func(p, d int32) *pdv1.PDPair { return fixtures.Pair(ns, "explicit").Spec(fixtures.Llama70B(p, d)).Obj() }},
+		{"kvBuffers", func(p, d int32) *pdv1.PDPair {
+			return fixtures.Pair(ns, "explicit").Spec(fixtures.Llama70B(p, d)).Obj()
+		}},
 		{"model", model},
 	}
 	for _, tc := range cases {
