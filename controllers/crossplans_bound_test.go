@@ -1,0 +1,139 @@
+/*
+Copyright 2026 The pdtopo Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/pkg/planstore"
+	"github.com/pdtopo/pdtopo/pkg/transferplan"
+	"github.com/pdtopo/pdtopo/test/fixtures"
+)
+
+// The count of sets never leaves out a layout pair a PDPair can serve:
+// every generation and every cross pair of the older ones with the current.
+func TestMaxPlanSetsHoldsEveryServedPair(t *testing.T) {
+	if n := pdv1.MaxPlanGenerations + 2*(pdv1.MaxPlanGenerations-1); planstore.MaxPlanSets < n {
+		t.Fatalf("planstore.MaxPlanSets is %d; %d generations and their cross pairs make %d", planstore.MaxPlanSets, pdv1.MaxPlanGenerations, n)
+	}
+}
+
+// Sets that do not fit the shard budget are left out, those whose
+// instances serve now last of all, and PlansPublished names them by their
+// layouts. Here every decode rank of the two older sets takes a shard of
+// its own (32 each, of 32 names): one fits beside the current set (P16).
+// The P32 prefills still run (prefillInstances), the P8 ones were not seen
+// lately: the P8×D16 set is the one left out, though published before.
+func TestSetsPastTheBudgetLeaveOutTheUnusedFirst(t *testing.T) {
+	at := func(p int32) *pdv1.PDPair {
+		x := fixtures.Pair("ns", "big").Spec(fixtures.Llama70B(p, 32)).Obj()
+		x.UID = "uid-1"
+		return x
+	}
+	cur, idle, busy := planPair(at(16), transferplan.DefaultBudget), planPair(at(8), transferplan.DefaultBudget), planPair(at(32), transferplan.DefaultBudget)
+	for _, o := range []*planOutcome{cur, idle, busy} {
+		if o.objects == nil {
+			t.Fatalf("not planned: %s", o.layoutMessage)
+		}
+	}
+	pair := at(16)
+	gen := func(p int32, hash string, prefillInstances int32) pdv1.PlanGeneration {
+		return pdv1.PlanGeneration{Prefill: pdv1.FleetLayout{TensorParallelSize: p, DataParallelSize: ptr.To[int32](1)},
+			Decode: pair.Spec.Decode, PlanHash: hash, PrefillInstances: prefillInstances, Current: hash == cur.hash}
+	}
+	pair.Status.Generations = []pdv1.PlanGeneration{gen(16, cur.hash, 0), gen(8, idle.hash, 0), gen(32, busy.hash, 3)}
+	r := &PDPairReconciler{plans: newPlanCache(), Budget: transferplan.DefaultBudget}
+	r.plans.published.put(types.NamespacedName{Namespace: "ns", Name: "big"}, "uid-1", []planstore.SplitSet{
+		splitSet(t, cur.objects), splitSet(t, inflate(idle.objects, 500<<10)), splitSet(t, inflate(busy.objects, 500<<10)),
+	})
+	pub, err := r.publishedSets(context.Background(), pair, cur, nil, modelConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pub.Published, []string{cur.hash, busy.hash}) || !slices.Equal(pub.Dropped, []string{idle.hash}) {
+		t.Fatalf("published %v, dropped %v; want the current and P32 sets, P8 left out", pub.Published, pub.Dropped)
+	}
+	if msg := describeSets(pub); !strings.Contains(msg, "1 sets left out, past 10 sets or the shard budget: prefill TP 8 × decode TP 32 ("+short(idle.hash)+")") {
+		t.Fatalf("PlansPublished's message does not name the set left out: %s", msg)
+	}
+}
+
+// The cross pairs' plans are cached: a reconcile with nothing changed
+// (every fleet probe causes one) publishes the same plans unplanned.
+func TestCrossPlansCached(t *testing.T) {
+	at := func(p, d int32) *pdv1.PDPair {
+		x := fixtures.Pair("ns", "roll").Spec(fixtures.Llama70B(p, d)).Obj()
+		x.UID = "uid-1"
+		return x
+	}
+	cur, p4d4, p8d4 := planPair(at(4, 2), transferplan.DefaultBudget), planPair(at(4, 4), transferplan.DefaultBudget), planPair(at(8, 4), transferplan.DefaultBudget)
+	pair := at(4, 2)
+	for _, g := range []*pdv1.PDPair{at(4, 4), at(8, 4)} {
+		hash := map[int32]string{4: p4d4.hash, 8: p8d4.hash}[g.Spec.Prefill.TensorParallelSize]
+		pair.Status.Generations = append(pair.Status.Generations, pdv1.PlanGeneration{Prefill: g.Spec.Prefill, Decode: g.Spec.Decode, PlanHash: hash})
+	}
+	r := &PDPairReconciler{plans: newPlanCache(), Budget: transferplan.DefaultBudget}
+	r.plans.published.put(types.NamespacedName{Namespace: "ns", Name: "roll"}, "uid-1", []planstore.SplitSet{splitSet(t, p4d4.objects), splitSet(t, p8d4.objects)})
+	first, err := r.publishedSets(context.Background(), pair, cur, nil, modelConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.publishedSets(context.Background(), pair, cur, nil, modelConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.crosses) != 1 || !first.crosses[0].published() || len(first.Published) != 4 {
+		t.Fatalf("crosses %+v, published %v: want the (P8, D2) pair planned beside three sets", first.crosses, first.Published)
+	}
+	if again.crosses[0].out != first.crosses[0].out {
+		t.Fatal("the cross pair was planned again with nothing changed")
+	}
+	if !bytes.Equal(mustJSON(t, again.Objects), mustJSON(t, first.Objects)) {
+		t.Fatal("the same inputs published other objects")
+	}
+}
+
+func splitSet(t *testing.T, objs []planstore.Object) planstore.SplitSet {
+	t.Helper()
+	idx, err := planstore.LoadIndex(objs[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planstore.SplitSet{PlanHash: idx.PlanHash, Layout: idx.Layout, Objects: objs}
+}
+
+// inflate replaces every rank's bytes by n bytes: the encoder of sets
+// trusts its input's bytes, only their sizes matter to the packing.
+func inflate(objs []planstore.Object, n int) []planstore.Object {
+	out := []planstore.Object{objs[0]}
+	for _, o := range objs[1:] {
+		big := planstore.Object{Name: o.Name, BinaryData: map[string][]byte{}}
+		for k := range o.BinaryData {
+			big.BinaryData[k] = bytes.Repeat([]byte{byte(len(k))}, n)
+		}
+		out = append(out, big)
+	}
+	return out
+}
