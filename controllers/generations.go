@@ -33,9 +33,9 @@ import (
 // served: the current spec's, and older ones while anything still uses
 // them (decode pods admitted under the old decode layout, their agents,
 // prefill instances of the old prefill layout the agents hold). The
-// publisher keeps the sets it published for the pairs ServedLayoutPairs
-// lists (servesSet, plansets.go); a cross pair never current is not
-// planned.
+// publisher keeps the sets it published for the generations (servesSet,
+// plansets.go) and plans the cross pairs ServedLayoutPairs lists that are
+// no generation's own (crossplans.go).
 
 // GenerationGrace is how long an older generation nothing is seen using is
 // kept: prefill instances are only known once an agent met them in a room,

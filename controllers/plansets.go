@@ -38,11 +38,11 @@ import (
 // current one (planstore.EncodeSets): decode agents pick a set per
 // prefill and load the sets of their own decode layout. The current set
 // is the spec's, first, and status.plan.hash stays its hash; the earlier
-// ones were each the current set of an earlier generation, so every pair
-// published is one that was judged compatible, never a refused one.
-// Which earlier sets are still served is servesSet's question; cross
-// pairs never published (old prefill × new decode when both roles change)
-// are not planned here.
+// ones were each the current set of an earlier generation (servesSet
+// says which are still served), and the cross pairs of a rollout that
+// changed both roles (old prefill × new decode) are planned beside them
+// (crossplans.go). Every set published is one the engine accepts: a
+// refused cross pair is named, never published.
 //
 // The sets are kept in memory as they were published (setMemory); after a
 // manager restart they are read back from the pair's own ConfigMaps and
