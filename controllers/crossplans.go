@@ -245,6 +245,10 @@ func (c *crossCache) get(key types.NamespacedName, uid types.UID, k string) (cro
 func (c *crossCache) replace(key types.NamespacedName, uid types.UID, plans map[string]crossPlan) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(plans) == 0 { // no rollout: nothing held for the pair
+		delete(c.pairs, key)
+		return
+	}
 	if c.pairs == nil {
 		c.pairs = map[types.NamespacedName]crossEntries{}
 	}

@@ -137,3 +137,72 @@ func inflate(objs []planstore.Object, n int) []planstore.Object {
 	}
 	return out
 }
+
+// What RolloutCompatible and PlansPublished say of each kind of cross
+// pair, from the publisher's planning: a contract pair's is neither
+// planned nor judged, a kvBuffers pair's without a set to take a side's
+// sizes from is not planned, and a refused one is named with its reason.
+func TestCrossPairVerdicts(t *testing.T) {
+	at := func(p, d int32) *pdv1.PDPair {
+		x := fixtures.Pair("ns", "v").Spec(fixtures.Llama70B(p, d)).Obj()
+		x.UID = "uid-1"
+		return x
+	}
+	withGens := func(pair *pdv1.PDPair, gens ...*pdv1.PDPair) *pdv1.PDPair {
+		for _, g := range gens {
+			pair.Status.Generations = append(pair.Status.Generations, pdv1.PlanGeneration{Prefill: g.Spec.Prefill, Decode: g.Spec.Decode, PlanHash: "h" + parallelismOf(g.Spec.Prefill).String()})
+		}
+		return pair
+	}
+	contract := withGens(at(4, 2), at(4, 4), at(8, 4))
+	contract.Spec.Wire = pdv1.WireCacheContract
+	cases := []struct {
+		name      string
+		pair      *pdv1.PDPair
+		sources   []*pdv1.PDPair
+		published string // PlansPublished's part
+		rollout   string // RolloutCompatible's part
+		refused   bool
+	}{
+		{name: "contract wire", pair: contract,
+			published: "cross pair prefill tp=8,dp=1 × decode tp=2,dp=1 not planned: the cache contracts of older layouts are not read",
+			rollout:   "prefill tp=8,dp=1 × decode tp=2,dp=1 (not judged, not planned: the cache contracts of older layouts are not read)"},
+		{name: "no set of the prefill layout", pair: withGens(at(4, 2), at(4, 4), at(8, 4)), sources: []*pdv1.PDPair{at(4, 2)},
+			published: "not planned: no set is published for prefill layout tp=8,dp=1 to take its item sizes from",
+			rollout:   "prefill tp=8,dp=1 × decode tp=2,dp=1 (not judged: not planned: no set is published for prefill layout tp=8,dp=1"},
+		{name: "composed and planned", pair: withGens(at(4, 2), at(4, 4), at(8, 4)), sources: []*pdv1.PDPair{at(4, 2), at(8, 4)},
+			rollout: "prefill tp=8,dp=1 × decode tp=2,dp=1 (planned and published)"},
+		{name: "the generations' caches differ", pair: withGens(at(4, 2), at(4, 4), at(8, 4)), sources: []*pdv1.PDPair{at(4, 2), fixtures.Pair("ns", "v").Spec(fixtures.Llama70B(8, 4)).Edit(func(p *pdv1.PDPair) {
+			for i := range p.Spec.KVBuffers {
+				p.Spec.KVBuffers[i].Count = 40 // another model: half the layers
+			}
+		}).Obj()},
+			published: "cross pair prefill tp=8,dp=1 × decode tp=2,dp=1 not published: InvalidLayout: the set of prefill TP 8 DP 1 has KV buffers 80 (40 target_k, 40 target_v)",
+			rollout:   "prefill tp=8,dp=1 × decode tp=2,dp=1: InvalidLayout: the set of prefill TP 8 DP 1 has KV buffers 80 (40 target_k, 40 target_v), the set of decode TP 2 DP 1 has 160", refused: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &PDPairReconciler{plans: newPlanCache(), Budget: transferplan.DefaultBudget}
+			var sources []planstore.SplitSet
+			for _, s := range tc.sources {
+				out := planPair(s, transferplan.DefaultBudget)
+				if out.objects == nil {
+					t.Fatalf("source %s not planned: %s", parallelismOf(s.Spec.Prefill), out.layoutMessage)
+				}
+				sources = append(sources, splitSet(t, out.objects))
+			}
+			crosses, err := r.planCrosses(context.Background(), tc.pair, modelConfig{}, sources)
+			if err != nil || len(crosses) != 1 {
+				t.Fatalf("%d cross pairs, %v; want (P8, D2) alone", len(crosses), err)
+			}
+			if msg := describeSets(setsPublication{crosses: crosses}); !strings.Contains(msg, tc.published) || (tc.published == "") != (msg == "") {
+				t.Errorf("PlansPublished says %q, want %q", msg, tc.published)
+			}
+			gens := append([]pdv1.PlanGeneration{{Prefill: tc.pair.Spec.Prefill, Decode: tc.pair.Spec.Decode, Current: true}}, tc.pair.Status.Generations...)
+			v := judgeCrossPairs(tc.pair, gens, modelConfig{}, crosses)
+			if !strings.Contains(v.message, tc.rollout) || v.compatible == tc.refused {
+				t.Errorf("RolloutCompatible %t: %s; want %q", v.compatible, v.message, tc.rollout)
+			}
+		})
+	}
+}
