@@ -62,10 +62,9 @@ type crossPlan struct {
 	record transferplan.LayoutRecord
 	// notPlanned says why the pair is not planned ("" when it is).
 	notPlanned string
-	// composed: a kvBuffers pair's cross layout is composed from the
-	// layouts of these two published sets.
-	composed                bool
-	prefillFrom, decodeFrom transferplan.LayoutRecord
+	// resolve is the cross pair as its engine sees it, before it is
+	// planned: from its spec, or composed from two published sets.
+	resolve func() (engine.Pair, error)
 }
 
 // published reports whether the cross pair has plans to publish.
@@ -116,13 +115,13 @@ func (r *PDPairReconciler) planCrosses(ctx context.Context, pair *pdv1.PDPair, m
 	used := map[string]crossPlan{}
 	var out []crossPlan
 	for _, lp := range servedCrossPairs(pair) {
-		ck, c := r.crossPlanFor(pair, lp, model, sources)
+		ck, c := crossPlanFor(pair, lp, model, sources)
 		if ck != "" {
 			if cached, ok := r.plans.cross.get(key, pair.UID, ck); ok {
 				c = cached
 			} else if c.notPlanned == "" {
 				var err error
-				if c, err = r.planCross(ctx, pair, model, c); err != nil {
+				if c, err = r.planCross(ctx, pair, model.version, c); err != nil {
 					return nil, err
 				}
 			}
@@ -135,10 +134,9 @@ func (r *PDPairReconciler) planCrosses(ctx context.Context, pair *pdv1.PDPair, m
 }
 
 // crossPlanFor is the cache key of a cross pair's plans (what they are made
-// from) and the plan before planning: a kvBuffers pair's with the composed
-// engine pair, or the reason it is not planned. An empty key: nothing to
-// cache.
-func (r *PDPairReconciler) crossPlanFor(pair *pdv1.PDPair, lp LayoutPair, model modelConfig, sources []planstore.SplitSet) (string, crossPlan) {
+// from) and the plan before planning: how its engine resolves it, or the
+// reason it is not planned. An empty key: nothing to cache.
+func crossPlanFor(pair *pdv1.PDPair, lp LayoutPair, model modelConfig, sources []planstore.SplitSet) (string, crossPlan) {
 	c := crossPlan{pair: lp}
 	spec := lp.Spec(pair.Spec)
 	raw, _ := json.Marshal(lp) // plain API values: never fails
@@ -148,9 +146,11 @@ func (r *PDPairReconciler) crossPlanFor(pair *pdv1.PDPair, lp LayoutPair, model 
 		c.notPlanned = "not planned: the cache contracts of older layouts are not read"
 		return "", c
 	case spec.Model != nil:
+		c.resolve = func() (engine.Pair, error) { return eng.Resolve(spec, engine.Inputs{ModelConfig: model.data}) }
 		return fmt.Sprintf("model/%d/%s/%s", pair.Generation, model.version, raw), c
 	}
-	if _, ok := eng.(engine.CrossComposer); !ok {
+	composer, ok := eng.(engine.CrossComposer)
+	if !ok {
 		c.notPlanned = fmt.Sprintf("not planned: engine %s does not compose cross layouts from published sets", eng.Name())
 		return "", c
 	}
@@ -163,7 +163,8 @@ func (r *PDPairReconciler) crossPlanFor(pair *pdv1.PDPair, lp LayoutPair, model 
 		c.notPlanned = fmt.Sprintf("not planned: no set is published for decode layout %s to take its item sizes from", parallelismOf(lp.Decode))
 		return "", c
 	}
-	c.composed, c.prefillFrom, c.decodeFrom = true, pre.Layout, dec.Layout
+	prefillSide, decodeSide := pre.Layout, dec.Layout
+	c.resolve = func() (engine.Pair, error) { return composer.ComposeCross(prefillSide, decodeSide) }
 	return fmt.Sprintf("composed/%s/%s/%s", raw, pre.PlanHash, dec.PlanHash), c
 }
 
@@ -183,10 +184,11 @@ func sourceSet(sources []planstore.SplitSet, lp LayoutPair, prefill bool) *plans
 
 // planCross plans one cross pair within the reconciler's budget and
 // planning memory, as the spec's pair is planned (planWithinBudget).
-func (r *PDPairReconciler) planCross(ctx context.Context, pair *pdv1.PDPair, model modelConfig, c crossPlan) (crossPlan, error) {
-	out := &planOutcome{uid: pair.UID, generation: pair.Generation, modelVersion: model.version}
+func (r *PDPairReconciler) planCross(ctx context.Context, pair *pdv1.PDPair, modelVersion string, c crossPlan) (crossPlan, error) {
+	out := &planOutcome{uid: pair.UID, generation: pair.Generation, modelVersion: modelVersion}
 	c.out = out
-	p, err := crossEnginePair(pair, c, model)
+	p, err := c.resolve()
+	c.resolve = nil // the cache holds the plans, not what made them (the model config)
 	if err != nil {
 		out.layoutReason, out.layoutMessage = explainLayoutError(err)
 		return c, nil
@@ -206,16 +208,6 @@ func (r *PDPairReconciler) planCross(ctx context.Context, pair *pdv1.PDPair, mod
 		c.record = idx.Layout
 	}
 	return c, nil
-}
-
-// crossEnginePair is the cross pair as its engine resolves it: from its
-// spec with the model config, or composed from the source sets.
-func crossEnginePair(pair *pdv1.PDPair, c crossPlan, model modelConfig) (engine.Pair, error) {
-	eng := engineFor(pair)
-	if c.composed {
-		return eng.(engine.CrossComposer).ComposeCross(c.prefillFrom, c.decodeFrom)
-	}
-	return eng.Resolve(c.pair.Spec(pair.Spec), engine.Inputs{ModelConfig: model.data})
 }
 
 // crossCache keeps each pair's cross plans by what they are made from.

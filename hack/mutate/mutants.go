@@ -447,7 +447,7 @@ var mutants = []mutant{
 		Pkgs: rolloutE2E, Run: "^TestRolloutEndToEnd$",
 		Bug: "a cross pair never current (old P8 prefill × new D2 decode) gets no plans: its rooms fail with LayoutMismatch"},
 	{Name: "rollout-cross-sources-swapped", File: "controllers/crossplans.go",
-		Old: "c.composed, c.prefillFrom, c.decodeFrom = true, pre.Layout, dec.Layout", New: "c.composed, c.prefillFrom, c.decodeFrom = true, dec.Layout, pre.Layout",
+		Old: "prefillSide, decodeSide := pre.Layout, dec.Layout", New: "prefillSide, decodeSide := dec.Layout, pre.Layout",
 		Pkgs: operator, Run: "^TestCrossPairPlannedAndPublished$",
 		Bug: "a kvBuffers cross pair is composed with its prefill side from the decode layout's set"},
 	{Name: "rollout-cross-other-cache-composed", File: "pkg/transferplan/v1/compose.go",
