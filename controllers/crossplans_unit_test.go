@@ -19,6 +19,7 @@ package controllers
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -204,5 +205,27 @@ func TestCrossPairVerdicts(t *testing.T) {
 				t.Errorf("RolloutCompatible %t: %s; want %q", v.compatible, v.message, tc.rollout)
 			}
 		})
+	}
+}
+
+// An agent of an older decode layout reports the first set of its layout,
+// which may be a cross pair's (P8×D4 → P8×D2 → P4×D2: a D4 agent holds
+// P8×D4's set and the cross pair P4×D4's): running either, it is not
+// stale. A cross pair of the spec's decode layout is the current
+// layout's, whose agents run the current set.
+func TestServedPlanHashesIncludeCrossPairs(t *testing.T) {
+	fl := func(tp int32) pdv1.FleetLayout {
+		return pdv1.FleetLayout{TensorParallelSize: tp, DataParallelSize: ptr.To[int32](1)}
+	}
+	published := func(p, d int32, hash string) crossPlan {
+		return crossPlan{pair: LayoutPair{fl(p), fl(d)}, out: &planOutcome{compatible: true, hash: hash, objects: []planstore.Object{{Name: "x"}}}}
+	}
+	pair := &pdv1.PDPair{Spec: pdv1.PDPairSpec{Prefill: fl(4), Decode: fl(2)}}
+	pair.Status.Generations = []pdv1.PlanGeneration{{Prefill: fl(8), Decode: fl(2), PlanHash: "h82", Current: true}, {Prefill: fl(8), Decode: fl(4), PlanHash: "h84"}}
+	refused := crossPlan{pair: LayoutPair{fl(2), fl(4)}, out: &planOutcome{hash: "r"}}
+	got := servedPlanHashes(pair, []crossPlan{published(4, 4, "x44"), published(8, 2, "x82"), refused})
+	want := map[string]string{"h84": "tp=4,dp=1", "x44": "tp=4,dp=1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("served plan hashes %v, want %v", got, want)
 	}
 }

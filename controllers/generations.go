@@ -124,14 +124,21 @@ func crossPairs(c LayoutPair, gens []pdv1.PlanGeneration) []LayoutPair {
 }
 
 // servedPlanHashes maps the plan hash of every older generation of another
-// decode layout than the spec's to that decode layout's text.
-func servedPlanHashes(pair *pdv1.PDPair) map[string]string {
+// decode layout than the spec's, and of every cross pair published for
+// one (an agent reports the first set of its decode layout, which may be
+// a cross pair's), to that decode layout's text.
+func servedPlanHashes(pair *pdv1.PDPair, crosses []crossPlan) map[string]string {
 	out := map[string]string{}
 	for _, g := range pair.Status.Generations {
 		if g.Current || g.PlanHash == "" || equality.Semantic.DeepEqual(g.Decode, pair.Spec.Decode) {
 			continue
 		}
 		out[g.PlanHash] = parallelismOf(g.Decode).String()
+	}
+	for _, c := range crosses {
+		if c.published() && !equality.Semantic.DeepEqual(c.pair.Decode, pair.Spec.Decode) {
+			out[c.out.hash] = parallelismOf(c.pair.Decode).String()
+		}
 	}
 	return out
 }

@@ -174,7 +174,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		publishedPlanBytes.Observe(float64(pub.bytes))
 	}
 	r.gauge.set(req.NamespacedName, outcome.compatible)
-	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
+	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub), pub.crosses)
 	foreign := r.observeForeign(ctx, pair)
 	livePrefill := r.observeLivePrefill(pair)
 	gens := r.observeGenerations(pair, outcome, pub, fleetOrNil(fleet, fleetErr), model)
