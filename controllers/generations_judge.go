@@ -92,10 +92,15 @@ func judgeCross(pair *pdv1.PDPair, lp LayoutPair, model modelConfig, crosses []c
 		}
 		return lp.String() + " (planned and published)", ""
 	}
-	if spec.Model == nil {
+	if _, composes := eng.(engine.CrossComposer); spec.Model == nil && composes {
 		// composed from the sets published, which this reconcile did not
 		// publish (the spec is not servable)
 		return lp.String() + " (not judged: the pair gives kvBuffers, and its cross layouts are composed from the sets published, which are not published now)", ""
+	}
+	if spec.Model == nil {
+		// kvBuffers give item sizes for the current TPs only: another
+		// TP's would be guessed, and the verdict with them.
+		return lp.String() + " (not judged: the pair gives kvBuffers for its current layouts only; give spec.model to have cross pairs judged)", ""
 	}
 	if err := judgePair(eng, spec, model); err != nil {
 		reason, msg := explainLayoutError(err)
