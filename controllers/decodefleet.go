@@ -56,9 +56,9 @@ type fleetObservation struct {
 // observeFleet lists the pair's decode pods and reads what their agents
 // last answered about the plan they run (asking again in the background:
 // decodefleet_probes.go). currentHash is the plan just published ("" if
-// none).
-func (r *PDPairReconciler) observeFleet(ctx context.Context, pair *pdv1.PDPair, currentHash string) (fleetObservation, error) {
-	obs := fleetObservation{currentHash: currentHash, servedHashes: servedPlanHashes(pair), usage: newLayoutUsage()}
+// none); crosses are the cross pairs published beside it.
+func (r *PDPairReconciler) observeFleet(ctx context.Context, pair *pdv1.PDPair, currentHash string, crosses []crossPlan) (fleetObservation, error) {
+	obs := fleetObservation{currentHash: currentHash, servedHashes: servedPlanHashes(pair, crosses), usage: newLayoutUsage()}
 	pods, reachable, err := r.decodePods(ctx, pair)
 	if err != nil {
 		return obs, err

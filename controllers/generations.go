@@ -33,9 +33,9 @@ import (
 // served: the current spec's, and older ones while anything still uses
 // them (decode pods admitted under the old decode layout, their agents,
 // prefill instances of the old prefill layout the agents hold). The
-// publisher keeps the sets it published for the pairs ServedLayoutPairs
-// lists (servesSet, plansets.go); a cross pair never current is not
-// planned.
+// publisher keeps the sets it published for the generations (servesSet,
+// plansets.go) and plans the cross pairs ServedLayoutPairs lists that are
+// no generation's own (crossplans.go).
 
 // GenerationGrace is how long an older generation nothing is seen using is
 // kept: prefill instances are only known once an agent met them in a room,
@@ -124,14 +124,21 @@ func crossPairs(c LayoutPair, gens []pdv1.PlanGeneration) []LayoutPair {
 }
 
 // servedPlanHashes maps the plan hash of every older generation of another
-// decode layout than the spec's to that decode layout's text.
-func servedPlanHashes(pair *pdv1.PDPair) map[string]string {
+// decode layout than the spec's, and of every cross pair published for
+// one (an agent reports the first set of its decode layout, which may be
+// a cross pair's), to that decode layout's text.
+func servedPlanHashes(pair *pdv1.PDPair, crosses []crossPlan) map[string]string {
 	out := map[string]string{}
 	for _, g := range pair.Status.Generations {
 		if g.Current || g.PlanHash == "" || equality.Semantic.DeepEqual(g.Decode, pair.Spec.Decode) {
 			continue
 		}
 		out[g.PlanHash] = parallelismOf(g.Decode).String()
+	}
+	for _, c := range crosses {
+		if c.published() && !equality.Semantic.DeepEqual(c.pair.Decode, pair.Spec.Decode) {
+			out[c.out.hash] = parallelismOf(c.pair.Decode).String()
+		}
 	}
 	return out
 }

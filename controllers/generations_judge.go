@@ -19,6 +19,7 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,39 +40,28 @@ type rolloutVerdict struct {
 
 // judgeCrossPairs judges every cross-generation pair (crossPairs) through
 // the pair's engine, as the engine would judge a pair of those layouts:
-// tokenspeed by mapping the ranks, vLLM and SGLang by their own rules.
-// Contract pairs are judged from contracts the live engines give, which
-// the operator reads for the current layouts only: their cross pairs are
-// said to be unjudged rather than guessed.
-func judgeCrossPairs(pair *pdv1.PDPair, gens []pdv1.PlanGeneration, model modelConfig) rolloutVerdict {
+// tokenspeed by mapping the ranks, vLLM and SGLang by their own rules. A
+// cross pair the publisher planned (crosses, crossplans.go) is judged by
+// that planning: a kvBuffers pair's composed layout, or a model pair's
+// spec. Contract pairs are judged from contracts the live engines give,
+// which the operator reads for the current layouts only: their cross
+// pairs are said to be unjudged rather than guessed.
+func judgeCrossPairs(pair *pdv1.PDPair, gens []pdv1.PlanGeneration, model modelConfig, crosses []crossPlan) rolloutVerdict {
 	cross := crossPairs(currentPair(pair), gens)
 	if len(cross) == 0 {
 		return rolloutVerdict{compatible: true, reason: pdv1.ReasonOneGeneration, message: "one generation is served: no instances of different layouts meet"}
 	}
 	var refused, judged []string
 	for _, lp := range cross {
-		spec := lp.Spec(pair.Spec)
-		eng := engines.For(spec)
 		if g := ownGeneration(gens, lp); g != nil {
 			judged = append(judged, fmt.Sprintf("%s (generation %d's own pair, compatible when it was current)", lp, g.SpecGeneration))
 			continue
 		}
-		if spec.Model == nil {
-			// kvBuffers give item sizes for the current TPs only: another
-			// TP's would be guessed, and the verdict with them.
-			judged = append(judged, lp.String()+" (not judged: the pair gives kvBuffers for its current layouts only; give spec.model to have cross pairs judged)")
-			continue
+		if entry, refusal := judgeCross(pair, lp, model, crosses); refusal != "" {
+			refused = append(refused, fmt.Sprintf("%s: %s", lp, refusal))
+		} else {
+			judged = append(judged, entry)
 		}
-		if eng.ReadsContracts(spec) {
-			judged = append(judged, lp.String()+" (not judged: the cache contracts of older layouts are not read)")
-			continue
-		}
-		if err := judgePair(eng, spec, model); err != nil {
-			reason, msg := explainLayoutError(err)
-			refused = append(refused, fmt.Sprintf("%s: %s: %s", lp, reason, msg))
-			continue
-		}
-		judged = append(judged, lp.String())
 	}
 	if len(refused) > 0 {
 		return rolloutVerdict{reason: pdv1.ReasonGenerationsIncompatible, message: fmt.Sprintf(
@@ -80,6 +70,43 @@ func judgeCrossPairs(pair *pdv1.PDPair, gens []pdv1.PlanGeneration, model modelC
 	}
 	return rolloutVerdict{compatible: true, reason: pdv1.ReasonGenerationsCompatible,
 		message: fmt.Sprintf("every cross-generation pair is compatible under engine %s's rules: %s", engines.For(pair.Spec).Name(), strings.Join(judged, "; "))}
+}
+
+// judgeCross is one cross pair's verdict: what a compatible pair's entry
+// in the message says, or the engine's refusal ("reason: message").
+func judgeCross(pair *pdv1.PDPair, lp LayoutPair, model modelConfig, crosses []crossPlan) (entry, refusal string) {
+	spec := lp.Spec(pair.Spec)
+	eng := engines.For(spec)
+	if eng.ReadsContracts(spec) {
+		return lp.String() + " (not judged, not planned: the cache contracts of older layouts are not read)", ""
+	}
+	if i := slices.IndexFunc(crosses, func(c crossPlan) bool { return c.pair.equal(lp) }); i >= 0 {
+		c := crosses[i]
+		switch {
+		case c.notPlanned != "":
+			return fmt.Sprintf("%s (not judged: %s)", lp, c.notPlanned), ""
+		case c.refused():
+			return "", c.refusal()
+		case !c.published():
+			return fmt.Sprintf("%s (compatible; not published: %s)", lp, truncate(c.refusal(), 200)), ""
+		}
+		return lp.String() + " (planned and published)", ""
+	}
+	if _, composes := eng.(engine.CrossComposer); spec.Model == nil && composes {
+		// composed from the sets published, which this reconcile did not
+		// publish (the spec is not servable)
+		return lp.String() + " (not judged: the pair gives kvBuffers, and its cross layouts are composed from the sets published, which are not published now)", ""
+	}
+	if spec.Model == nil {
+		// kvBuffers give item sizes for the current TPs only: another
+		// TP's would be guessed, and the verdict with them.
+		return lp.String() + " (not judged: the pair gives kvBuffers for its current layouts only; give spec.model to have cross pairs judged)", ""
+	}
+	if err := judgePair(eng, spec, model); err != nil {
+		reason, msg := explainLayoutError(err)
+		return "", fmt.Sprintf("%s: %s", reason, msg)
+	}
+	return lp.String(), ""
 }
 
 // ownGeneration is the older generation whose own pair lp is, or nil.
@@ -121,12 +148,19 @@ func newRolloutJudgements() *rolloutJudgements {
 
 // judge is judgeCrossPairs, answered from the last verdict when the spec,
 // the model and the generations' layouts are the same.
-func (j *rolloutJudgements) judge(pair *pdv1.PDPair, gens []pdv1.PlanGeneration, model modelConfig) rolloutVerdict {
+func (j *rolloutJudgements) judge(pair *pdv1.PDPair, gens []pdv1.PlanGeneration, model modelConfig, crosses []crossPlan) rolloutVerdict {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d/%s", pair.Generation, model.version)
 	for _, lp := range crossPairs(currentPair(pair), gens) {
 		raw, _ := json.Marshal(lp) // plain API values: never fails
 		fmt.Fprintf(&b, "|%s", raw)
+	}
+	for _, c := range crosses {
+		hash := ""
+		if c.out != nil {
+			hash = c.out.hash + "/" + string(c.out.layoutReason)
+		}
+		fmt.Fprintf(&b, "|%s=%s%s", c.pair, hash, c.notPlanned)
 	}
 	key := b.String()
 	name := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
@@ -136,7 +170,7 @@ func (j *rolloutJudgements) judge(pair *pdv1.PDPair, gens []pdv1.PlanGeneration,
 	if ok && last.key == key {
 		return last.verdict
 	}
-	v := judgeCrossPairs(pair, gens, model)
+	v := judgeCrossPairs(pair, gens, model, crosses)
 	j.mu.Lock()
 	j.last[name] = rolloutJudgement{key: key, verdict: v}
 	j.mu.Unlock()

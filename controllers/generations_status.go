@@ -50,7 +50,7 @@ func (r *PDPairReconciler) observeGenerations(pair *pdv1.PDPair, out *planOutcom
 		in.usage = &fleet.usage
 	}
 	gens := nextGenerations(pair, in)
-	obs := generationsObservation{list: gens, verdict: r.rollouts.judge(pair, gens, model)}
+	obs := generationsObservation{list: gens, verdict: r.rollouts.judge(pair, gens, model, pub.crosses)}
 	for _, g := range gens {
 		if left := g.LastUsed.Add(GenerationGrace).Sub(in.now); !g.Current && left > 0 {
 			obs.recheck = minPositive(obs.recheck, left+time.Second)

@@ -169,12 +169,12 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	pub := r.publish(ctx, pair, outcome)
+	pub := r.publish(ctx, pair, outcome, model)
 	if pub.wrote {
 		publishedPlanBytes.Observe(float64(pub.bytes))
 	}
 	r.gauge.set(req.NamespacedName, outcome.compatible)
-	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
+	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub), pub.crosses)
 	foreign := r.observeForeign(ctx, pair)
 	livePrefill := r.observeLivePrefill(pair)
 	gens := r.observeGenerations(pair, outcome, pub, fleetOrNil(fleet, fleetErr), model)

@@ -204,6 +204,8 @@ type planCache struct {
 	memory *planMemoryGate
 	// published are the plan sets last published per pair (plansets.go).
 	published setMemory
+	// cross are the plans of the cross pairs last published (crossplans.go).
+	cross crossCache
 }
 
 func newPlanCache() *planCache { return &planCache{outcomes: map[types.NamespacedName]*planOutcome{}} }
@@ -245,4 +247,5 @@ func (c *planCache) forget(key types.NamespacedName) {
 	delete(c.outcomes, key)
 	c.mu.Unlock()
 	c.published.forget(key)
+	c.cross.forget(key)
 }

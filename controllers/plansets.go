@@ -17,10 +17,12 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,11 +38,11 @@ import (
 // current one (planstore.EncodeSets): decode agents pick a set per
 // prefill and load the sets of their own decode layout. The current set
 // is the spec's, first, and status.plan.hash stays its hash; the earlier
-// ones were each the current set of an earlier generation, so every pair
-// published is one that was judged compatible, never a refused one.
-// Which earlier sets are still served is servesSet's question; cross
-// pairs never published (old prefill × new decode when both roles change)
-// are not planned here.
+// ones were each the current set of an earlier generation (servesSet
+// says which are still served), and the cross pairs of a rollout that
+// changed both roles (old prefill × new decode) are planned beside them
+// (crossplans.go). Every set published is one the engine accepts: a
+// refused cross pair is named, never published.
 //
 // The sets are kept in memory as they were published (setMemory); after a
 // manager restart they are read back from the pair's own ConfigMaps and
@@ -81,9 +83,11 @@ func (m *setMemory) forget(key types.NamespacedName) {
 	delete(m.sets, key)
 }
 
-// publishedSets is what to publish for the pair: the current set's objects
-// and the earlier sets still served, as one publication.
-func (r *PDPairReconciler) publishedSets(pair *pdv1.PDPair, out *planOutcome, owned map[string]*corev1.ConfigMap) (planstore.SetsPublication, error) {
+// publishedSets is what to publish for the pair: the current set's objects,
+// the earlier sets of the generations still served and the cross pairs'
+// plans (crossplans.go), as one publication, and the cross pairs as
+// planned.
+func (r *PDPairReconciler) publishedSets(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, owned map[string]*corev1.ConfigMap, model modelConfig) (setsPublication, error) {
 	key := types.NamespacedName{Namespace: pair.Namespace, Name: pair.Name}
 	earlier, ok := r.plans.published.get(key, pair.UID)
 	if !ok {
@@ -91,64 +95,110 @@ func (r *PDPairReconciler) publishedSets(pair *pdv1.PDPair, out *planOutcome, ow
 	}
 	current, err := planstore.LoadIndex(out.objects[:1])
 	if err != nil {
-		return planstore.SetsPublication{}, err
+		return setsPublication{}, err
 	}
-	in := [][]planstore.Object{out.objects}
+	cur := planstore.SplitSet{PlanHash: out.hash, Layout: current.Layout, Objects: out.objects}
+	gens := []planstore.SplitSet{cur}
 	for _, s := range earlier {
 		if s.PlanHash != out.hash && servesSet(pair, current.Layout, s) {
-			in = append(in, s.Objects)
+			gens = append(gens, s)
 		}
 	}
-	if len(in) == 1 { // the usual case: the encoded set as the plan cache holds it
-		r.plans.published.put(key, pair.UID, []planstore.SplitSet{{PlanHash: out.hash, Layout: current.Layout, Objects: out.objects}})
-		return planstore.SetsPublication{Objects: out.objects, Published: []string{out.hash}}, nil
+	crosses, err := r.planCrosses(ctx, pair, model, gens)
+	if err != nil {
+		return setsPublication{}, err
+	}
+	rest := gens[1:]
+	for _, c := range crosses {
+		if c.published() {
+			rest = append(rest, planstore.SplitSet{PlanHash: c.out.hash, Layout: c.record, Objects: c.out.objects})
+		}
+	}
+	rest = orderEarlier(pair, rest)
+	if len(rest) == 0 { // the usual case: the encoded set as the plan cache holds it
+		r.plans.published.put(key, pair.UID, []planstore.SplitSet{cur})
+		return setsPublication{SetsPublication: planstore.SetsPublication{Objects: out.objects, Published: []string{out.hash}}, crosses: crosses}, nil
+	}
+	in := [][]planstore.Object{out.objects}
+	for _, s := range rest {
+		in = append(in, s.Objects)
 	}
 	pub, err := planstore.EncodeSets(pair.Name, in)
 	if err != nil {
-		return pub, err
+		return setsPublication{}, err
 	}
-	kept := []planstore.SplitSet{{PlanHash: out.hash, Layout: current.Layout, Objects: out.objects}}
-	for _, s := range earlier {
-		if s.PlanHash != out.hash && slices.Contains(pub.Published, s.PlanHash) {
+	kept := []planstore.SplitSet{cur}
+	layouts := map[string]transferplan.LayoutRecord{}
+	for _, s := range rest {
+		layouts[s.PlanHash] = s.Layout
+		if slices.Contains(pub.Published, s.PlanHash) {
 			kept = append(kept, s)
 		}
 	}
 	r.plans.published.put(key, pair.UID, kept)
-	return pub, nil
+	return setsPublication{SetsPublication: pub, crosses: crosses, layouts: layouts}, nil
+}
+
+// setsPublication is a publication with what the message about it says:
+// the cross pairs as planned and the layouts of the sets offered.
+type setsPublication struct {
+	planstore.SetsPublication
+	crosses []crossPlan
+	layouts map[string]transferplan.LayoutRecord
+}
+
+// orderEarlier orders the sets published after the current one, which
+// EncodeSets leaves out from the last when they pass planstore.MaxPlanSets
+// or the shard budget: first the sets whose prefill layout and decode
+// layout both have instances now (the status's counts: rooms between them
+// happen now, and fail without the set), then those only in their grace
+// (instances nobody saw lately: the ones to lose when space is short);
+// within each, the generations' own sets (in the order they were
+// published) before the cross pairs.
+func orderEarlier(pair *pdv1.PDPair, sets []planstore.SplitSet) []planstore.SplitSet {
+	out := slices.Clone(sets)
+	rank := func(s planstore.SplitSet) int {
+		if layoutsInUse(pair, s.Layout) {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(out, func(a, b planstore.SplitSet) int { return rank(a) - rank(b) })
+	return out
+}
+
+// layoutsInUse reports whether both of a set's layouts have instances
+// now: the spec's own layouts (what the workload rolls to), or a
+// generation's whose counts are not zero.
+func layoutsInUse(pair *pdv1.PDPair, rec transferplan.LayoutRecord) bool {
+	prefill := rec.Prefill == parallelismOf(pair.Spec.Prefill)
+	decode := rec.Decode == parallelismOf(pair.Spec.Decode)
+	for _, g := range pair.Status.Generations {
+		prefill = prefill || (g.PrefillInstances > 0 && parallelismOf(g.Prefill) == rec.Prefill)
+		decode = decode || (g.DecodePods+g.Agents > 0 && parallelismOf(g.Decode) == rec.Decode)
+	}
+	return prefill && decode
 }
 
 // servesSet says whether an earlier set is still served: it is the set of
-// a generation status.generations keeps (its planHash), or its layouts are
-// a cross pair ServedLayoutPairs lists (old prefill × new decode, new
-// prefill × old decode) that is no generation's own. A generation's own
+// a generation status.generations keeps (its planHash). A generation's own
 // pair goes by its hash alone: an edit that keeps both layouts (other
 // buffers) continues the generation with a new hash, and the set it
-// replaced must go. The status read here is the one before this
-// reconcile, so on the edit that starts a rollout the generation being
-// replaced is still listed (as current) and its set stays. A pair whose
-// status lists no generations yet (written by an operator older than
-// status.generations) keeps an earlier set while it shares one role's
-// layout with the current one. planstore.MaxPlanSets and the shard budget
-// bound what is kept (EncodeSets leaves the oldest out first).
+// replaced must go. A cross pair's set is not kept here: it is planned
+// again (crossplans.go, from the cache), so that a cross pair the engine
+// now refuses is never carried over. The status read here is the one
+// before this reconcile, so on the edit that starts a rollout the
+// generation being replaced is still listed (as current) and its set
+// stays. A pair whose status lists no generations yet (written by an
+// operator older than status.generations) keeps an earlier set while it
+// shares one role's layout with the current one. planstore.MaxPlanSets and
+// the shard budget bound what is kept (orderEarlier).
 func servesSet(pair *pdv1.PDPair, current transferplan.LayoutRecord, s planstore.SplitSet) bool {
 	gens := pair.Status.Generations
 	if len(gens) == 0 {
 		return s.Layout.Prefill == current.Prefill || s.Layout.Decode == current.Decode
 	}
-	own := func(lp LayoutPair) bool {
-		return slices.ContainsFunc(gens, func(g pdv1.PlanGeneration) bool { return (LayoutPair{g.Prefill, g.Decode}).equal(lp) })
-	}
-	for _, g := range gens {
-		if g.PlanHash != "" && g.PlanHash == s.PlanHash {
-			return true
-		}
-	}
-	for _, lp := range ServedLayoutPairs(pair) {
-		if !own(lp) && parallelismOf(lp.Prefill) == s.Layout.Prefill && parallelismOf(lp.Decode) == s.Layout.Decode {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(gens, func(g pdv1.PlanGeneration) bool { return g.PlanHash != "" && g.PlanHash == s.PlanHash })
 }
 
 // readBackSets reads the sets published before the manager started from
@@ -187,14 +237,28 @@ func (r *PDPairReconciler) signedSets(pair *pdv1.PDPair, index *corev1.ConfigMap
 	return hex.EncodeToString(sum[:]) == st.IndexSHA256
 }
 
-// describeSets is the part of PlansPublished's message about earlier sets.
-func describeSets(pub planstore.SetsPublication) string {
+// describeSets is the part of PlansPublished's message about the sets
+// published beside the current one, those left out, and the cross pairs
+// not published.
+func describeSets(pub setsPublication) string {
 	s := ""
 	if n := len(pub.Published) - 1; n > 0 {
 		s = fmt.Sprintf("; %d earlier plan sets still published for the layouts of a rollout (%s)", n, shortHashes(pub.Published[1:]))
 	}
 	if len(pub.Dropped) > 0 {
-		s += fmt.Sprintf("; %d earlier sets left out, past %d sets or the shard budget (%s)", len(pub.Dropped), planstore.MaxPlanSets, shortHashes(pub.Dropped))
+		var named []string
+		for _, h := range pub.Dropped {
+			named = append(named, fmt.Sprintf("%s × decode %s (%s)", planstore.DescribePrefill(pub.layouts[h]), planstore.DescribeParallelism(pub.layouts[h].Decode), short(h)))
+		}
+		s += fmt.Sprintf("; %d sets left out, past %d sets or the shard budget: %s", len(pub.Dropped), planstore.MaxPlanSets, strings.Join(named, ", "))
+	}
+	for _, c := range pub.crosses {
+		switch {
+		case c.notPlanned != "":
+			s += fmt.Sprintf("; cross pair %s %s", c.pair, c.notPlanned)
+		case !c.published():
+			s += fmt.Sprintf("; cross pair %s not published: %s", c.pair, truncate(c.refusal(), 300))
+		}
 	}
 	return s
 }

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
@@ -182,7 +183,7 @@ func TestEarlierSetsReadBackOnlyWhenVouchedFor(t *testing.T) {
 			if tc.statusHash != "" {
 				pair.Status.Plan = &pdv1.PlanSummary{Hash: tc.statusHash}
 			}
-			pub, err := r.publishedSets(pair, cur, published(key(1), tc.edit))
+			pub, err := r.publishedSets(context.Background(), pair, cur, published(key(1), tc.edit), modelConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -57,6 +57,9 @@ type publication struct {
 	// retry is a transient API failure; the reconcile returns it for backoff.
 	retry        error
 	requeueAfter time.Duration
+	// crosses are the cross pairs of a rollout as planned for this
+	// publication (crossplans.go), for RolloutCompatible.
+	crosses []crossPlan
 }
 
 // errConflict says a ConfigMap the plans need belongs to someone else.
@@ -68,7 +71,7 @@ func (e *errConflict) Error() string {
 
 // publish makes the PDPair's ConfigMaps what the plan outcome says: the
 // encoded plans when the layout is compatible, nothing otherwise.
-func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *planOutcome) publication {
+func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *planOutcome, model modelConfig) publication {
 	owned, err := r.ownedConfigMaps(ctx, pair)
 	if err != nil {
 		return publishFailed(err)
@@ -90,7 +93,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	case out.encodeErr != nil:
 		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
 	}
-	sets, err := r.publishedSets(pair, out, owned)
+	sets, err := r.publishedSets(ctx, pair, out, owned, model)
 	if err != nil {
 		return publishFailed(err)
 	}
@@ -98,7 +101,7 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 	if err != nil {
 		return publishFailed(err)
 	}
-	pub := publication{published: true, reason: pdv1.ReasonPublished}
+	pub := publication{published: true, reason: pdv1.ReasonPublished, crosses: sets.crosses}
 	if pub.wrote, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
 		return publishFailed(err)
 	}

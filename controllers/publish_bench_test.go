@@ -79,7 +79,7 @@ func BenchmarkLargestPairPlanEncodePublish(b *testing.B) {
 		if out.objects == nil {
 			b.Fatalf("no plans: %s", out.layoutMessage)
 		}
-		if pub := r.publish(ctx, p, out); !pub.published {
+		if pub := r.publish(ctx, p, out, modelConfig{}); !pub.published {
 			b.Fatalf("not published: %s: %s", pub.reason, pub.message)
 		}
 	}

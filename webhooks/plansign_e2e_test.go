@@ -77,6 +77,11 @@ type agentView struct {
 	Ready     bool   `json:"ready"`
 	PlanError string `json:"planError"`
 	Ranks     []int  `json:"ranks"`
+	// PrefillLayoutsMet: the prefill layouts the agent holds instances of.
+	PrefillLayoutsMet []struct {
+		Layout    string `json:"layout"`
+		Instances int    `json:"instances"`
+	} `json:"prefillLayoutsMet"`
 }
 
 func (a *agentProcess) view() (agentView, error) {

@@ -54,8 +54,10 @@ import (
 //	   (LayoutMismatch naming the layouts served); status lists both
 //	   generations and RolloutCompatible is True.
 //	c. the pair edited to decode TP 2: a new pod (TP 2) beside the old
-//	   (TP 4), both serving; the old pod's agent restarted mid-rollout
-//	   loads its generation's plans and serves again.
+//	   (TP 4), both serving; the new pod also serves the still running P8
+//	   prefill (the cross pair P8 × D2, never any generation's, planned
+//	   for it) and the old pod still serves it too; the old pod's agent
+//	   restarted mid-rollout loads its generation's plans and serves again.
 //	d. the old pod and the P8 prefill gone, past the grace the old
 //	   generations are dropped and only the current set is published.
 func TestRolloutEndToEnd(t *testing.T) {
@@ -107,9 +109,19 @@ func TestRolloutEndToEnd(t *testing.T) {
 	neu.running(t)
 	peer4d2 := startPeerFor(t, p4d2)
 	completeRooms(t, neu.agent, peer4d2, neu.ranks, p4d2, 201)
+	// the P8 prefill still runs: the new pod meets it through the cross
+	// pair's plans, checked by a P8 peer made for the TP 2 decode layout
+	p8d2 := fixtures.GQAPair(ns, key.Name, 8, 2, 4, 1024)
+	peer8d2 := startPeerFor(t, p8d2)
+	for room := int64(205); room < 209; room += 2 {
+		completeRooms(t, neu.agent, peer8d2, neu.ranks, p8d2, room)
+		completeRooms(t, neu.agent, peer4d2, neu.ranks, p4d2, room+1)
+	}
+	peer8d2.Close() // gone before d., which waits for the agent to let it go
 	old.vols.sync(t)
 	old.agent.waitRanks(t, oldHash, 4) // the old pod keeps its own decode layout's set
 	completeRooms(t, old.agent, peer4, old.ranks, p4d4, 202)
+	completeRooms(t, old.agent, peer8, old.ranks, p8d4, 209)
 
 	old.restart(t)
 	old.agent.waitRanks(t, oldHash, 4)
@@ -117,7 +129,18 @@ func TestRolloutEndToEnd(t *testing.T) {
 	clock("c. decode rollout, old agent restarted")
 
 	// d. the old pod and the P8 prefill gone: past the grace only the
-	// current generation is left, and its set alone is published.
+	// current generation is left, and its set alone is published. The new
+	// pod's agent drops the closed P8 prefill once its heartbeats fail;
+	// the old pod's deletion then reconciles the pair (nothing would when
+	// the agent lets it go).
+	neu.agent.waitView(t, "the new pod's agent holds no P8 prefill", func(v agentView) error {
+		for _, m := range v.PrefillLayoutsMet {
+			if m.Layout == "tp=8,dp=1" {
+				return fmt.Errorf("/v1/agent: %+v", v)
+			}
+		}
+		return nil
+	})
 	old.stop(t)
 	if err := k8s.Delete(context.Background(), old.vols.pod); err != nil {
 		t.Fatal(err)

@@ -45,8 +45,12 @@ const SetsKey = "plansets.json"
 const SetsFormatVersion = 1
 
 // MaxPlanSets is the most plan sets one publication holds; a sets index
-// listing more is refused.
-const MaxPlanSets = 4
+// listing more is refused. A PDPair lists at most 4 generations
+// (status.generations), and a rollout's cross pairs are those of each
+// older generation with the current one, at most 2 each: 4 + 3×2 = 10
+// layout pairs, so the count alone never leaves out a pair in use; the
+// shard budget (all sets share the 32 shard names) still may.
+const MaxPlanSets = 10
 
 // SetsIndex is the content of the index ConfigMap's "plansets.json".
 type SetsIndex struct {

@@ -158,11 +158,11 @@ func TestEncodeSetsSharesSetsThatAnswerAlike(t *testing.T) {
 // latest sets are left out; the current one never is.
 func TestEncodeSetsDropsWhatDoesNotFit(t *testing.T) {
 	var sets []*transferplan.PlanSet
-	for layers := range 5 { // prefills of 1..5 layers answer differently
+	for layers := range MaxPlanSets + 1 { // prefills of 1..11 layers answer differently
 		sets = append(sets, mustPlan(t, kvLayout(8, 4, layers+1, 128, 256, 128)))
 	}
 	pub := mustEncodeSets(t, sets...)
-	if len(pub.Published) != MaxPlanSets || !reflect.DeepEqual(pub.Dropped, []string{sets[4].Hash()}) {
+	if len(pub.Published) != MaxPlanSets || !reflect.DeepEqual(pub.Dropped, []string{sets[MaxPlanSets].Hash()}) {
 		t.Fatalf("published %d, dropped %v", len(pub.Published), pub.Dropped)
 	}
 
@@ -250,7 +250,12 @@ func TestDecodeSetsIndexRejects(t *testing.T) {
 		{"set of another pair", func(s string) string { return strings.Replace(s, `"pdpair":"p"`, `"pdpair":"q"`, 2) }, ReasonMalformedIndex, `set 1 is for PDPair "p", the sets index for "q"`},
 		{"no sets", func(string) string { return `{"formatVersion":1,"pdpair":"p","sets":[]}` }, ReasonMalformedIndex, "lists 0 plan sets"},
 		{"two sets alike", func(s string) string { return duplicateSet(t, s, 0) }, ReasonMalformedIndex, "sets 0 and 2 are for decode layout TP 4"},
-		{"too many sets", func(s string) string { return duplicateSet(t, duplicateSet(t, duplicateSet(t, s, 1), 1), 1) }, ReasonMalformedIndex, "lists 5 plan sets"},
+		{"too many sets", func(s string) string {
+			for len(s) > 0 && strings.Count(s, `"planHash"`) <= MaxPlanSets {
+				s = duplicateSet(t, s, 1)
+			}
+			return s
+		}, ReasonMalformedIndex, fmt.Sprintf("lists %d plan sets", MaxPlanSets+1)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,3 +75,15 @@ func span(lo, hi int) string {
 	}
 	return fmt.Sprintf("%d–%d", lo, hi)
 }
+
+var _ engine.CrossComposer = Engine{}
+
+// ComposeCross plans a kvBuffers pair's cross-generation pair from the
+// layouts of two of its published sets (planv1.ComposeCross).
+func (Engine) ComposeCross(prefillSide, decodeSide transferplan.LayoutRecord) (engine.Pair, error) {
+	l, err := planv1.ComposeCross(prefillSide, decodeSide)
+	if err != nil {
+		return nil, err
+	}
+	return &layoutPair{layout: l}, nil
+}
