@@ -54,14 +54,6 @@ type RolloutOptions struct {
 	Out io.Writer
 }
 
-// crossPairGap is why rooms from an old prefill (P8) to a new decode pod
-// (TP 2) may fail on this branch: old prefill × new decode is a cross pair
-// no generation had, and the manager plans cross pairs only once the
-// cross-pair planning work is merged. TODO(lead): set to "" after that
-// merge, so that these rooms must succeed too (and flip the test's
-// wantCrossPairRefused).
-const crossPairGap = "P8 × D2 is a cross pair (old prefill, new decode): its plans come with cross-pair planning, not merged on this branch"
-
 // RolloutReport is what the scenario saw.
 type RolloutReport struct {
 	Steps []RolloutStep
@@ -233,7 +225,6 @@ func roomProblems(rooms []RoomCount) []string {
 	var out []string
 	for _, c := range rooms {
 		switch {
-		case c.KnownGap != "":
 		case c.Bad() > 0:
 			out = append(out, fmt.Sprintf("%s → %s (%s): %d of %d rooms did not end in %s: %s", c.Prefill, c.Pod, c.Decode, c.Bad(), c.Rooms(), c.Expect, strings.Join(failures(c), "; ")))
 		case c.Expect != "ok" && c.Refused == 0:

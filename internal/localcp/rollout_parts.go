@@ -158,7 +158,7 @@ func markRunning(ctx context.Context, c client.Client, pod *corev1.Pod, ip strin
 // A peer checks one decode layout, so each (prefill, decode) layout pair
 // gets its own: the agent picks its plan by the prefill's bootstrap
 // answer, which two instances of one prefill layout give alike.
-func (r *rollout) startPeer(ctx context.Context, p *pdv1.PDPair, prefillTP, decodeTP int32, gap string) (*roomTarget, error) {
+func (r *rollout) startPeer(ctx context.Context, p *pdv1.PDPair, prefillTP, decodeTP int32) (*roomTarget, error) {
 	label := fmt.Sprintf("P%d×D%d", prefillTP, decodeTP)
 	spec := p.Spec.DeepCopy()
 	spec.Prefill.TensorParallelSize, spec.Decode.TensorParallelSize = prefillTP, decodeTP
@@ -184,7 +184,7 @@ func (r *rollout) startPeer(ctx context.Context, p *pdv1.PDPair, prefillTP, deco
 	}
 	r.printf("prefill instance P%d at %s (checks every byte for decode TP %d; log %s/%s):\n    %s %s\n",
 		prefillTP, addr, decodeTP, r.o.LogDir, logName, r.o.PeerPath, strings.Join(args, " "))
-	return &roomTarget{Prefill: "P" + strconv.Itoa(int(prefillTP)), Bootstrap: addr, KnownGap: gap}, nil
+	return &roomTarget{Prefill: "P" + strconv.Itoa(int(prefillTP)), Bootstrap: addr}, nil
 }
 
 func writePairManifest(file, namespace, name string, spec pdv1.PDPairSpec) error {

@@ -44,9 +44,6 @@ type roomTarget struct {
 	RefusalSays []string
 	// Limit, when positive, is how many rooms go to the target at most.
 	Limit int64
-	// KnownGap, when set, says why this target's rooms may fail on this
-	// branch: they are counted and shown, and do not fail the scenario.
-	KnownGap string
 }
 
 // RoomCount is what the rooms from one prefill instance to one decode pod
@@ -54,7 +51,6 @@ type roomTarget struct {
 type RoomCount struct {
 	Prefill, Pod, Decode string // "P8", the pod's name, "TP4"
 	Expect               string // "ok" or the refusal code
-	KnownGap             string
 	OK                   int64
 	// Failed counts the other outcomes by failure code; Messages holds
 	// the last message of each.
@@ -118,7 +114,7 @@ func (d *podDriver) add(t *roomTarget) {
 		expect = t.Refusal
 	}
 	d.targets = append(d.targets, t)
-	d.counts[t] = &RoomCount{Prefill: t.Prefill, Pod: d.pod, Decode: d.decode, Expect: expect, KnownGap: t.KnownGap,
+	d.counts[t] = &RoomCount{Prefill: t.Prefill, Pod: d.pod, Decode: d.decode, Expect: expect,
 		Failed: map[string]int64{}, Messages: map[string]string{}}
 }
 

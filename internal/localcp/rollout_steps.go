@@ -53,7 +53,7 @@ func (r *rollout) stepA(ctx context.Context) error {
 	if r.old, err = r.startDecode(ctx, "", 4, 0); err != nil {
 		return err
 	}
-	peer8, err := r.startPeer(ctx, p, 8, 4, "")
+	peer8, err := r.startPeer(ctx, p, 8, 4)
 	if err != nil {
 		return err
 	}
@@ -81,11 +81,11 @@ func (r *rollout) stepB(ctx context.Context) error {
 	if err := r.waitAgent(ctx, r.old, p.Status.Plan.Hash); err != nil {
 		return err
 	}
-	peer4, err := r.startPeer(ctx, p, 4, 4, "")
+	peer4, err := r.startPeer(ctx, p, 4, 4)
 	if err != nil {
 		return err
 	}
-	peer2, err := r.startPeer(ctx, p, 2, 4, "")
+	peer2, err := r.startPeer(ctx, p, 2, 4)
 	if err != nil {
 		return err
 	}
@@ -137,11 +137,11 @@ func (r *rollout) stepC(ctx context.Context) error {
 		return err
 	}
 	r.old.driver.start()
-	peer4, err := r.startPeer(ctx, p, 4, 2, "")
+	peer4, err := r.startPeer(ctx, p, 4, 2)
 	if err != nil {
 		return err
 	}
-	peer8, err := r.startPeer(ctx, p, 8, 2, crossPairGap)
+	peer8, err := r.startPeer(ctx, p, 8, 2)
 	if err != nil {
 		return err
 	}
