@@ -110,6 +110,8 @@ type PDPairReconciler struct {
 	live    *liveContracts
 	written *writtenStatuses
 	foreign *foreignReports
+	// verified says which plan ConfigMaps hold the data the manager knows.
+	verified *verifiedConfigMaps
 
 	// rollouts are the last RolloutCompatible verdicts (generations_judge.go).
 	rollouts *rolloutJudgements
@@ -129,6 +131,7 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		plans:              newPlanCache(),
 		written:            newWrittenStatuses(),
 		foreign:            newForeignReports(),
+		verified:           newVerifiedConfigMaps(),
 		gauge:              newCompatibilityGauge(),
 		live:               newLiveContracts(),
 		rollouts:           newRolloutJudgements(),
@@ -226,6 +229,7 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 		r.plans.forget(key)
 		r.written.forget(key)
 		r.foreign.forget(key)
+		r.verified.forget(key)
 		r.gauge.forget(key)
 		r.live.forget(key)
 		r.fleet.forget(key)
@@ -263,8 +267,9 @@ func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 		// Spec changes, and a status someone else changed; not the echoes of
 		// the manager's own status writes (see statuswatch.go).
 		For(&pdv1.PDPair{}, builder.WithPredicates(specOrForeignStatusChange{written: r.written})).
-		// A published ConfigMap deleted or edited by someone else is restored.
-		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{})).
+		// A published ConfigMap deleted or edited by someone else is
+		// restored. Metadata only: no ConfigMap data is ever cached (cache.go).
+		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(foreignConfigMapChange{verified: r.verified})).
 		// A decode pod appearing, going, or its agent changing readiness
 		// changes the pair's decode fleet status.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pairOfDecodePod), builder.WithPredicates(decodePodChange{})).

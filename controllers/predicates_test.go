@@ -19,30 +19,30 @@ package controllers
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-
-	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
-// stamped is a ConfigMap as the operator writes it: content hash included.
-func stamped(data map[string]string, owner types.UID) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{Data: data, ObjectMeta: metav1.ObjectMeta{
-		Annotations:     map[string]string{pdv1.AnnotationContentHash: contentHash(data, nil)},
+// cmMeta is a plan ConfigMap's metadata as the cache holds it, at rv.
+func cmMeta(rv string, owner types.UID) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "p-plans-index", ResourceVersion: rv,
 		OwnerReferences: []metav1.OwnerReference{{UID: owner, Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
 	}}
-	return cm
 }
 
+// The events carry metadata only; the operator's own writes are told
+// apart by the resourceVersion they left.
 func TestForeignConfigMapChange(t *testing.T) {
-	p := foreignConfigMapChange{}
-	old := stamped(map[string]string{"index.json": "{}"}, "u1")
-	ours := stamped(map[string]string{"index.json": `{"v":2}`}, "u1")
-	edited := old.DeepCopy()
-	edited.Data["index.json"] = "{broken"
-	orphaned := old.DeepCopy()
+	verified := newVerifiedConfigMaps()
+	p := foreignConfigMapChange{verified: verified}
+	pair := types.NamespacedName{Namespace: "ns", Name: "p"}
+	verified.set(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "12", contentHash: "h"})
+	old := cmMeta("11", "u1")
+	ours := cmMeta("12", "u1")
+	edited := cmMeta("13", "u1")
+	orphaned := cmMeta("12", "u1")
 	orphaned.OwnerReferences = nil
 	cases := []struct {
 		name string
@@ -51,7 +51,9 @@ func TestForeignConfigMapChange(t *testing.T) {
 	}{
 		{"the operator's own create", false, p.Create(event.CreateEvent{Object: ours})},
 		{"the operator's own update", false, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: ours})},
-		{"someone edits the data", true, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: edited})},
+		{"a resync", false, p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: ours.DeepCopy()})},
+		{"someone edits it", true, p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: edited})},
+		{"someone edits it after a restart", true, foreignConfigMapChange{verified: newVerifiedConfigMaps()}.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: ours})},
 		{"someone removes the owner reference", true, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: orphaned})},
 		{"someone deletes it", true, p.Delete(event.DeleteEvent{Object: old})},
 	}
