@@ -40,7 +40,11 @@ type Follower struct {
 	// Failed, if set, counts each failed read by stage: "read" (the source
 	// or its plans could not be read) or "refused" (Apply refused them).
 	Failed func(stage string)
-	Log    *slog.Logger
+	// Sets, if set, is told of every publication read, applied or not,
+	// with Plans.SetsRefused: whether its other plan sets loaded can
+	// change while the current set (and so the hash) stays.
+	Sets func(Plans)
+	Log  *slog.Logger
 }
 
 // Run follows the source until ctx ends. last is what the agent loaded at
@@ -100,6 +104,9 @@ func (f *Follower) step(ctx context.Context, st *followState) {
 		return
 	}
 	st.version = next.Version
+	if f.Sets != nil {
+		f.Sets(next.Plans)
+	}
 	if next.Plans.Hash == st.hash {
 		st.outcome = nil
 		f.Report(nil)
