@@ -110,6 +110,7 @@ type PDPairReconciler struct {
 	live    *liveContracts
 	written *writtenStatuses
 	foreign *foreignReports
+	looks   *foreignLooks
 	// verified says which plan ConfigMaps hold the data the manager knows.
 	verified *verifiedConfigMaps
 
@@ -131,6 +132,7 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		plans:              newPlanCache(),
 		written:            newWrittenStatuses(),
 		foreign:            newForeignReports(),
+		looks:              newForeignLooks(),
 		verified:           newVerifiedConfigMaps(),
 		gauge:              newCompatibilityGauge(),
 		live:               newLiveContracts(),
@@ -178,7 +180,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.gauge.set(req.NamespacedName, outcome.compatible)
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub))
-	foreign := r.observeForeign(ctx, pair)
+	foreign := r.observeForeign(ctx, pair, pub.reason == pdv1.ReasonConfigMapConflict)
 	livePrefill := r.observeLivePrefill(pair)
 	gens := r.observeGenerations(pair, outcome, pub, fleetOrNil(fleet, fleetErr), model)
 	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), livePrefill: livePrefill, generations: gens}
@@ -229,6 +231,7 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 		r.plans.forget(key)
 		r.written.forget(key)
 		r.foreign.forget(key)
+		r.looks.forget(key)
 		r.verified.forget(key)
 		r.gauge.forget(key)
 		r.live.forget(key)
