@@ -38,7 +38,7 @@ import (
 // Anyone who may create ConfigMaps in a namespace can put the PDPair label
 // on as many ConfigMaps of 1 MiB as they like. The manager watches them
 // (the label is how it finds its own plan ConfigMaps) as metadata only, so
-// their data never reaches it: 50 labelled ConfigMaps of 900 KiB (45 MiB)
+// their data never reaches it: 50 labelled ConfigMaps of 900 KiB (43.9 MiB)
 // grow its heap by at most labelledHeapBound, and the pair keeps
 // publishing. With the data cached the heap grew by the whole 45 MiB and
 // more. The controller runs in this process, as cmd/manager wires it, so
