@@ -19,6 +19,7 @@ package plansource
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -65,7 +66,7 @@ func (f *Follower) Run(ctx context.Context, last Loaded) {
 	changed() // what changed between the caller's load and the watch starting
 	tick := time.NewTicker(f.Resync)
 	defer tick.Stop()
-	st := followState{version: last.Version, hash: last.Plans.Hash}
+	st := followState{version: last.Version, hash: last.Plans.Hash, sets: setsOf(last.Plans)}
 	for {
 		select {
 		case <-ctx.Done():
@@ -79,11 +80,28 @@ func (f *Follower) Run(ctx context.Context, last Loaded) {
 
 // followState is what the follower knows: the version it last examined
 // (loaded or refused), the outcome of that examination, and the hash of
-// the plans in use.
+// the plans in use and of every plan set installed with them (setsOf).
 type followState struct {
 	version string
 	outcome error
 	hash    string
+	sets    string
+}
+
+// setsOf names the plan sets of a publication, current first. The same
+// current set with other earlier ones (a rollout's set dropped after its
+// grace, or a refused plansets.json fixed) is new content to install,
+// though the plan hash /v1/agent reports stays.
+func setsOf(p Plans) string {
+	var b strings.Builder
+	b.WriteString(p.Hash)
+	for _, alt := range p.Alternates {
+		b.WriteByte(',')
+		if len(alt) > 0 {
+			b.WriteString(alt[0].Hash)
+		}
+	}
+	return b.String()
 }
 
 func (f *Follower) step(ctx context.Context, st *followState) {
@@ -107,7 +125,7 @@ func (f *Follower) step(ctx context.Context, st *followState) {
 	if f.Sets != nil {
 		f.Sets(next.Plans)
 	}
-	if next.Plans.Hash == st.hash {
+	if setsOf(next.Plans) == st.sets {
 		st.outcome = nil
 		f.Report(nil)
 		return
@@ -118,9 +136,9 @@ func (f *Follower) step(ctx context.Context, st *followState) {
 		f.Log.Error("new plan refused; keeping the last good plan", "source", f.Source.Describe(), "hash", next.Plans.Hash, "kept", st.hash, "error", err)
 		return
 	}
-	st.hash, st.outcome = next.Plans.Hash, nil
+	st.hash, st.sets, st.outcome = next.Plans.Hash, setsOf(next.Plans), nil
 	f.Report(nil)
-	f.Log.Info("route plan loaded", "source", f.Source.Describe(), "pdpair", next.Plans.PDPair, "hash", next.Plans.Hash)
+	f.Log.Info("route plan loaded", "source", f.Source.Describe(), "pdpair", next.Plans.PDPair, "hash", next.Plans.Hash, "sets", 1+len(next.Plans.Alternates))
 }
 
 func (f *Follower) fail(stage string, err error) {
