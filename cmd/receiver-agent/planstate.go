@@ -17,7 +17,6 @@ limitations under the License.
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -111,9 +110,8 @@ func (s *planState) sets(p plansource.Plans) {
 // reasonOf is a refusal's stable code: the plan store's reason, or
 // Unreadable when the sets could not be read at all.
 func reasonOf(err error) string {
-	var fe *planstore.FormatError
-	if errors.As(err, &fe) {
-		return string(fe.Reason)
+	if r := planstore.ReasonOf(err); r != "" {
+		return string(r)
 	}
 	return "Unreadable"
 }
