@@ -24,11 +24,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
-// cmMeta is a plan ConfigMap's metadata as the cache holds it, at rv.
-func cmMeta(rv string, owner types.UID) *metav1.PartialObjectMetadata {
+// cmMeta is a plan ConfigMap's metadata as the cache holds it, at rv,
+// controlled by pair p.
+func cmMeta(rv string) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Namespace: "ns", Name: "p-plans-index", ResourceVersion: rv,
-		OwnerReferences: []metav1.OwnerReference{{UID: owner, Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
+		OwnerReferences: []metav1.OwnerReference{{UID: "u1", Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
 	}}
 }
 
@@ -39,10 +40,10 @@ func TestForeignConfigMapChange(t *testing.T) {
 	p := foreignConfigMapChange{verified: verified}
 	pair := types.NamespacedName{Namespace: "ns", Name: "p"}
 	verified.set(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "12", contentHash: "h"})
-	old := cmMeta("11", "u1")
-	ours := cmMeta("12", "u1")
-	edited := cmMeta("13", "u1")
-	orphaned := cmMeta("12", "u1")
+	old := cmMeta("11")
+	ours := cmMeta("12")
+	edited := cmMeta("13")
+	orphaned := cmMeta("12")
 	orphaned.OwnerReferences = nil
 	cases := []struct {
 		name string
