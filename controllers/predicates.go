@@ -58,7 +58,7 @@ func (p foreignConfigMapChange) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	pair := types.NamespacedName{Namespace: newCM.GetNamespace(), Name: ref.Name}
-	return !p.verified.isOwnWrite(pair, newCM.GetName(), rv)
+	return !p.verified.ownEvent(pair, newCM.GetName(), rv)
 }
 
 func sameController(a, b metav1.Object) bool {

@@ -63,6 +63,28 @@ func TestForeignConfigMapChange(t *testing.T) {
 			t.Errorf("%s: reconcile = %v, want %v", c.name, c.got, c.pass)
 		}
 	}
+
+	// The event of the manager's write before the write's answer: held
+	// back, and the answer at its resourceVersion asks for nothing more;
+	// someone else's write in between asks for one more reconcile.
+	verified.beginWrite(pair, "p-plans-index")
+	if p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: cmMeta("14")}) {
+		t.Error("an update during the manager's write passed")
+	}
+	if verified.endWrite(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "14", contentHash: "h"}) {
+		t.Error("the manager's own write, seen before its answer, counts as raced")
+	}
+	if p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: cmMeta("14")}) {
+		t.Error("the echo of the manager's write passed after its answer")
+	}
+	verified.beginWrite(pair, "p-plans-index")
+	p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: cmMeta("15")})
+	if !verified.endWrite(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "16", contentHash: "h"}) {
+		t.Error("someone else's write during the manager's is not raced")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: cmMeta("16"), ObjectNew: cmMeta("17")}) {
+		t.Error("an edit after the write is dropped")
+	}
 }
 
 func TestContentHashSeparatesStringAndBinaryData(t *testing.T) {

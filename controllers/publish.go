@@ -38,6 +38,11 @@ import (
 // looked at again: that ConfigMap is not cached, so its deletion sends no event.
 const conflictRetry = 30 * time.Second
 
+// racedWriteRetry is how soon a pair is looked at again when someone else
+// wrote one of its plan ConfigMaps while the manager did (the event of
+// that write was held back with the manager's own; configmapsverified.go).
+const racedWriteRetry = time.Second
+
 // publication is what publishing (or withdrawing) did.
 type publication struct {
 	published bool
@@ -104,8 +109,12 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 		return publishFailed(err)
 	}
 	pub := publication{published: true, reason: pdv1.ReasonPublished}
-	if pub.wrote, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
+	var raced bool
+	if pub.wrote, raced, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
 		return publishFailed(err)
+	}
+	if raced {
+		pub.requeueAfter = racedWriteRetry
 	}
 	if _, err := r.deleteConfigMaps(ctx, pair, owned, names(desired)); err != nil {
 		return publishFailed(err)
@@ -230,16 +239,17 @@ func planRole(pair, name string) (string, bool) {
 // applyConfigMaps creates or updates the desired ConfigMaps, shards before
 // the index, so that an agent reading through the API never finds an index
 // naming keys that do not exist yet.
-func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPair, desired []*corev1.ConfigMap, owned map[string]*metav1.PartialObjectMetadata) (wrote bool, err error) {
+func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPair, desired []*corev1.ConfigMap, owned map[string]*metav1.PartialObjectMetadata) (wrote, raced bool, err error) {
 	order := append(append([]*corev1.ConfigMap{}, desired[1:]...), desired[0])
 	for _, want := range order {
-		changed, err := r.applyConfigMap(ctx, pair, want, owned[want.Name])
+		changed, r1, err := r.applyConfigMap(ctx, pair, want, owned[want.Name])
+		raced = raced || r1
 		if err != nil {
-			return wrote, err
+			return wrote, raced, err
 		}
 		wrote = wrote || changed
 	}
-	return wrote, nil
+	return wrote, raced, nil
 }
 
 // applyConfigMap makes one ConfigMap match want with a server-side apply
@@ -250,37 +260,42 @@ func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPai
 // holds no data: a ConfigMap is left alone without a read when its metadata
 // matches and its resourceVersion is one at which the manager knew its
 // data (configmapsverified.go); otherwise it is read by name.
-func (r *PDPairReconciler) applyConfigMap(ctx context.Context, pair *pdv1.PDPair, want *corev1.ConfigMap, have *metav1.PartialObjectMetadata) (bool, error) {
+func (r *PDPairReconciler) applyConfigMap(ctx context.Context, pair *pdv1.PDPair, want *corev1.ConfigMap, have *metav1.PartialObjectMetadata) (wrote, raced bool, err error) {
 	key := client.ObjectKeyFromObject(pair)
 	wantHash := want.Annotations[pdv1.AnnotationContentHash]
 	if have != nil && metaUpToDate(have, want) && r.verified.holds(key, want.Name, have.UID, have.ResourceVersion, wantHash) {
-		return false, nil
+		return false, false, nil
 	}
 	// Absent, someone else's (never applied over), or ours in a state the
 	// manager has not seen: read it.
 	live, err := r.liveConfigMap(ctx, pair, want.Name)
 	if client.IgnoreNotFound(err) != nil {
-		return false, err
+		return false, false, err
 	}
+	if err == nil && upToDate(live, want) {
+		r.verified.set(key, want.Name, verifiedAt{uid: live.UID, rv: live.ResourceVersion, contentHash: wantHash})
+		return false, false, nil
+	}
+	// The watch event of this write may come before its answer
+	// (configmapsverified.go): someone else's write in between is raced.
+	r.verified.beginWrite(key, want.Name)
+	var done verifiedAt
+	defer func() { raced = r.verified.endWrite(key, want.Name, done) }()
 	if err == nil {
-		if upToDate(live, want) {
-			r.verified.set(key, want.Name, verifiedAt{uid: live.UID, rv: live.ResourceVersion, contentHash: wantHash})
-			return false, nil
-		}
 		// Data keys someone else added are theirs under server-side apply;
 		// plan directories must hold the plans and nothing else.
 		if err := r.removeForeignKeys(ctx, live, want); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
 	ac := configMapApply(want)
 	if err := r.Apply(ctx, ac, client.FieldOwner(pdv1.ManagerName), client.ForceOwnership); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if m := ac.ObjectMetaApplyConfiguration; m != nil && m.UID != nil && m.ResourceVersion != nil {
-		r.verified.set(key, want.Name, verifiedAt{uid: *m.UID, rv: *m.ResourceVersion, contentHash: wantHash})
+		done = verifiedAt{uid: *m.UID, rv: *m.ResourceVersion, contentHash: wantHash}
 	}
-	return true, nil
+	return true, false, nil
 }
 
 // removeForeignKeys deletes the data and binary data keys of have that want
