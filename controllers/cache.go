@@ -19,6 +19,7 @@ package controllers
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -33,10 +34,17 @@ import (
 // restricted to them: the namespaced mode, which needs only Roles there.
 // What the manager never reads of a cached object is dropped before it is
 // cached (stripUnread).
+//
+// ConfigMaps are watched as metadata only (the controller's Owns is
+// builder.OnlyMetadata), trimmed further by trimConfigMapMeta: anyone who
+// may create ConfigMaps in a namespace can put the PDPair label on as many
+// 1 MiB ConfigMaps as they like, and none of their data may reach the
+// manager. The data of the pair's own ConfigMaps is read by name when
+// needed (publish.go).
 func CacheOptions(namespaces ...string) cache.Options {
 	opts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Label: planConfigMapSelector()},
+			&corev1.ConfigMap{}: {Label: planConfigMapSelector(), Transform: trimConfigMapMeta},
 			&corev1.Pod{}:       {Label: decodePodSelector()},
 		},
 		DefaultTransform: stripUnread,
@@ -85,4 +93,47 @@ func stripUnread(in any) (any, error) {
 		}
 	}
 	return in, nil
+}
+
+// maxCachedAnnotationBytes bounds an annotation value kept in the cache: the
+// operator's own (plan hash, content hash) are 64 hex digits.
+const maxCachedAnnotationBytes = 128
+
+// trimConfigMapMeta keeps, of a labelled ConfigMap's metadata, only what the
+// manager reads: name, namespace, UID, resourceVersion, the controller
+// reference, and the labels and annotations the operator writes (values of
+// a bounded length). A namespace user's labelled ConfigMap then costs the
+// cache a few hundred bytes however much metadata (up to 256 KiB of
+// annotations, any number of owner references and finalizers) it carries.
+// Data is not its business: the watch is metadata only, so none arrives.
+func trimConfigMapMeta(in any) (any, error) {
+	obj, err := meta.Accessor(in)
+	if err != nil {
+		return in, nil // a tombstone: as it is
+	}
+	obj.SetManagedFields(nil)
+	obj.SetFinalizers(nil)
+	obj.SetLabels(keep(obj.GetLabels(), pdv1.LabelPDPair, pdv1.LabelRole, pdv1.LabelManagedBy))
+	obj.SetAnnotations(keep(obj.GetAnnotations(), pdv1.AnnotationPlanHash, pdv1.AnnotationContentHash))
+	var refs []metav1.OwnerReference
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		refs = []metav1.OwnerReference{*ref}
+	}
+	obj.SetOwnerReferences(refs)
+	return in, nil
+}
+
+// keep is the entries of m under keys whose values are short enough to be
+// the operator's own; nil when there are none.
+func keep(m map[string]string, keys ...string) map[string]string {
+	var out map[string]string
+	for _, k := range keys {
+		if v, ok := m[k]; ok && len(v) <= maxCachedAnnotationBytes {
+			if out == nil {
+				out = make(map[string]string, len(keys))
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

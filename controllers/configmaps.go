@@ -69,9 +69,13 @@ func (r *PDPairReconciler) desiredConfigMaps(pair *pdv1.PDPair, out *planOutcome
 // upToDate reports whether have already carries everything want says.
 // Extra labels and annotations others added are left alone.
 func upToDate(have, want *corev1.ConfigMap) bool {
-	return sameOwners(have.OwnerReferences, want.OwnerReferences) &&
-		contains(have.Labels, want.Labels) && contains(have.Annotations, want.Annotations) &&
-		sameStrings(have.Data, want.Data) && sameBytes(have.BinaryData, want.BinaryData)
+	return metaUpToDate(have, want) && sameStrings(have.Data, want.Data) && sameBytes(have.BinaryData, want.BinaryData)
+}
+
+// metaUpToDate is upToDate of the metadata alone (the cache holds no data).
+func metaUpToDate(have metav1.Object, want *corev1.ConfigMap) bool {
+	return sameOwners(have.GetOwnerReferences(), want.OwnerReferences) &&
+		contains(have.GetLabels(), want.Labels) && contains(have.GetAnnotations(), want.Annotations)
 }
 
 func sameOwners(have, want []metav1.OwnerReference) bool {

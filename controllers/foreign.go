@@ -43,13 +43,19 @@ import (
 //
 // The manager's cache holds only labelled ConfigMaps, and a ConfigMap of
 // someone else's need not carry any label, so neither an event nor the
-// cache says when one appears. Two things find it instead:
-//   - every reconcile lists the namespace's ConfigMaps, metadata only, from
-//     the API server's watch cache (one request; no etcd read, no data);
+// cache says when one appears. Two things find it instead, each listing a
+// namespace's ConfigMaps, metadata only, a page of listPage at a time (so
+// that what the manager holds at once is bounded by a page, however many
+// ConfigMaps, with however large annotations, the namespace has):
+//   - a reconcile lists the pair's namespace when the pair's generation
+//     changed, its plans ran into someone else's ConfigMap, or its last
+//     look is older than ForeignScanInterval; other reconciles (agent
+//     rechecks every few seconds) reuse the last look (foreignLooks);
 //   - a scan does the same every ForeignScanInterval for each namespace
-//     holding PDPairs, and enqueues a pair only when what it finds differs
-//     from what the pair's status says: a handful of list requests a
-//     minute, not a reconcile (with its agent probes) of every pair.
+//     holding PDPairs, records what it found as each pair's last look, and
+//     enqueues a pair only when that differs from what the pair's status
+//     says: a handful of list requests a minute, not a reconcile (with its
+//     agent probes) of every pair.
 // Watching every ConfigMap of the cluster instead would cost an informer
 // holding the metadata of all of them, and a watch event for every write
 // to any of them.
@@ -70,32 +76,67 @@ type foreignObservation struct {
 	listed  bool
 }
 
-// observeForeign lists the pair's namespace and picks the foreign ConfigMaps.
-func (r *PDPairReconciler) observeForeign(ctx context.Context, pair *pdv1.PDPair) foreignObservation {
-	items, err := listConfigMapMeta(ctx, r.APIReader, pair.Namespace)
+// observeForeign is the pair's last look at its plan names, looking again
+// (listing the namespace) when it is due: force (the plans ran into
+// someone else's ConfigMap), another generation, or older than the scan
+// interval.
+func (r *PDPairReconciler) observeForeign(ctx context.Context, pair *pdv1.PDPair, force bool) foreignObservation {
+	key := client.ObjectKeyFromObject(pair)
+	if obs, ok := r.looks.fresh(key, pair, r.foreignInterval()); ok && !force {
+		return obs
+	}
+	found, err := foreignInNamespace(ctx, r.APIReader, pair.Namespace, []*pdv1.PDPair{pair})
 	if err != nil {
 		log.FromContext(ctx).Error(err, "looking for foreign ConfigMaps under the plan names")
 		return foreignObservation{}
 	}
-	return foreignObservation{objects: foreignPlanConfigMaps(items, pair), listed: true}
+	obs := foreignObservation{objects: found[key], listed: true}
+	r.looks.set(key, pair, obs)
+	return obs
+}
+
+func (r *PDPairReconciler) foreignInterval() time.Duration {
+	if r.ForeignScanInterval > 0 {
+		return r.ForeignScanInterval
+	}
+	return DefaultForeignScanInterval
 }
 
 // foreignObject is a ConfigMap under a plan name that the pair may not claim.
 type foreignObject struct{ name, why string }
 
-// listConfigMapMeta lists a namespace's ConfigMaps, metadata only, from the
-// API server's watch cache.
-func listConfigMapMeta(ctx context.Context, c client.Reader, namespace string) ([]metav1.PartialObjectMetadata, error) {
-	list := &metav1.PartialObjectMetadataList{}
-	list.SetGroupVersionKind(corev1ConfigMapListGVK)
-	if err := c.List(ctx, list, client.InNamespace(namespace), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}}); err != nil {
-		return nil, fmt.Errorf("listing the ConfigMaps of namespace %s: %w", namespace, err)
+// listPage is how many ConfigMaps' metadata one list request returns: a
+// namespace user can give each up to 256 KiB of annotations.
+const listPage = 50
+
+// foreignInNamespace lists a namespace's ConfigMaps, metadata only, a page
+// at a time, and picks for each pair the foreign ones under its plan
+// names, sorted by name. Only the picks outlive a page.
+func foreignInNamespace(ctx context.Context, c client.Reader, namespace string, pairs []*pdv1.PDPair) (map[types.NamespacedName][]foreignObject, error) {
+	out := map[types.NamespacedName][]foreignObject{}
+	cont := ""
+	for {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(corev1ConfigMapListGVK)
+		if err := c.List(ctx, list, client.InNamespace(namespace), client.Limit(listPage), client.Continue(cont)); err != nil {
+			return nil, fmt.Errorf("listing the ConfigMaps of namespace %s: %w", namespace, err)
+		}
+		for _, p := range pairs {
+			key := client.ObjectKeyFromObject(p)
+			out[key] = append(out[key], foreignPlanConfigMaps(list.Items, p)...)
+		}
+		if cont = list.Continue; cont == "" {
+			break
+		}
 	}
-	return list.Items, nil
+	for k := range out {
+		sort.Slice(out[k], func(i, j int) bool { return out[k][i].name < out[k][j].name })
+	}
+	return out, nil
 }
 
 // foreignPlanConfigMaps picks, among a namespace's ConfigMaps, those under
-// one of pair's plan names that it may not claim, sorted by name.
+// one of pair's plan names that it may not claim.
 func foreignPlanConfigMaps(items []metav1.PartialObjectMetadata, pair *pdv1.PDPair) []foreignObject {
 	var out []foreignObject
 	for i := range items {
@@ -105,7 +146,6 @@ func foreignPlanConfigMaps(items []metav1.PartialObjectMetadata, pair *pdv1.PDPa
 		}
 		out = append(out, foreignObject{name: m.Name, why: whyForeign(m, pair)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
@@ -226,14 +266,15 @@ func (s *foreignScan) scan(ctx context.Context) {
 		byNamespace[p.Namespace] = append(byNamespace[p.Namespace], p)
 	}
 	for ns, inNS := range byNamespace {
-		items, err := listConfigMapMeta(ctx, s.r.APIReader, ns)
+		found, err := foreignInNamespace(ctx, s.r.APIReader, ns, inNS)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "scanning for foreign plan ConfigMaps")
 			continue
 		}
 		for _, p := range inNS {
-			found := foreignNames(foreignPlanConfigMaps(items, p))
-			if reported, ok := s.r.foreign.get(client.ObjectKeyFromObject(p)); ok && reported == found {
+			key := client.ObjectKeyFromObject(p)
+			s.r.looks.set(key, p, foreignObservation{objects: found[key], listed: true})
+			if reported, ok := s.r.foreign.get(key); ok && reported == foreignNames(found[key]) {
 				continue
 			}
 			select {
@@ -243,4 +284,46 @@ func (s *foreignScan) scan(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// foreignLooks remembers each pair's last look at its plan names, for the
+// pair instance (UID) and generation it was taken for, and when.
+type foreignLooks struct {
+	mu    sync.Mutex
+	looks map[types.NamespacedName]foreignLook
+}
+
+type foreignLook struct {
+	uid        types.UID
+	generation int64
+	at         time.Time
+	obs        foreignObservation
+}
+
+func newForeignLooks() *foreignLooks {
+	return &foreignLooks{looks: map[types.NamespacedName]foreignLook{}}
+}
+
+func (l *foreignLooks) set(key types.NamespacedName, pair *pdv1.PDPair, obs foreignObservation) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.looks[key] = foreignLook{uid: pair.UID, generation: pair.Generation, at: time.Now(), obs: obs}
+}
+
+// fresh is the last look when it was taken for this pair's generation
+// less than maxAge ago.
+func (l *foreignLooks) fresh(key types.NamespacedName, pair *pdv1.PDPair, maxAge time.Duration) (foreignObservation, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	look, ok := l.looks[key]
+	if !ok || look.uid != pair.UID || look.generation != pair.Generation || time.Since(look.at) >= maxAge {
+		return foreignObservation{}, false
+	}
+	return look.obs, true
+}
+
+func (l *foreignLooks) forget(key types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.looks, key)
 }

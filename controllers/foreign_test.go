@@ -53,9 +53,9 @@ func planNamesClear(t *testing.T, p *pdv1.PDPair) *metav1.Condition {
 	return meta.FindStatusCondition(got.Status.Conditions, string(pdv1.PDPairPlanNamesClear))
 }
 
-// The next reconcile after a ConfigMap of someone else's appears under a
-// plan name names it in PlanNamesClear (here the spec change's; the
-// periodic scan is off in this suite), with what the operator sees of it;
+// The next reconcile of a new generation after a ConfigMap of someone
+// else's appears under a plan name names it in PlanNamesClear (the
+// periodic scan is off in this suite; TestForeignScan runs it), with what the operator sees of it;
 // user ConfigMaps under other names, labelled or not, are not named; once
 // it is gone, the condition clears at the next reconcile. It is never
 // written over, adopted or deleted.

@@ -110,6 +110,9 @@ type PDPairReconciler struct {
 	live    *liveContracts
 	written *writtenStatuses
 	foreign *foreignReports
+	looks   *foreignLooks
+	// verified says which plan ConfigMaps hold the data the manager knows.
+	verified *verifiedConfigMaps
 
 	// rollouts are the last RolloutCompatible verdicts (generations_judge.go).
 	rollouts *rolloutJudgements
@@ -129,6 +132,8 @@ func NewPDPairReconciler(mgr ctrl.Manager) *PDPairReconciler {
 		plans:              newPlanCache(),
 		written:            newWrittenStatuses(),
 		foreign:            newForeignReports(),
+		looks:              newForeignLooks(),
+		verified:           newVerifiedConfigMaps(),
 		gauge:              newCompatibilityGauge(),
 		live:               newLiveContracts(),
 		rollouts:           newRolloutJudgements(),
@@ -175,7 +180,7 @@ func (r *PDPairReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.gauge.set(req.NamespacedName, outcome.compatible)
 	fleet, fleetErr := r.observeFleet(ctx, pair, currentPlanHash(outcome, pub), pub.crosses)
-	foreign := r.observeForeign(ctx, pair)
+	foreign := r.observeForeign(ctx, pair, pub.reason == pdv1.ReasonConfigMapConflict)
 	livePrefill := r.observeLivePrefill(pair)
 	gens := r.observeGenerations(pair, outcome, pub, fleetOrNil(fleet, fleetErr), model)
 	observed := observations{fleet: fleetOrNil(fleet, fleetErr), foreign: foreign, contracts: contracts.statusOf(outcome), livePrefill: livePrefill, generations: gens}
@@ -226,6 +231,8 @@ func (r *PDPairReconciler) fetch(ctx context.Context, key types.NamespacedName) 
 		r.plans.forget(key)
 		r.written.forget(key)
 		r.foreign.forget(key)
+		r.looks.forget(key)
+		r.verified.forget(key)
 		r.gauge.forget(key)
 		r.live.forget(key)
 		r.fleet.forget(key)
@@ -263,8 +270,9 @@ func (r *PDPairReconciler) Builder(mgr ctrl.Manager) *builder.Builder {
 		// Spec changes, and a status someone else changed; not the echoes of
 		// the manager's own status writes (see statuswatch.go).
 		For(&pdv1.PDPair{}, builder.WithPredicates(specOrForeignStatusChange{written: r.written})).
-		// A published ConfigMap deleted or edited by someone else is restored.
-		Owns(&corev1.ConfigMap{}, builder.WithPredicates(foreignConfigMapChange{})).
+		// A published ConfigMap deleted or edited by someone else is
+		// restored. Metadata only: no ConfigMap data is ever cached (cache.go).
+		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(foreignConfigMapChange{verified: r.verified})).
 		// A decode pod appearing, going, or its agent changing readiness
 		// changes the pair's decode fleet status.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(pairOfDecodePod), builder.WithPredicates(decodePodChange{})).

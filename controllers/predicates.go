@@ -17,22 +17,26 @@ limitations under the License.
 package controllers
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-
-	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
 // foreignConfigMapChange passes the ConfigMap events that may need a repair
-// and drops the echoes of the operator's own writes:
+// and drops the echoes of the operator's own writes. The events carry
+// metadata only (the cache holds no ConfigMap data, cache.go):
 //   - create: dropped; the operator created it (a ConfigMap someone else
 //     creates under a plan name is found when the operator next publishes);
-//   - update: passed only if the data no longer matches the content hash the
-//     operator stamped, or the controller reference changed;
+//   - update: dropped when its resourceVersion is the one the operator's
+//     own write left (verified) or did not change (a resync); passed
+//     otherwise (someone else wrote it: data, labels, annotations) and
+//     whenever the controller reference changed;
 //   - delete: passed; the reconcile recreates what is still wanted.
-type foreignConfigMapChange struct{ predicate.Funcs }
+type foreignConfigMapChange struct {
+	predicate.Funcs
+	verified *verifiedConfigMaps
+}
 
 func (foreignConfigMapChange) Create(event.CreateEvent) bool { return false }
 
@@ -40,16 +44,21 @@ func (foreignConfigMapChange) Generic(event.GenericEvent) bool { return false }
 
 func (foreignConfigMapChange) Delete(event.DeleteEvent) bool { return true }
 
-func (foreignConfigMapChange) Update(e event.UpdateEvent) bool {
-	oldCM, okOld := e.ObjectOld.(*corev1.ConfigMap)
-	newCM, okNew := e.ObjectNew.(*corev1.ConfigMap)
-	if !okOld || !okNew {
+func (p foreignConfigMapChange) Update(e event.UpdateEvent) bool {
+	oldCM, newCM := e.ObjectOld, e.ObjectNew
+	if oldCM == nil || newCM == nil || !sameController(oldCM, newCM) {
 		return true
 	}
-	if !sameController(oldCM, newCM) {
+	rv := newCM.GetResourceVersion()
+	if rv == oldCM.GetResourceVersion() {
+		return false
+	}
+	ref := metav1.GetControllerOf(newCM)
+	if ref == nil || p.verified == nil {
 		return true
 	}
-	return newCM.Annotations[pdv1.AnnotationContentHash] != contentHash(newCM.Data, newCM.BinaryData)
+	pair := types.NamespacedName{Namespace: newCM.GetNamespace(), Name: ref.Name}
+	return !p.verified.ownEvent(pair, newCM.GetName(), rv)
 }
 
 func sameController(a, b metav1.Object) bool {

@@ -19,30 +19,31 @@ package controllers
 import (
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-
-	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
 )
 
-// stamped is a ConfigMap as the operator writes it: content hash included.
-func stamped(data map[string]string, owner types.UID) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{Data: data, ObjectMeta: metav1.ObjectMeta{
-		Annotations:     map[string]string{pdv1.AnnotationContentHash: contentHash(data, nil)},
-		OwnerReferences: []metav1.OwnerReference{{UID: owner, Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
+// cmMeta is a plan ConfigMap's metadata as the cache holds it, at rv,
+// controlled by pair p.
+func cmMeta(rv string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ns", Name: "p-plans-index", ResourceVersion: rv,
+		OwnerReferences: []metav1.OwnerReference{{UID: "u1", Controller: ptrTo(true), Kind: "PDPair", Name: "p"}},
 	}}
-	return cm
 }
 
+// The events carry metadata only; the operator's own writes are told
+// apart by the resourceVersion they left.
 func TestForeignConfigMapChange(t *testing.T) {
-	p := foreignConfigMapChange{}
-	old := stamped(map[string]string{"index.json": "{}"}, "u1")
-	ours := stamped(map[string]string{"index.json": `{"v":2}`}, "u1")
-	edited := old.DeepCopy()
-	edited.Data["index.json"] = "{broken"
-	orphaned := old.DeepCopy()
+	verified := newVerifiedConfigMaps()
+	p := foreignConfigMapChange{verified: verified}
+	pair := types.NamespacedName{Namespace: "ns", Name: "p"}
+	verified.set(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "12", contentHash: "h"})
+	old := cmMeta("11")
+	ours := cmMeta("12")
+	edited := cmMeta("13")
+	orphaned := cmMeta("12")
 	orphaned.OwnerReferences = nil
 	cases := []struct {
 		name string
@@ -51,7 +52,9 @@ func TestForeignConfigMapChange(t *testing.T) {
 	}{
 		{"the operator's own create", false, p.Create(event.CreateEvent{Object: ours})},
 		{"the operator's own update", false, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: ours})},
-		{"someone edits the data", true, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: edited})},
+		{"a resync", false, p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: ours.DeepCopy()})},
+		{"someone edits it", true, p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: edited})},
+		{"someone edits it after a restart", true, foreignConfigMapChange{verified: newVerifiedConfigMaps()}.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: ours})},
 		{"someone removes the owner reference", true, p.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: orphaned})},
 		{"someone deletes it", true, p.Delete(event.DeleteEvent{Object: old})},
 	}
@@ -59,6 +62,28 @@ func TestForeignConfigMapChange(t *testing.T) {
 		if c.got != c.pass {
 			t.Errorf("%s: reconcile = %v, want %v", c.name, c.got, c.pass)
 		}
+	}
+
+	// The event of the manager's write before the write's answer: held
+	// back, and the answer at its resourceVersion asks for nothing more;
+	// someone else's write in between asks for one more reconcile.
+	verified.beginWrite(pair, "p-plans-index")
+	if p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: cmMeta("14")}) {
+		t.Error("an update during the manager's write passed")
+	}
+	if verified.endWrite(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "14", contentHash: "h"}) {
+		t.Error("the manager's own write, seen before its answer, counts as raced")
+	}
+	if p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: cmMeta("14")}) {
+		t.Error("the echo of the manager's write passed after its answer")
+	}
+	verified.beginWrite(pair, "p-plans-index")
+	p.Update(event.UpdateEvent{ObjectOld: ours, ObjectNew: cmMeta("15")})
+	if !verified.endWrite(pair, "p-plans-index", verifiedAt{uid: "c1", rv: "16", contentHash: "h"}) {
+		t.Error("someone else's write during the manager's is not raced")
+	}
+	if !p.Update(event.UpdateEvent{ObjectOld: cmMeta("16"), ObjectNew: cmMeta("17")}) {
+		t.Error("an edit after the write is dropped")
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +37,11 @@ import (
 // conflictRetry is how soon a PDPair blocked by someone else's ConfigMap is
 // looked at again: that ConfigMap is not cached, so its deletion sends no event.
 const conflictRetry = 30 * time.Second
+
+// racedWriteRetry is how soon a pair is looked at again when someone else
+// wrote one of its plan ConfigMaps while the manager did (the event of
+// that write was held back with the manager's own; configmapsverified.go).
+const racedWriteRetry = time.Second
 
 // publication is what publishing (or withdrawing) did.
 type publication struct {
@@ -81,19 +87,23 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 		return publication{reason: pdv1.ReasonContractPending, kept: pair.Status.Plan,
 			message: fmt.Sprintf("the plans published for generation %d (hash %s) stay in place while the live contracts are read again", pair.Generation, short(pair.Status.Plan.Hash))}
 	case out.pending:
-		return r.withdraw(ctx, owned, pdv1.ReasonContractPending, "no plans are published before the live contracts are read")
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonContractPending, "no plans are published before the live contracts are read")
 	case !out.compatible:
-		return r.withdraw(ctx, owned, pdv1.ReasonLayoutIncompatible,
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonLayoutIncompatible,
 			fmt.Sprintf("no plans are published while the layout is incompatible (%s)", out.layoutReason))
 	case out.overBudget != nil:
-		return r.withdraw(ctx, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonPlanTooLarge, planbudget.Explain(out.overBudget, "the manager's"))
 	case out.noPlans:
-		return r.withdraw(ctx, owned, pdv1.ReasonEngineLoadsNoPlans,
+		return r.withdraw(ctx, pair, owned, pdv1.ReasonEngineLoadsNoPlans,
 			fmt.Sprintf("engine %s moves the KV cache itself: it loads no plans, so none are published", pair.Spec.EngineOrDefault()))
 	case out.encodeErr != nil:
-		return r.withdraw(ctx, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
+		return r.withdraw(ctx, pair, owned, publishReason(out.encodeErr.Reason), out.encodeErr.Message)
 	}
-	sets, err := r.publishedSets(ctx, pair, out, owned, model)
+	full, err := r.controlledData(ctx, pair, owned)
+	if err != nil {
+		return publishFailed(err)
+	}
+	sets, err := r.publishedSets(ctx, pair, out, full, model)
 	if err != nil {
 		return publishFailed(err)
 	}
@@ -102,10 +112,14 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 		return publishFailed(err)
 	}
 	pub := publication{published: true, reason: pdv1.ReasonPublished, crosses: sets.crosses}
-	if pub.wrote, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
+	var raced bool
+	if pub.wrote, raced, err = r.applyConfigMaps(ctx, pair, desired, owned); err != nil {
 		return publishFailed(err)
 	}
-	if _, err := r.deleteConfigMaps(ctx, owned, names(desired)); err != nil {
+	if raced {
+		pub.requeueAfter = racedWriteRetry
+	}
+	if _, err := r.deleteConfigMaps(ctx, pair, owned, names(desired)); err != nil {
 		return publishFailed(err)
 	}
 	seal, err := planstore.NewSeal(pair.Name, string(pair.UID), pair.Generation, out.objects[0])
@@ -125,8 +139,8 @@ func (r *PDPairReconciler) publish(ctx context.Context, pair *pdv1.PDPair, out *
 // withdraw deletes every published ConfigMap, and signs nothing: plans for
 // a spec that is no longer valid must not stay where agents would load
 // them, and nothing found under their names is to be trusted.
-func (r *PDPairReconciler) withdraw(ctx context.Context, owned map[string]*corev1.ConfigMap, reason pdv1.PDPairConditionReason, why string) publication {
-	n, err := r.deleteConfigMaps(ctx, owned, nil)
+func (r *PDPairReconciler) withdraw(ctx context.Context, pair *pdv1.PDPair, owned map[string]*metav1.PartialObjectMetadata, reason pdv1.PDPairConditionReason, why string) publication {
+	n, err := r.deleteConfigMaps(ctx, pair, owned, nil)
 	if err != nil {
 		return publishFailed(err)
 	}
@@ -145,19 +159,51 @@ func publishFailed(err error) publication {
 	return publication{reason: pdv1.ReasonPublishFailed, message: "writing the plan ConfigMaps failed: " + err.Error(), retry: err}
 }
 
-// ownedConfigMaps lists the plan ConfigMaps this PDPair controls, by name.
-func (r *PDPairReconciler) ownedConfigMaps(ctx context.Context, pair *pdv1.PDPair) (map[string]*corev1.ConfigMap, error) {
-	var list corev1.ConfigMapList
-	if err := r.List(ctx, &list, client.InNamespace(pair.Namespace), client.MatchingLabels{pdv1.LabelPDPair: pair.Name}); err != nil {
+// ownedConfigMaps lists, from the cache, the plan ConfigMaps this PDPair
+// may claim, by name: metadata only (cache.go).
+func (r *PDPairReconciler) ownedConfigMaps(ctx context.Context, pair *pdv1.PDPair) (map[string]*metav1.PartialObjectMetadata, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(corev1ConfigMapListGVK)
+	if err := r.List(ctx, list, client.InNamespace(pair.Namespace), client.MatchingLabels{pdv1.LabelPDPair: pair.Name}); err != nil {
 		return nil, err
 	}
-	owned := map[string]*corev1.ConfigMap{}
+	owned := map[string]*metav1.PartialObjectMetadata{}
 	for i := range list.Items {
 		if claimable(&list.Items[i], pair) {
 			owned[list.Items[i].Name] = &list.Items[i]
 		}
 	}
 	return owned, nil
+}
+
+// controlledData reads, by name from the API server, the data of the plan
+// ConfigMaps the pair controls (its UID in their controller reference),
+// for the sets published before the manager started (readBackSets); nil
+// when the sets published are remembered, as after the first publication.
+// Orphans that carry the pair's labels are adopted but never read back: a
+// namespace user can write those.
+func (r *PDPairReconciler) controlledData(ctx context.Context, pair *pdv1.PDPair, owned map[string]*metav1.PartialObjectMetadata) (map[string]*corev1.ConfigMap, error) {
+	if _, ok := r.plans.published.get(client.ObjectKeyFromObject(pair), pair.UID); ok {
+		return nil, nil
+	}
+	full := map[string]*corev1.ConfigMap{}
+	for name, m := range owned {
+		if !metav1.IsControlledBy(m, pair) {
+			continue
+		}
+		var cm corev1.ConfigMap
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: pair.Namespace, Name: name}, &cm)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if metav1.IsControlledBy(&cm, pair) {
+			full[name] = &cm
+		}
+	}
+	return full, nil
 }
 
 // claimable reports whether the PDPair may manage (update, adopt, delete) a
@@ -196,46 +242,63 @@ func planRole(pair, name string) (string, bool) {
 // applyConfigMaps creates or updates the desired ConfigMaps, shards before
 // the index, so that an agent reading through the API never finds an index
 // naming keys that do not exist yet.
-func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPair, desired []*corev1.ConfigMap, owned map[string]*corev1.ConfigMap) (wrote bool, err error) {
+func (r *PDPairReconciler) applyConfigMaps(ctx context.Context, pair *pdv1.PDPair, desired []*corev1.ConfigMap, owned map[string]*metav1.PartialObjectMetadata) (wrote, raced bool, err error) {
 	order := append(append([]*corev1.ConfigMap{}, desired[1:]...), desired[0])
 	for _, want := range order {
-		changed, err := r.applyConfigMap(ctx, pair, want, owned[want.Name])
+		changed, r1, err := r.applyConfigMap(ctx, pair, want, owned[want.Name])
+		raced = raced || r1
 		if err != nil {
-			return wrote, err
+			return wrote, raced, err
 		}
 		wrote = wrote || changed
 	}
-	return wrote, nil
+	return wrote, raced, nil
 }
 
 // applyConfigMap makes one ConfigMap match want with a server-side apply
 // owned by the manager (field owner pdtopo): the labels, annotations, owner
 // reference and data it sets are its own, and what others add to labels and
-// annotations is left alone. have is the cached copy, or nil when the cache
-// has none (never created, deleted, or its label removed).
-func (r *PDPairReconciler) applyConfigMap(ctx context.Context, pair *pdv1.PDPair, want, have *corev1.ConfigMap) (bool, error) {
-	if have == nil {
-		// Not in the cache: absent, or on the server without the label
-		// (someone else's, which is never applied over, or ours relabelled).
-		live, err := r.liveConfigMap(ctx, pair, want.Name)
-		if client.IgnoreNotFound(err) != nil {
-			return false, err
-		}
-		if err == nil {
-			have = live
-		}
+// annotations is left alone. have is the cached metadata, or nil when the
+// cache has none (never created, deleted, or its label removed). The cache
+// holds no data: a ConfigMap is left alone without a read when its metadata
+// matches and its resourceVersion is one at which the manager knew its
+// data (configmapsverified.go); otherwise it is read by name.
+func (r *PDPairReconciler) applyConfigMap(ctx context.Context, pair *pdv1.PDPair, want *corev1.ConfigMap, have *metav1.PartialObjectMetadata) (wrote, raced bool, err error) {
+	key := client.ObjectKeyFromObject(pair)
+	wantHash := want.Annotations[pdv1.AnnotationContentHash]
+	if have != nil && metaUpToDate(have, want) && r.verified.holds(key, want.Name, have.UID, have.ResourceVersion, wantHash) {
+		return false, false, nil
 	}
-	if have != nil && upToDate(have, want) {
-		return false, nil
+	// Absent, someone else's (never applied over), or ours in a state the
+	// manager has not seen: read it.
+	live, err := r.liveConfigMap(ctx, pair, want.Name)
+	if client.IgnoreNotFound(err) != nil {
+		return false, false, err
 	}
-	if have != nil {
+	if err == nil && upToDate(live, want) {
+		r.verified.set(key, want.Name, verifiedAt{uid: live.UID, rv: live.ResourceVersion, contentHash: wantHash})
+		return false, false, nil
+	}
+	// The watch event of this write may come before its answer
+	// (configmapsverified.go): someone else's write in between is raced.
+	r.verified.beginWrite(key, want.Name)
+	var done verifiedAt
+	defer func() { raced = r.verified.endWrite(key, want.Name, done) }()
+	if err == nil {
 		// Data keys someone else added are theirs under server-side apply;
 		// plan directories must hold the plans and nothing else.
-		if err := r.removeForeignKeys(ctx, have, want); err != nil {
-			return false, err
+		if err := r.removeForeignKeys(ctx, live, want); err != nil {
+			return false, false, err
 		}
 	}
-	return true, r.Apply(ctx, configMapApply(want), client.FieldOwner(pdv1.ManagerName), client.ForceOwnership)
+	ac := configMapApply(want)
+	if err := r.Apply(ctx, ac, client.FieldOwner(pdv1.ManagerName), client.ForceOwnership); err != nil {
+		return false, false, err
+	}
+	if m := ac.ObjectMetaApplyConfiguration; m != nil && m.UID != nil && m.ResourceVersion != nil {
+		done = verifiedAt{uid: *m.UID, rv: *m.ResourceVersion, contentHash: wantHash}
+	}
+	return true, false, nil
 }
 
 // removeForeignKeys deletes the data and binary data keys of have that want
@@ -285,17 +348,20 @@ func (r *PDPairReconciler) liveConfigMap(ctx context.Context, pair *pdv1.PDPair,
 	return &live, nil
 }
 
-// deleteConfigMaps deletes the owned ConfigMaps whose names are not kept.
-func (r *PDPairReconciler) deleteConfigMaps(ctx context.Context, owned map[string]*corev1.ConfigMap, keep map[string]bool) (int, error) {
+// deleteConfigMaps deletes the owned ConfigMaps whose names are not kept,
+// each only if it is still the object listed (its UID).
+func (r *PDPairReconciler) deleteConfigMaps(ctx context.Context, pair *pdv1.PDPair, owned map[string]*metav1.PartialObjectMetadata, keep map[string]bool) (int, error) {
 	n := 0
-	for name, cm := range owned {
+	for name, m := range owned {
 		if keep[name] {
 			continue
 		}
-		err := r.Delete(ctx, cm, client.Preconditions{UID: &cm.UID})
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: name}}
+		err := r.Delete(ctx, cm, client.Preconditions{UID: &m.UID})
 		if client.IgnoreNotFound(err) != nil {
 			return n, err
 		}
+		r.verified.drop(client.ObjectKeyFromObject(pair), name)
 		n++
 	}
 	return n, nil

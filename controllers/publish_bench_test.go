@@ -48,7 +48,7 @@ func BenchmarkLargestPairPlanEncodePublish(b *testing.B) {
 	}
 	// A reconciler writing straight to the API server; the pair is not
 	// stored, so the suite's manager never reconciles it.
-	r := &PDPairReconciler{Client: k8s, APIReader: k8s, Scheme: env.Scheme, Budget: transferplan.DefaultBudget, plans: newPlanCache()}
+	r := &PDPairReconciler{Client: k8s, APIReader: k8s, Scheme: env.Scheme, Budget: transferplan.DefaultBudget, plans: newPlanCache(), verified: newVerifiedConfigMaps()}
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)

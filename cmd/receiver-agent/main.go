@@ -107,7 +107,9 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 	}
 	plans := newPlanState(o.engineRanks(), managers(ranks), reg)
 	plans.decodeLayout = o.decodeLayout
+	plans.log = log
 	if loadErr == nil {
+		plans.sets(loaded.Plans)
 		if loadErr = plans.apply(loaded.Plans); loadErr != nil && o.planFile != "" {
 			closeRanks(ranks)
 			return fmt.Errorf("%s: %w", src.Describe(), loadErr)
@@ -153,7 +155,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, src plansource.Sou
 
 	follow, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
-	f := &plansource.Follower{Source: src, Resync: o.planResync, Apply: plans.apply, Report: plans.report, Failed: plans.failed, Log: log}
+	f := &plansource.Follower{Source: src, Resync: o.planResync, Apply: plans.apply, Report: plans.report, Failed: plans.failed, Sets: plans.sets, Log: log}
 	go f.Run(follow, loaded)
 
 	var serveErr error

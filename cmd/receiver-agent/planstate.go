@@ -18,11 +18,13 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver"
 	"github.com/pdtopo/pdtopo/pkg/receiver/localapi"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
@@ -37,15 +39,22 @@ type planState struct {
 	// decodeLayout is the layout the pod was admitted under, if given.
 	decodeLayout *transferplan.Parallelism
 
+	// log says when the publication's other plan sets are refused.
+	log *slog.Logger
+
 	mu       sync.Mutex
 	hash     string
 	pdpair   string
 	loadedAt time.Time
 	err      string
+	// setsRefused is why the last publication read had other plan sets
+	// that were not loaded (nil when they loaded or there were none).
+	setsRefused *localapi.PlanSetsRefusal
 
-	sourceOK prometheus.Gauge
-	failures *prometheus.CounterVec
-	loaded   prometheus.Gauge
+	sourceOK    prometheus.Gauge
+	failures    *prometheus.CounterVec
+	loaded      prometheus.Gauge
+	setsRefusal prometheus.Gauge
 }
 
 func newPlanState(ranks []int, managers []*receiver.Manager, reg prometheus.Registerer) *planState {
@@ -64,10 +73,47 @@ func newPlanState(ranks []int, managers []*receiver.Manager, reg prometheus.Regi
 			Help: "When the plan in use was installed (Unix seconds); 0 before any.",
 		}),
 	}
+	s.setsRefusal = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pdtopo_receiver_plan_sets_refused",
+		Help: "1 when the publication last read has other plan sets (plansets.json, a rollout's) that were refused, so only its current set serves; /v1/agent's planSetsRefused says why.",
+	})
 	s.failures.WithLabelValues("read")
 	s.failures.WithLabelValues("refused")
-	reg.MustRegister(s.sourceOK, s.failures, s.loaded)
+	reg.MustRegister(s.sourceOK, s.failures, s.loaded, s.setsRefusal)
 	return s
+}
+
+// sets records whether the publication's other plan sets were refused, and
+// logs when that changes: a rollout's older prefill layouts stop being
+// served by this agent, which no room says until one fails.
+func (s *planState) sets(p plansource.Plans) {
+	var now *localapi.PlanSetsRefusal
+	if p.SetsRefused != nil {
+		now = &localapi.PlanSetsRefusal{Reason: reasonOf(p.SetsRefused), Message: p.SetsRefused.Error()}
+		s.setsRefusal.Set(1)
+	} else {
+		s.setsRefusal.Set(0)
+	}
+	s.mu.Lock()
+	was := s.setsRefused
+	s.setsRefused = now
+	s.mu.Unlock()
+	switch {
+	case now != nil && (was == nil || *was != *now) && s.log != nil:
+		s.log.Warn("the publication's other plan sets are refused; serving its current set only",
+			"pdpair", p.PDPair, "hash", p.Hash, "reason", now.Reason, "error", now.Message)
+	case now == nil && was != nil && s.log != nil:
+		s.log.Info("the publication's other plan sets load again", "pdpair", p.PDPair, "hash", p.Hash, "sets", 1+len(p.Alternates))
+	}
+}
+
+// reasonOf is a refusal's stable code: the plan store's reason, or
+// Unreadable when the sets could not be read at all.
+func reasonOf(err error) string {
+	if r := planstore.ReasonOf(err); r != "" {
+		return string(r)
+	}
+	return "Unreadable"
 }
 
 // apply installs plans on every rank, or on none (receiver.InstallPlans):
@@ -118,7 +164,7 @@ func (s *planState) Readiness() error {
 
 func (s *planState) Info() localapi.AgentInfo {
 	s.mu.Lock()
-	info := localapi.AgentInfo{PlanHash: s.hash, PDPair: s.pdpair, Ranks: s.ranks, PlanError: s.err}
+	info := localapi.AgentInfo{PlanHash: s.hash, PDPair: s.pdpair, Ranks: s.ranks, PlanError: s.err, PlanSetsRefused: s.setsRefused}
 	if !s.loadedAt.IsZero() {
 		info.PlanLoadedAt = s.loadedAt.UTC().Format(time.RFC3339)
 	}

@@ -49,6 +49,13 @@ type AgentInfo struct {
 	// agent runs (unreadable, deleted, malformed, refused); "" when it is.
 	// The agent keeps its last good plan meanwhile.
 	PlanError string `json:"planError"`
+	// PlanSetsRefused says why the publication's other plan sets
+	// (plansets.json, the layouts a rollout still serves) were not loaded
+	// although it has them: a refused or missing signature, too large,
+	// malformed, a shard unreadable. The current set (the plans PlanHash
+	// names) serves regardless; absent when every set loaded or the
+	// publication has one.
+	PlanSetsRefused *PlanSetsRefusal `json:"planSetsRefused,omitempty"`
 	// EngineContracts are the cache transfer contracts the engines of the
 	// served ranks registered (the cache-contract wire), one per rank that
 	// registered one, by rank; GET /v1/agent/contract?rank=R has the bytes.
@@ -61,6 +68,14 @@ type AgentInfo struct {
 	// agent's ranks currently hold (at most receiver.MaxPrefillLayoutsMet),
 	// most instances first: which prefill layouts are in use mid-rollout.
 	PrefillLayoutsMet []PrefillLayoutMet `json:"prefillLayoutsMet,omitempty"`
+}
+
+// PlanSetsRefusal is why plan sets were refused: a stable reason code (the
+// plan store's, such as BadSignature or MalformedIndex, or Unreadable) and
+// the message naming what was wrong.
+type PlanSetsRefusal struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 // PrefillLayoutMet is one prefill layout and how many prefill instances

@@ -186,7 +186,11 @@ func (a *API) Load(ctx context.Context) (Plans, error) {
 	if err != nil {
 		return Plans{}, err
 	}
-	return plansOfSets(sets), nil
+	p := plansOfSets(sets)
+	if !errors.Is(setsErr, errNoSets) {
+		p.SetsRefused = setsErr // the current set serves; the agent says why the others do not
+	}
+	return p, nil
 }
 
 // loadCurrent loads the current set alone, through index.json, which the

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -136,6 +137,8 @@ func TestAPISourceLoadsEverySet(t *testing.T) {
 	if swapped[0].Data[planstore.SetsKey] == objs[0].Data[planstore.SetsKey] {
 		t.Fatal("the sets index has no current plan hash to replace")
 	}
+	oneSet := withIndexData(objs, func(d map[string]string) { delete(d, planstore.SetsKey); delete(d, planstore.SetsSignatureKey) })
+	malformed := withIndexData(objs, func(d map[string]string) { d[planstore.SetsKey] = "{" + d[planstore.SetsKey] })
 	otherBytes := withIndexData(objs, func(d map[string]string) { d[planstore.IndexKey] += "\n" })
 	d2, d8 := transferplan.Parallelism{TPSize: 2, DPSize: 1}, transferplan.Parallelism{TPSize: 8, DPSize: 1}
 	cases := []struct {
@@ -146,16 +149,21 @@ func TestAPISourceLoadsEverySet(t *testing.T) {
 		decode *transferplan.Parallelism
 		want   []string // Ranks' hash, then each alternate's
 		reason planstore.Reason
+		// setsRefused is why plansets.json was not loaded, with the
+		// current set loaded anyway ("" when every set loaded)
+		setsRefused planstore.Reason
 	}{
 		{name: "two sets of the current decode layout", objs: objs, want: hashes[:2]},
 		{name: "two sets, signed", objs: objs, signed: true, want: hashes[:2]},
+		{name: "one set: no plansets.json, nothing refused", objs: oneSet, signed: true, want: hashes[:1]},
 		{name: "admitted under decode TP 2", objs: objs, decode: &d2, want: hashes[2:]},
 		{name: "admitted under decode TP 2, signed", objs: objs, decode: &d2, signed: true, want: hashes[2:]},
 		{name: "admitted under a decode layout never published", objs: objs, decode: &d8, reason: planstore.ReasonDecodeLayoutNotPublished},
-		{name: "unsigned: a sets index whose current set is another", objs: swapped, want: hashes[:1]},
+		{name: "unsigned: a sets index whose current set is another", objs: swapped, want: hashes[:1], setsRefused: planstore.ReasonSealMismatch},
+		{name: "unsigned: a malformed sets index, the current set kept", objs: malformed, want: hashes[:1], setsRefused: planstore.ReasonMalformedIndex},
 		{name: "unsigned: another sets index with the status's current set", objs: forged, want: otherHashes},
-		{name: "signed: another sets index refused, the current set kept", objs: forged, signed: true, want: otherHashes[:1]},
-		{name: "signed: no plansets.sig, the current set alone", objs: withoutSetsSig, signed: true, want: hashes[:1]},
+		{name: "signed: another sets index refused, the current set kept", objs: forged, signed: true, want: otherHashes[:1], setsRefused: planstore.ReasonSealMismatch},
+		{name: "signed: no plansets.sig, the current set alone", objs: withoutSetsSig, signed: true, want: hashes[:1], setsRefused: planstore.ReasonMissingSignature},
 		{name: "signed: no plansets.sig, admitted under decode TP 2", objs: withoutSetsSig, signed: true, decode: &d2, reason: planstore.ReasonDecodeLayoutNotPublished},
 		{name: "the status names another index", objs: objs, status: notCurrent[0], reason: planstore.ReasonSealMismatch},
 		{name: "the status names other index.json bytes of the same plan hash", objs: objs, status: otherBytes[0], reason: planstore.ReasonSealMismatch},
@@ -190,6 +198,13 @@ func TestAPISourceLoadsEverySet(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) || p.Ranks[0].Hash != p.Hash || p.Ranks[0].Plan.DecodeTPRank != 1 {
 				t.Fatalf("loaded sets %v (decode TP rank %d), want %v", got, p.Ranks[0].Plan.DecodeTPRank, tc.want)
+			}
+			var fe *planstore.FormatError
+			switch {
+			case tc.setsRefused == "" && p.SetsRefused != nil:
+				t.Fatalf("every set loaded, yet SetsRefused says %v", p.SetsRefused)
+			case tc.setsRefused != "" && (!errors.As(p.SetsRefused, &fe) || fe.Reason != tc.setsRefused):
+				t.Fatalf("the sets index was not loaded; SetsRefused %v, want reason %s", p.SetsRefused, tc.setsRefused)
 			}
 		})
 	}

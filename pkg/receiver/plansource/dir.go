@@ -95,12 +95,13 @@ func (d Dir) Load(context.Context) (Plans, error) {
 	}
 	opts := decodeOptions(d.DecodeLayout)
 	var (
-		got planstore.EngineRankSets
-		err error
+		got         planstore.EngineRankSets
+		err         error
+		setsRefused error // why plansets.json was not loaded beside the index
 	)
 	switch {
 	case d.Signed != nil:
-		got, err = d.loadSigned(opts)
+		got, setsRefused, err = d.loadSigned(opts)
 	case d.SealDir == "":
 		got, err = planstore.LoadEngineRankSetsFromDir(d.Path, d.EngineRanks, opts...)
 	default:
@@ -113,31 +114,39 @@ func (d Dir) Load(context.Context) (Plans, error) {
 	if err != nil {
 		return Plans{}, err
 	}
-	return plansOfSets(got), nil
+	p := plansOfSets(got)
+	p.SetsRefused = setsRefused
+	return p, nil
 }
 
 // loadSigned loads every set the operator signed (plansets.sig), or, for a
 // publication of one set or by an older operator, the index it signed.
-func (d Dir) loadSigned(opts []planstore.LoadOption) (planstore.EngineRankSets, error) {
+// A plansets.json without plansets.sig beside it is not loaded, and that
+// is said (refused): the operator signs every sets index it publishes.
+func (d Dir) loadSigned(opts []planstore.LoadOption) (got planstore.EngineRankSets, setsRefused, err error) {
 	st, err := d.Signed.sealOf(d.Path, planstore.ReadSetsSignatureDir)
 	if planstore.ReasonOf(err) == planstore.ReasonMissingSignature {
 		if st, err = d.Signed.sealOf(d.Path, planstore.ReadSignatureDir); err != nil {
-			return planstore.EngineRankSets{}, err
+			return planstore.EngineRankSets{}, nil, err
 		}
 		got, err := oneSet(planstore.LoadSealedEngineRanksFromDir(d.Path, st.Seal(), d.EngineRanks, opts...))
-		if err == nil {
-			d.Signed.loaded(st)
+		if err != nil {
+			return got, nil, err
 		}
-		return got, err
+		d.Signed.loaded(st)
+		if _, statErr := os.Stat(filepath.Join(d.Path, planstore.SetsKey)); statErr == nil {
+			setsRefused = refused(planstore.ReasonMissingSignature, "%s is in %s without %s: the operator has not signed the plan sets", planstore.SetsKey, d.Path, planstore.SetsSignatureKey)
+		}
+		return got, setsRefused, nil
 	}
 	if err != nil {
-		return planstore.EngineRankSets{}, err
+		return planstore.EngineRankSets{}, nil, err
 	}
-	got, err := planstore.LoadSealedEngineRankSetsFromDir(d.Path, st.Seal(), d.EngineRanks, opts...)
+	got, err = planstore.LoadSealedEngineRankSetsFromDir(d.Path, st.Seal(), d.EngineRanks, opts...)
 	if err == nil {
 		d.Signed.loaded(st)
 	}
-	return got, err
+	return got, nil, err
 }
 
 // oneSet takes a publication's index alone as its one set (the loader

@@ -19,6 +19,7 @@ package plansource
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -40,7 +41,11 @@ type Follower struct {
 	// Failed, if set, counts each failed read by stage: "read" (the source
 	// or its plans could not be read) or "refused" (Apply refused them).
 	Failed func(stage string)
-	Log    *slog.Logger
+	// Sets, if set, is told of every publication read, applied or not,
+	// with Plans.SetsRefused: whether its other plan sets loaded can
+	// change while the current set (and so the hash) stays.
+	Sets func(Plans)
+	Log  *slog.Logger
 }
 
 // Run follows the source until ctx ends. last is what the agent loaded at
@@ -61,7 +66,7 @@ func (f *Follower) Run(ctx context.Context, last Loaded) {
 	changed() // what changed between the caller's load and the watch starting
 	tick := time.NewTicker(f.Resync)
 	defer tick.Stop()
-	st := followState{version: last.Version, hash: last.Plans.Hash}
+	st := followState{version: last.Version, hash: last.Plans.Hash, sets: setsOf(last.Plans)}
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,11 +80,28 @@ func (f *Follower) Run(ctx context.Context, last Loaded) {
 
 // followState is what the follower knows: the version it last examined
 // (loaded or refused), the outcome of that examination, and the hash of
-// the plans in use.
+// the plans in use and of every plan set installed with them (setsOf).
 type followState struct {
 	version string
 	outcome error
 	hash    string
+	sets    string
+}
+
+// setsOf names the plan sets of a publication, current first. The same
+// current set with other earlier ones (a rollout's set dropped after its
+// grace, or a refused plansets.json fixed) is new content to install,
+// though the plan hash /v1/agent reports stays.
+func setsOf(p Plans) string {
+	var b strings.Builder
+	b.WriteString(p.Hash)
+	for _, alt := range p.Alternates {
+		b.WriteByte(',')
+		if len(alt) > 0 {
+			b.WriteString(alt[0].Hash)
+		}
+	}
+	return b.String()
 }
 
 func (f *Follower) step(ctx context.Context, st *followState) {
@@ -100,7 +122,10 @@ func (f *Follower) step(ctx context.Context, st *followState) {
 		return
 	}
 	st.version = next.Version
-	if next.Plans.Hash == st.hash {
+	if f.Sets != nil {
+		f.Sets(next.Plans)
+	}
+	if setsOf(next.Plans) == st.sets {
 		st.outcome = nil
 		f.Report(nil)
 		return
@@ -111,9 +136,9 @@ func (f *Follower) step(ctx context.Context, st *followState) {
 		f.Log.Error("new plan refused; keeping the last good plan", "source", f.Source.Describe(), "hash", next.Plans.Hash, "kept", st.hash, "error", err)
 		return
 	}
-	st.hash, st.outcome = next.Plans.Hash, nil
+	st.hash, st.sets, st.outcome = next.Plans.Hash, setsOf(next.Plans), nil
 	f.Report(nil)
-	f.Log.Info("route plan loaded", "source", f.Source.Describe(), "pdpair", next.Plans.PDPair, "hash", next.Plans.Hash)
+	f.Log.Info("route plan loaded", "source", f.Source.Describe(), "pdpair", next.Plans.PDPair, "hash", next.Plans.Hash, "sets", 1+len(next.Plans.Alternates))
 }
 
 func (f *Follower) fail(stage string, err error) {

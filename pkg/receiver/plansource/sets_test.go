@@ -78,6 +78,9 @@ func TestSignedDirLoadsEverySet(t *testing.T) {
 	withoutSetsSig := slices.Clone(objs)
 	withoutSetsSig[0].Data = maps.Clone(objs[0].Data)
 	delete(withoutSetsSig[0].Data, planstore.SetsSignatureKey)
+	oneSet := slices.Clone(withoutSetsSig)
+	oneSet[0].Data = maps.Clone(withoutSetsSig[0].Data)
+	delete(oneSet[0].Data, planstore.SetsKey)
 	otherSets, _ := publishSets(t, 5, p4, fixtures.MHA(2, 4, fixtures.Buffers(2, 512, 256, 128)))
 	swapped := slices.Clone(objs)
 	swapped[0].Data = maps.Clone(objs[0].Data)
@@ -88,11 +91,15 @@ func TestSignedDirLoadsEverySet(t *testing.T) {
 		decode *transferplan.Parallelism
 		want   []string // Ranks' hash, then each alternate's
 		reason planstore.Reason
+		// setsRefused is why plansets.json was not loaded beside the
+		// index ("" when it loaded or is absent)
+		setsRefused planstore.Reason
 	}{
 		{name: "the current set's decode layout", objs: objs, want: hashes[:2]},
+		{name: "one set: no plansets.json, nothing refused", objs: oneSet, want: hashes[:1]},
 		{name: "admitted under decode TP 2", objs: objs, decode: &d2, want: hashes[2:]},
 		{name: "admitted under a decode layout never published", objs: objs, decode: &d8, reason: planstore.ReasonDecodeLayoutNotPublished},
-		{name: "no plansets.sig: the signed index alone", objs: withoutSetsSig, want: hashes[:1]},
+		{name: "no plansets.sig: the signed index alone", objs: withoutSetsSig, want: hashes[:1], setsRefused: planstore.ReasonMissingSignature},
 		{name: "no plansets.sig, admitted under decode TP 2", objs: withoutSetsSig, decode: &d2, reason: planstore.ReasonDecodeLayoutNotPublished},
 		{name: "another sets index under the operator's signature", objs: swapped, reason: planstore.ReasonSealMismatch},
 	}
@@ -116,6 +123,9 @@ func TestSignedDirLoadsEverySet(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) || p.Ranks[0].Hash != p.Hash {
 				t.Fatalf("loaded sets %v, want %v", got, tc.want)
+			}
+			if planstore.ReasonOf(p.SetsRefused) != tc.setsRefused {
+				t.Fatalf("SetsRefused %v, want reason %q", p.SetsRefused, tc.setsRefused)
 			}
 		})
 	}

@@ -57,6 +57,12 @@ type Plans struct {
 	// layout, Alternates[k][i] for the i-th engine rank: the prefill
 	// layouts still served during a rollout (receiver.InstallPlanSets).
 	Alternates [][]receiver.PlanSnapshot
+	// SetsRefused is why the publication's other plan sets (plansets.json,
+	// served during a rollout) were not loaded although it has them:
+	// refused signature, too large, malformed, a shard unreadable. Ranks
+	// (the current set, which the status names) load regardless; nil when
+	// every set loaded or the publication has one.
+	SetsRefused error
 }
 
 // Sets are the plans as receiver.InstallPlanSets takes them: Ranks first.
