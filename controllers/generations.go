@@ -113,11 +113,16 @@ func crossPairs(c LayoutPair, gens []pdv1.PlanGeneration) []LayoutPair {
 		if (LayoutPair{g.Prefill, g.Decode}).equal(c) {
 			continue
 		}
+		add := func(lp LayoutPair) { // two older generations may share a role's layout
+			if !slices.ContainsFunc(out, lp.equal) {
+				out = append(out, lp)
+			}
+		}
 		if !equality.Semantic.DeepEqual(g.Prefill, c.Prefill) {
-			out = append(out, LayoutPair{g.Prefill, c.Decode})
+			add(LayoutPair{g.Prefill, c.Decode})
 		}
 		if !equality.Semantic.DeepEqual(g.Decode, c.Decode) {
-			out = append(out, LayoutPair{c.Prefill, g.Decode})
+			add(LayoutPair{c.Prefill, g.Decode})
 		}
 	}
 	return out

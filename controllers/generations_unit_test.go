@@ -197,3 +197,18 @@ func TestDecodePodsCountByLayoutAndVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossPairsEachOnce: after a prefill rollout and then a decode one,
+// the current P4×D2 meets the old P8 prefill and the old D4 decode; two
+// older generations on D4 give the pair (P4, D4) once, not once each.
+func TestCrossPairsEachOnce(t *testing.T) {
+	now := time.Now()
+	gens := []pdv1.PlanGeneration{gen(4, 2, true, now), gen(4, 4, false, now), gen(8, 4, false, now)}
+	var got []string
+	for _, lp := range crossPairs(LayoutPair{genRole(4), genRole(2)}, gens) {
+		got = append(got, fmt.Sprintf("P%dD%d", lp.Prefill.TensorParallelSize, lp.Decode.TensorParallelSize))
+	}
+	if want := "P4D4 P8D2"; strings.Join(got, " ") != want {
+		t.Errorf("cross pairs %q, want %q", strings.Join(got, " "), want)
+	}
+}

@@ -178,7 +178,7 @@ var mutants = []mutant{
 		Old: "if got := hex.EncodeToString(sum[:]); got != s.IndexSHA256 {", New: "if got := hex.EncodeToString(sum[:]); got != s.IndexSHA256 && false {",
 		Pkgs: []string{"./pkg/planstore/...", "./pkg/receiver/plansource/..."}, Bug: "an index the operator did not seal is loaded (a ConfigMap shadowing the plans)"},
 	{Name: "store-signature-not-verified", File: "pkg/planstore/signature.go",
-		Old: "if !ed25519.Verify(pub, sig.signedBytes(), b) {", New: "if false && !ed25519.Verify(pub, sig.signedBytes(), b) {",
+		Old: "if !ed25519.Verify(pub, sig.signedBytes(kind.domain), b) {", New: "if false && !ed25519.Verify(pub, sig.signedBytes(kind.domain), b) {",
 		Pkgs: []string{"./pkg/planstore/...", "./pkg/receiver/plansource/..."}, Bug: "a signature a tenant edited is believed"},
 	{Name: "agent-older-generation-accepted", File: "pkg/receiver/plansource/signed.go",
 		Old: "if st.Generation < s.generation {", New: "if false && st.Generation < s.generation {",
@@ -229,7 +229,7 @@ var mutants = []mutant{
 		Old: "\t\tm.engMu.Lock()\n\t\tdefer m.engMu.Unlock()\n", New: "\t\t_ = m\n",
 		Pkgs: agent, Bug: "an engine registering during a plan install leaves a pod's ranks on two plan sets"},
 	{Name: "agent-reregistration-keeps-peers", File: "pkg/receiver/registration.go",
-		Old: "m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.view)})", New: "m.routing.Store(r)",
+		Old: "m.routing.Store(&routing{view: r.view, peers: newPeerTable(r.peers.views)})", New: "m.routing.Store(r)",
 		Pkgs: agent, Bug: "a restarted engine's new session never reaches the prefill ranks"},
 
 	// controllers
