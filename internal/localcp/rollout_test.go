@@ -86,9 +86,10 @@ func checkSteps(t *testing.T, steps []RolloutStep) {
 			t.Errorf("step %s: %s", s.Name, s.PlansPublished)
 		}
 	}
-	// Each generation of an older layout is published beside the current one.
-	if !strings.Contains(steps[2].PlansPublished, "2 earlier plan sets still published") {
-		t.Errorf("step c: %s, want the two D4 generations' sets still published", steps[2].PlansPublished)
+	// Each generation of an older layout is published beside the current
+	// one, and so is the cross pair P8 × D2 no generation had.
+	if !strings.Contains(steps[2].PlansPublished, "3 earlier plan sets still published") {
+		t.Errorf("step c: %s, want the two D4 generations' sets and the P8 × D2 cross pair's still published", steps[2].PlansPublished)
 	}
 }
 

@@ -25,12 +25,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/controllers"
 	"github.com/pdtopo/pdtopo/test/fixtures"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
@@ -52,19 +49,8 @@ const (
 func TestLabelledConfigMapsDataIsNotCached(t *testing.T) {
 	env := testutil.StartForTest(t)
 	k8s, _ := adminClient(t, env)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: controllers.CacheOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := controllers.NewPDPairReconciler(mgr).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); _ = mgr.Start(ctx) }()
-	defer func() { stop(); <-stopped }()
+	ctx := context.Background()
+	mgr := startInProcessManager(t, env, 0)
 	const ns = "tenant"
 	testutil.CreateNamespaces(t, k8s, ns)
 	pair := fixtures.GQAPair(ns, "kv", 8, 4, 4, 512)

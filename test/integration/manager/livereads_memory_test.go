@@ -29,11 +29,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
-	"github.com/pdtopo/pdtopo/controllers"
 	plancontract "github.com/pdtopo/pdtopo/pkg/transferplan/contract"
 	"github.com/pdtopo/pdtopo/test/testutil"
 )
@@ -52,21 +49,8 @@ const (
 func TestLiveReadsKeepOnlyWhatTheyValidated(t *testing.T) {
 	env := testutil.StartForTest(t)
 	k8s, _ := adminClient(t, env)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: controllers.CacheOptions(),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := controllers.NewPDPairReconciler(mgr)
-	r.MaxConcurrentReconciles = 4
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	stopped := make(chan struct{})
-	go func() { defer close(stopped); _ = mgr.Start(ctx) }()
-	defer func() { stop(); <-stopped }()
+	ctx := context.Background()
+	mgr := startInProcessManager(t, env, 4)
 	targets := bogusTargets(t, bogusPairs)
 	namespaces := make([]string, 10)
 	for i := range namespaces {
