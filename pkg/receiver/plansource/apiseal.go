@@ -64,11 +64,31 @@ func (a *API) statusSeal(ctx context.Context) (planstore.Seal, error) {
 	if !ok {
 		return planstore.Seal{}, fmt.Errorf("reading PDPair %s/%s: got a %T", a.Namespace, a.PDPair, obj)
 	}
-	var pair pdv1.PDPair
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pair); err != nil {
+	pair, err := sealFields(u)
+	if err != nil {
 		return planstore.Seal{}, fmt.Errorf("reading PDPair %s/%s: %w", a.Namespace, a.PDPair, err)
 	}
-	return sealOfStatus(&pair)
+	return sealOfStatus(pair)
+}
+
+// sealFields converts what sealOfStatus reads (the name, the UID,
+// status.observedGeneration and status.plan) and nothing else: the whole
+// status (generations, conditions, the decode fleet) costs a thousand
+// agents a conversion each on every change of the pair.
+func sealFields(u *unstructured.Unstructured) (*pdv1.PDPair, error) {
+	pair := &pdv1.PDPair{}
+	pair.Namespace, pair.Name, pair.UID = u.GetNamespace(), u.GetName(), u.GetUID()
+	gen, _, err := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	if err != nil {
+		return nil, err
+	}
+	pair.Status.ObservedGeneration = gen
+	plan, found, err := unstructured.NestedMap(u.Object, "status", "plan")
+	if err != nil || !found {
+		return pair, err
+	}
+	pair.Status.Plan = &pdv1.PlanSummary{}
+	return pair, runtime.DefaultUnstructuredConverter.FromUnstructured(plan, pair.Status.Plan)
 }
 
 // sealOfStatus is the seal a PDPair's status states: nothing published

@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -30,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -94,15 +96,32 @@ func NewAPI(kubeconfig, pdpair string, engineRanks []int) (*API, error) {
 		return nil, err
 	}
 	cfg.UserAgent = "pdtopo-receiver-agent"
-	cs, err := kubernetes.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	return NewAPIForConfig(cfg, hc, ns, name, engineRanks)
+}
+
+// NewAPIForConfig is NewAPI's source from a REST config and the HTTP
+// client its requests go through. ConfigMaps are read as protobuf, as the
+// Kubernetes controllers read built-in kinds: a shard's binaryData comes
+// as raw bytes, not base64 inside JSON, which cuts the bytes an edit sends
+// every agent and the CPU each spends decoding them. The PDPair, a custom
+// resource, has no protobuf form and is read as JSON.
+func NewAPIForConfig(cfg *rest.Config, hc *http.Client, namespace, pdpair string, engineRanks []int) (*API, error) {
+	pb := rest.CopyConfig(cfg)
+	pb.ContentType = runtime.ContentTypeProtobuf
+	pb.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	cs, err := kubernetes.NewForConfigAndClient(pb, hc)
 	if err != nil {
 		return nil, err
 	}
-	return &API{Client: cs, Dynamic: dyn, Namespace: ns, PDPair: name, EngineRanks: engineRanks}, nil
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &API{Client: cs, Dynamic: dyn, Namespace: namespace, PDPair: pdpair, EngineRanks: engineRanks}, nil
 }
 
 // ParsePDPair splits "NAMESPACE/NAME", or takes "NAME" in defaultNamespace.

@@ -30,8 +30,6 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -170,15 +168,7 @@ func newAPIAgent(cfg *rest.Config, namespace, pair string, engineRank int) (*pla
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
-	if err != nil {
-		return nil, err
-	}
-	return &plansource.API{Client: cs, Dynamic: dyn, Namespace: namespace, PDPair: pair, EngineRanks: []int{engineRank}}, nil
+	return plansource.NewAPIForConfig(cfg, hc, namespace, pair, []int{engineRank})
 }
 
 // follow runs a Follower on src until ctx ends, as the agent does after
