@@ -19,6 +19,7 @@ package localcp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,7 +90,9 @@ func (p *kubePod) supervise(c client.Client, o Options, agent *corev1.Container)
 			if time.Since(began) > restartReset {
 				backoff = restartBackoff
 			}
-			err = fmt.Errorf("agent exited (%v)", a.proc.ExitError())
+			// The first line: the table has no room for the log's tail.
+			why, _, _ := strings.Cut(fmt.Sprint(a.proc.ExitError()), "; last lines")
+			err = fmt.Errorf("agent exited (%s)", why)
 		}
 		if ctx.Err() != nil {
 			return
