@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,18 +184,10 @@ type byHand struct {
 
 // createPod creates the sample decode pod (its name + suffix, its engine
 // at --tp-size=tp) as `kubectl create` does; the webhook admits it.
-func (h *byHand) createPod(ctx context.Context, suffix string, tp int) *corev1.Pod {
-	pod, err := readPodFile(filepath.Join(repoRoot, "config", "samples", "decode", "pod.yaml"))
+func (h *byHand) createPod(ctx context.Context, suffix string, tp int32) *corev1.Pod {
+	pod, err := newTemplatePod(filepath.Join(repoRoot, "config", "samples", "decode", "pod.yaml"), suffix, tp)
 	if err != nil {
 		h.t.Fatal(err)
-	}
-	pod.Name += suffix
-	for ci := range pod.Spec.Containers {
-		for ai, a := range pod.Spec.Containers[ci].Args {
-			if strings.HasPrefix(a, "--tp-size=") {
-				pod.Spec.Containers[ci].Args[ai] = "--tp-size=" + strconv.Itoa(tp)
-			}
-		}
 	}
 	if err := waitPairReady(ctx, h.s.Client(), client.ObjectKey{Namespace: pod.Namespace, Name: pod.Labels[pdv1.LabelPDPair]}, time.Minute); err != nil {
 		h.t.Fatal(err)
