@@ -95,3 +95,21 @@ func TestWriteReadRoundTripAndBounds(t *testing.T) {
 		t.Errorf("Read error %v, want the broken file and the bound named", err)
 	}
 }
+
+// FuzzParse: any file is refused or read into an instance that formats
+// back to a file read alike; nothing panics.
+func FuzzParse(f *testing.F) {
+	f.Add("p8", "bootstrap=127.0.0.1:8998\nprefill=tp=8,dp=1\ndecode=tp=4,dp=1\n")
+	f.Add("x", "bootstrap=[::1]:1\n# c\n")
+	f.Add("p", "decode=tp=1,dp=1")
+	f.Fuzz(func(t *testing.T, name, file string) {
+		in, err := Parse(name, []byte(file))
+		if err != nil {
+			return
+		}
+		again, err := Parse(name, in.Format())
+		if err != nil || again != in {
+			t.Fatalf("Parse(Format(%+v)) = %+v, %v", in, again, err)
+		}
+	})
+}

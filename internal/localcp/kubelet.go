@@ -119,7 +119,8 @@ func (k *Kubelet) loop(ctx context.Context) {
 // gone (deleted, or terminating).
 func (k *Kubelet) syncPods(ctx context.Context) error {
 	var list corev1.PodList
-	if err := k.c.List(ctx, &list); err != nil {
+	// The webhook injects the agent only into pods labelled with their pair.
+	if err := k.c.List(ctx, &list, client.HasLabels{pdv1.LabelPDPair}); err != nil {
 		return err
 	}
 	seen := map[types.UID]bool{}
