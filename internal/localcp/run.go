@@ -120,7 +120,7 @@ func (s *Session) banner() string {
 	if s.Kubelet != nil {
 		fmt.Fprintf(&b, "  your decode pods:       %s create -f <pod>   its agent runs here as the kubelet would (at most %d pods; logs %s/agent-<ns>-<pod>.log)\n", kubectl, MaxKubeletPods, s.opts.LogDir)
 		fmt.Fprintf(&b, "  your prefill instances: %s -f <pdpair.yaml> --check-transfers --bootstrap-port 0 --announce %s   rooms go to every pod of its decode layout (counts below and in %s/rooms.log)\n",
-			s.opts.PeerPath, s.opts.PrefillsDir, s.opts.LogDir)
+			orText(s.opts.PeerPath, "bin/prefill-peer"), s.opts.PrefillsDir, s.opts.LogDir)
 	}
 	if s.SampleErr != nil {
 		fmt.Fprintf(&b, "  refused samples:\n%s\n", indent(s.SampleErr.Error()))
