@@ -84,6 +84,13 @@ Behaviour of every room (tests script rooms one by one through the library):
   --delay D             hold each answer back, e.g. 50ms (default 0)
   --quiet               do not print each error a rank finds
 
+Announcing (make run):
+  --announce DIR        write DIR/p<TP>-<port>.prefill (bootstrap address,
+                        prefill layout, with -f the decode layout the bytes
+                        are checked for) and remove it on exit: ` + "`make run`" + `
+                        drives rooms to every instance announced in
+                        bin/local-prefills (docs/local-control-plane.md)
+
 Examples:
   prefill-peer -f config/samples/pd_v1alpha1_pdpair_gqa_p8_d4.yaml
   prefill-peer --tp 8 --kv-item-lens 80x256,80x256 --kv-unit-lens 160x256 --bootstrap-port 0
@@ -93,6 +100,9 @@ Examples:
 type options struct {
 	cfg   prefillpeer.Config
 	quiet bool
+	// announce is the --announce directory; decode the decode layout the
+	// -f manifest names ("tp=4,dp=1"; empty without -f).
+	announce, decode string
 }
 
 // parseFlags returns the options, or an exit code ≥ 0 when run must stop.
@@ -102,7 +112,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	var (
 		file, name, behavior, spec, host   string
 		kvItems, kvUnits, stItems, stUnits string
-		contract, registerWith             string
+		contract, registerWith, announceTo string
 		tp, dp, port                       int
 		token                              int64
 		mla, quiet, checkTransfers         bool
@@ -127,6 +137,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	fs.BoolVar(&checkTransfers, "check-transfers", false, "")
 	fs.StringVar(&contract, "contract", "", "")
 	fs.StringVar(&registerWith, "register-with", "", "")
+	fs.StringVar(&announceTo, "announce", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usage)
@@ -139,6 +150,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 	}
 
 	var cfg prefillpeer.Config
+	decode := ""
 	switch {
 	case file != "" && (tp != 0 || kvItems != "" || stItems != "" || mla):
 		return usageError(stderr, "-f and the layout flags (--tp, --kv-item-lens, …) exclude each other")
@@ -156,11 +168,11 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		}
 		cfg = prefillpeer.Config{Wire: kvwire.WireCacheContract, WorldSize: tp, DPSize: dp, Contract: raw}
 	case file != "":
-		c, l, err := configFromManifest(file, name)
+		c, l, d, err := configFromManifest(file, name)
 		if err != nil {
 			return usageError(stderr, err.Error())
 		}
-		cfg = c
+		cfg, decode = c, d
 		if checkTransfers {
 			cfg.Transfer = &l
 		}
@@ -201,7 +213,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (options, int) {
 		return usageError(stderr, err.Error())
 	}
 	cfg.Default = b
-	return options{cfg: cfg, quiet: quiet}, -1
+	return options{cfg: cfg, quiet: quiet, announce: announceTo, decode: decode}, -1
 }
 
 // flagSet reports whether the command line gave flag name.
@@ -216,16 +228,20 @@ func usageError(stderr io.Writer, msg string) (options, int) {
 	return options{}, exitUsage
 }
 
-func configFromManifest(file, name string) (prefillpeer.Config, planv1.Layout, error) {
+// configFromManifest is the peer of the manifest's prefill side, the
+// layout its transfers are checked against, and that layout's decode side
+// ("tp=4,dp=1").
+func configFromManifest(file, name string) (prefillpeer.Config, planv1.Layout, string, error) {
 	pair, err := manifest.ReadPDPairFile(file, name)
 	if err != nil {
-		return prefillpeer.Config{}, planv1.Layout{}, err
+		return prefillpeer.Config{}, planv1.Layout{}, "", err
 	}
 	l, err := tokenspeed.FromSpec(pair.Spec)
 	if err != nil {
-		return prefillpeer.Config{}, planv1.Layout{}, fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
+		return prefillpeer.Config{}, planv1.Layout{}, "", fmt.Errorf("%s: PDPair %s: %w", file, pair.Name, err)
 	}
-	return prefillpeer.ConfigFor(l), l, nil
+	d := pair.Spec.Decode
+	return prefillpeer.ConfigFor(l), l, fmt.Sprintf("tp=%d,dp=%d", d.TensorParallelSize, d.DataParallel()), nil
 }
 
 // parseList reads "2048,80x256": comma-separated values, NxV repeating V.

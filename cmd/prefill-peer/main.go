@@ -59,6 +59,15 @@ func run(args []string, stdout, stderr io.Writer, stop <-chan os.Signal) int {
 	}
 	defer p.Close()
 	printEndpoints(stdout, p, opts)
+	if opts.announce != "" {
+		path, err := announceSelf(opts, p.BootstrapAddr())
+		if err != nil {
+			fmt.Fprintf(stderr, "prefill-peer: --announce: %v\n", err)
+			return exitError
+		}
+		defer os.Remove(path)
+		fmt.Fprintf(stdout, "announced in %s\n", path)
+	}
 	select {
 	case <-stop:
 	case <-p.Dead():

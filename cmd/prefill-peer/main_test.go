@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pdtopo/pdtopo/internal/announce"
 	"github.com/pdtopo/pdtopo/pkg/kvwire"
 	kvcontract "github.com/pdtopo/pdtopo/pkg/kvwire/contract"
 	kvv1 "github.com/pdtopo/pdtopo/pkg/kvwire/v1"
@@ -156,10 +157,11 @@ spec:
 		t.Fatal(err)
 	}
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	announced := filepath.Join(dir, "local-prefills")
 	stop := make(chan os.Signal, 1)
 	done := make(chan int)
 	go func() {
-		done <- run([]string{"-f", file, "--bootstrap-port", "0", "--token", "7"}, stdout, stderr, stop)
+		done <- run([]string{"-f", file, "--bootstrap-port", "0", "--token", "7", "--announce", announced}, stdout, stderr, stop)
 	}()
 
 	addr := testutil.EventuallyValue(t, 5*time.Second, "the bootstrap address printed", func() (string, error) {
@@ -179,6 +181,18 @@ spec:
 	if string(body) != want {
 		t.Fatalf("parallel info %s, want %s", body, want)
 	}
+	// --announce: the address and both layouts, for make run.
+	ins := testutil.EventuallyValue(t, 5*time.Second, "the announcement", func() ([]announce.Instance, error) {
+		ins, err := announce.Read(announced)
+		if err == nil && len(ins) != 1 {
+			err = fmt.Errorf("%d announcements", len(ins))
+		}
+		return ins, err
+	})
+	_, port, _ := strings.Cut(addr, ":")
+	if wantIn := (announce.Instance{Name: "p4-" + port, Bootstrap: addr, Prefill: "tp=4,dp=1", Decode: "tp=2,dp=1"}); ins[0] != wantIn {
+		t.Errorf("announced %+v, want %+v", ins[0], wantIn)
+	}
 	stop <- os.Interrupt
 	select {
 	case code := <-done:
@@ -187,6 +201,9 @@ spec:
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("did not stop on interrupt")
+	}
+	if left, _ := os.ReadDir(announced); len(left) != 0 {
+		t.Errorf("announcement left after the peer stopped: %v", left)
 	}
 	if out := stdout.String(); !strings.Contains(out, "engine rank 3 (dp group 0, tp rank 3): tcp://127.0.0.1:") || !strings.Contains(out, "engine rank 3: 0 registrations") {
 		t.Fatalf("stdout %q", out)

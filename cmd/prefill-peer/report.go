@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/netip"
 
+	"github.com/pdtopo/pdtopo/internal/announce"
 	"github.com/pdtopo/pdtopo/test/prefillpeer"
 )
 
@@ -30,6 +32,23 @@ func startPeer(opts options, stderr io.Writer) (*prefillpeer.Peer, error) {
 		opts.cfg.Logf = logger.Printf
 	}
 	return prefillpeer.Start(opts.cfg)
+}
+
+// announceSelf writes the peer's announcement for `make run`: named by its
+// prefill TP and port, so two instances never share a file.
+func announceSelf(opts options, bootstrap string) (string, error) {
+	ap, err := netip.ParseAddrPort(bootstrap)
+	if err != nil {
+		return "", err
+	}
+	c := opts.cfg
+	in := announce.Instance{
+		Name:      fmt.Sprintf("p%d-%d", c.WorldSize, ap.Port()),
+		Bootstrap: bootstrap,
+		Prefill:   fmt.Sprintf("tp=%d,dp=%d", c.WorldSize, max(c.DPSize, 1)),
+		Decode:    opts.decode,
+	}
+	return announce.Write(opts.announce, in)
 }
 
 func printEndpoints(w io.Writer, p *prefillpeer.Peer, opts options) {

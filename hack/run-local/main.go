@@ -20,7 +20,9 @@ limitations under the License.
 // config/samples, creates a labelled sample decode pod, runs that pod's
 // injected agent (bin/receiver-agent, from the container's own spec) and a
 // prefill peer (bin/prefill-peer), drives KV handshakes through the agent,
-// writes bin/local.kubeconfig, and shows a live table of PDPairs and
+// plays the kubelet for every other decode pod the webhook admits (their
+// agents, and rooms from the prefill instances announced in
+// bin/local-prefills), writes bin/local.kubeconfig, and shows a live table of PDPairs and
 // handshakes until Ctrl-C, which stops everything it started. With
 // --rollout it is `make rollout-demo` instead: one pair's prefill and
 // decode rollouts under traffic (localcp.Rollout), exiting non-zero when a
@@ -62,6 +64,7 @@ func main() {
 	flags.StringVar(&o.PeerPath, "prefill-peer", o.PeerPath, "prefill-peer binary playing the decode pod's pair's prefill side; empty drives no rooms")
 	flags.StringVar(&o.AgentPath, "agent", o.AgentPath, "receiver-agent binary run as the decode pod's pdtopo-agent container; empty drives no rooms")
 	flags.StringVar(&o.PodIP, "pod-ip", "127.0.0.1", "the decode pod's IP as its agent sees it (a loopback address)")
+	flags.StringVar(&o.PrefillsDir, "prefills", o.PrefillsDir, "directory where prefill instances announce themselves (prefill-peer --announce DIR); rooms go from each to the decode pods run here")
 	flags.StringVar(&o.AgentImage, "agent-image", o.AgentImage, "receiver-agent image the webhook injects into decode pods")
 	rollout := flags.Bool("rollout", false, "run the rollout scenario (make rollout-demo) instead of the live table: a prefill and a decode rollout of one pair under traffic; exits non-zero if a room that should succeed failed")
 	rooms := flags.Int64("rollout-rooms", 10, "with --rollout: rooms each prefill instance sends each decode pod per step")

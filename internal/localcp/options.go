@@ -79,6 +79,11 @@ type Options struct {
 	// its probe and status sockets bind there); the next pods take the next
 	// addresses (127.0.0.2, …). Default 127.0.0.1.
 	PodIP string
+	// PrefillsDir is where prefill instances started by hand announce
+	// themselves (`prefill-peer --announce`, internal/announce); the
+	// Kubelet drives rooms from each to the decode pods it runs
+	// (bin/local-prefills).
+	PrefillsDir string
 	// StartTimeout bounds each control-plane process's start and the
 	// manager's readiness (default $KUBEBUILDER_CONTROLPLANE_START_TIMEOUT or
 	// 60s; a cold kube-apiserver on 2 busy cores takes 5-20s).
@@ -105,8 +110,9 @@ func Defaults() Options {
 			filepath.Join("config", "samples", "decode", "pod.yaml"),
 			filepath.Join("config", "samples", "decode", "pod-contract.yaml"),
 		},
-		PeerPath:  filepath.Join("bin", "prefill-peer"),
-		AgentPath: filepath.Join("bin", "receiver-agent"),
+		PeerPath:    filepath.Join("bin", "prefill-peer"),
+		AgentPath:   filepath.Join("bin", "receiver-agent"),
+		PrefillsDir: filepath.Join("bin", "local-prefills"),
 	}
 }
 
@@ -126,6 +132,7 @@ func (o Options) withDefaults() Options {
 	fill(&o.WebhookDir, d.WebhookDir)
 	fill(&o.AgentImage, d.AgentImage)
 	fill(&o.PodIP, "127.0.0.1")
+	fill(&o.PrefillsDir, d.PrefillsDir)
 	if !o.NoSamples && o.DecodePodFiles == nil {
 		o.DecodePodFiles = d.DecodePodFiles
 	}

@@ -131,9 +131,13 @@ func startPodAgent(ctx context.Context, c client.Client, o Options, pod *corev1.
 // run starts the agent's process and the volume's sync, and waits until
 // the agent is ready.
 func (a *podAgent) run(ctx context.Context, c client.Reader, o Options) (err error) {
-	if a.proc, err = controlplane.StartProcess("decode agent", a.Argv[0], a.Argv[1:], a.env, o.LogDir, a.Log); err != nil {
+	proc, err := controlplane.StartProcess("decode agent", a.Argv[0], a.Argv[1:], a.env, o.LogDir, a.Log)
+	if err != nil {
 		return err
 	}
+	a.mu.Lock() // Pid reads it from other goroutines
+	a.proc = proc
+	a.mu.Unlock()
 	a.startSync(c, a.plans)
 	return a.proc.WaitReady(ctx, a.Probe+"/readyz", o.StartTimeout)
 }
@@ -150,7 +154,9 @@ func (a *podAgent) restart(ctx context.Context, c client.Reader, o Options) erro
 	if err := kubeletsim.MaterialiseVolume(ctx, c, a.Pod, pdv1.AgentPlansVolume, a.plans); err != nil {
 		return err
 	}
-	a.Log = strings.TrimSuffix(a.Log, ".log") + "-restarted.log"
+	if !strings.HasSuffix(a.Log, "-restarted.log") {
+		a.Log = strings.TrimSuffix(a.Log, ".log") + "-restarted.log"
+	}
 	return a.run(ctx, c, o)
 }
 
@@ -209,6 +215,8 @@ func (a *podAgent) Info(ctx context.Context) (localapi.AgentInfo, error) {
 
 // Pid is the agent process's id (0 before it started).
 func (a *podAgent) Pid() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.proc == nil {
 		return 0
 	}

@@ -46,18 +46,9 @@ import (
 // runs the agent on the i-th pod address as the kubelet would, writes the
 // pod's status as its kubelet would, and starts its rooms (no target yet).
 func (r *rollout) startDecode(ctx context.Context, suffix string, decodeTP int32, i int) (*decodeInstance, error) {
-	pod, err := readPodFile(r.o.PodFile)
+	pod, err := newTemplatePod(r.o.PodFile, suffix, decodeTP)
 	if err != nil {
 		return nil, err
-	}
-	pod.Name += suffix
-	for ci := range pod.Spec.Containers {
-		args := pod.Spec.Containers[ci].Args
-		for ai, a := range args {
-			if strings.HasPrefix(a, "--tp-size=") {
-				args[ai] = "--tp-size=" + strconv.Itoa(int(decodeTP))
-			}
-		}
 	}
 	if err := r.s.Client().Create(ctx, pod); err != nil {
 		return nil, fmt.Errorf("creating decode pod %s: %w", pod.Name, err)
@@ -89,6 +80,25 @@ func (r *rollout) startDecode(ctx context.Context, suffix string, decodeTP int32
 	r.printf("  its agent, run as the kubelet runs it (plan volume projected again every %s; log %s/%s):\n    %s\n",
 		KubeletSync, r.o.LogDir, a.Log, strings.Join(a.Argv, " "))
 	return d, nil
+}
+
+// newTemplatePod is the decode pod of file, named with suffix, its engine
+// at --tp-size=decodeTP: the pod of a template edited to a new decode TP.
+func newTemplatePod(file, suffix string, decodeTP int32) (*corev1.Pod, error) {
+	pod, err := readPodFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pod.Name += suffix
+	for ci := range pod.Spec.Containers {
+		args := pod.Spec.Containers[ci].Args
+		for ai, a := range args {
+			if strings.HasPrefix(a, "--tp-size=") {
+				args[ai] = "--tp-size=" + strconv.Itoa(int(decodeTP))
+			}
+		}
+	}
+	return pod, nil
 }
 
 func errorsJoinStop(err error, a *podAgent, timeout time.Duration) error {

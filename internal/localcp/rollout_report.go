@@ -36,7 +36,9 @@ func roomTable(rooms []RoomCount) string {
 		} else {
 			fmt.Fprintf(&b, "%d refused with %s as wanted", c.Refused, c.Expect)
 		}
-		if bad := c.Bad(); bad > 0 {
+		if bad := c.Bad(); bad > 0 && c.Expect == "ok" {
+			fmt.Fprintf(&b, ", %d failed", bad)
+		} else if bad > 0 {
 			fmt.Fprintf(&b, ", %d not", bad)
 		}
 		b.WriteString("\n")

@@ -45,20 +45,14 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		}
 	}()
 
-	header := s.banner()
-	table := NewLiveTable(s.Client(), out, header)
-	if s.traffic() {
-		table.Extra = func() string {
-			var b strings.Builder
-			b.WriteString("KV handshakes (prefill peer ↔ decode agent, rooms of every engine rank):\n")
-			for _, d := range s.Demos {
-				if d.Traffic != nil {
-					b.WriteString("  " + d.Traffic.Line() + "\n")
-				}
-			}
-			return b.String()
+	if s.manager != nil && s.opts.AgentPath != "" {
+		if err := s.StartKubelet(); err != nil {
+			step(s.opts, "decode pods created with kubectl will not run: %v", err)
 		}
 	}
+	header := s.banner()
+	table := NewLiveTable(s.Client(), out, header)
+	table.Extra = s.extraLines
 	if !table.InPlace {
 		fmt.Fprint(out, header)
 	}
@@ -76,6 +70,24 @@ func Run(ctx context.Context, o Options, out io.Writer) (err error) {
 		return s.ManagerExitError()
 	}
 	return nil
+}
+
+// extraLines are drawn under the table: the sample pods' handshakes,
+// then the pods run as the kubelet would and their rooms.
+func (s *Session) extraLines() string {
+	var b strings.Builder
+	if s.traffic() {
+		b.WriteString("KV handshakes (prefill peer ↔ decode agent, rooms of every engine rank):\n")
+		for _, d := range s.Demos {
+			if d.Traffic != nil {
+				b.WriteString("  " + d.Traffic.Line() + "\n")
+			}
+		}
+	}
+	if s.Kubelet != nil {
+		b.WriteString(s.Kubelet.Lines())
+	}
+	return b.String()
 }
 
 // banner tells the user how to reach the control plane from another terminal.
@@ -105,10 +117,15 @@ func (s *Session) banner() string {
 			fmt.Fprintf(&b, "  KV handshakes not shown: %s: %v\n", d.File, d.TrafficErr)
 		}
 	}
+	if s.Kubelet != nil {
+		fmt.Fprintf(&b, "  your decode pods:       %s create -f <pod>   its agent runs here as the kubelet would (at most %d pods; logs %s/agent-<ns>-<pod>.log)\n", kubectl, MaxKubeletPods, s.opts.LogDir)
+		fmt.Fprintf(&b, "  your prefill instances: %s -f <pdpair.yaml> --check-transfers --bootstrap-port 0 --announce %s   rooms go to every pod of its decode layout (counts below and in %s/rooms.log)\n",
+			orText(s.opts.PeerPath, "bin/prefill-peer"), s.opts.PrefillsDir, s.opts.LogDir)
+	}
 	if s.SampleErr != nil {
 		fmt.Fprintf(&b, "  refused samples:\n%s\n", indent(s.SampleErr.Error()))
 	}
-	if s.traffic() {
+	if s.traffic() || s.Kubelet != nil {
 		b.WriteString("Ctrl-C stops the agents, the prefill peers, the manager, kube-apiserver and etcd.\n")
 	} else {
 		b.WriteString("Ctrl-C stops the manager, kube-apiserver and etcd.\n")

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,9 @@ type Session struct {
 	// Demos are the sample decode pods, one per Options.DecodePodFiles, in
 	// that order (none without a manager or samples).
 	Demos []*Demo
+	// Kubelet runs the agents of the other admitted decode pods (nil until
+	// StartKubelet).
+	Kubelet *Kubelet
 	// StartupTime is how long Start took, from nothing to samples applied.
 	StartupTime time.Duration
 }
@@ -124,6 +128,24 @@ func Start(ctx context.Context, o Options) (s *Session, err error) {
 	return s, nil
 }
 
+// StartKubelet plays the kubelet for every decode pod the webhook admits
+// with the agent sidecar, except the sample pods whose agents the session
+// runs itself; their addresses follow the sample pods'. It needs a manager
+// (the webhook) and the agent binary.
+func (s *Session) StartKubelet() (err error) {
+	if s.manager == nil || s.opts.AgentPath == "" {
+		return errors.New("running decode pods' agents needs the manager (its webhook) and the agent binary")
+	}
+	skip := map[types.UID]bool{}
+	for _, d := range s.Demos {
+		if d.Traffic != nil {
+			skip[d.Decode.Pod.UID] = true
+		}
+	}
+	s.Kubelet, err = startKubelet(s.client, s.opts, s.opts.PrefillsDir, skip, len(s.opts.DecodePodFiles))
+	return err
+}
+
 // Client talks to the local API server as the admin user; it knows the
 // PDPair types and the built-in ones.
 func (s *Session) Client() client.WithWatch { return s.client }
@@ -150,6 +172,10 @@ func (s *Session) ManagerExitError() error { return s.manager.ExitError() }
 // Logs stay in Options.LogDir.
 func (s *Session) Stop() error {
 	var errs []error
+	if s.Kubelet != nil {
+		step(s.opts, "stopping the agents and rooms of the decode pods run as the kubelet would")
+		errs = append(errs, s.Kubelet.Stop())
+	}
 	for _, d := range s.Demos {
 		if d.Traffic != nil {
 			step(s.opts, "stopping the room drivers, the decode agent and the prefill peer of %s", d.Traffic.Pair)
