@@ -18,7 +18,6 @@ package localcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -254,19 +253,17 @@ func (k *Kubelet) Lines() string {
 	return b.String()
 }
 
-// Stop ends the loop, then every pod's rooms and agent.
-func (k *Kubelet) Stop() error {
+// Stop ends the loop, then every pod's rooms and agent, and waits for them.
+func (k *Kubelet) Stop() {
 	k.stop()
 	<-k.done
 	k.mu.Lock()
 	pods := slices.Collect(maps.Values(k.pods))
 	k.pods = map[types.UID]*kubePod{}
 	k.mu.Unlock()
-	var errs []error
 	for _, p := range pods {
-		errs = append(errs, p.stopAll())
+		p.stopAll()
 	}
-	return errors.Join(errs...)
 }
 
 // markPodRunning writes the status a kubelet writes for a running pod on

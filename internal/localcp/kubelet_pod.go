@@ -185,8 +185,7 @@ func (p *kubePod) line() string {
 }
 
 // stopAll ends the pod's rooms and agent and waits for them.
-func (p *kubePod) stopAll() error {
+func (p *kubePod) stopAll() {
 	p.cancel()
 	<-p.done
-	return nil
 }

@@ -174,7 +174,7 @@ func (s *Session) Stop() error {
 	var errs []error
 	if s.Kubelet != nil {
 		step(s.opts, "stopping the agents and rooms of the decode pods run as the kubelet would")
-		errs = append(errs, s.Kubelet.Stop())
+		s.Kubelet.Stop()
 	}
 	for _, d := range s.Demos {
 		if d.Traffic != nil {
