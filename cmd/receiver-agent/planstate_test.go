@@ -19,6 +19,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/pdtopo/pdtopo/pkg/planstore"
 	"github.com/pdtopo/pdtopo/pkg/receiver/plansource"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // sameHashSource serves one current plan hash; only whether the other plan
@@ -120,11 +122,13 @@ func TestRefusedPlanSetsAreReported(t *testing.T) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	err := poll.Until(5*time.Second, func() error {
+		if !ok() {
+			return errors.New("not yet")
 		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }

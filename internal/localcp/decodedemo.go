@@ -92,26 +92,26 @@ func readPodFile(file string) (*corev1.Pod, error) {
 func waitPairReady(ctx context.Context, c client.Client, key client.ObjectKey, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
+	var refused error
+	err := waitUntil(ctx, timeout, 200*time.Millisecond, func() error {
 		var p pdv1.PDPair
 		if err := c.Get(ctx, key, &p); err != nil {
-			last = err
-		} else if ready := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairReady)); ready == nil || ready.ObservedGeneration != p.Generation {
-			last = errors.New("not planned yet")
-		} else if ready.Status != metav1.ConditionTrue {
-			return fmt.Errorf("PDPair %s is not Ready (%s): %s", key, ready.Reason, strings.TrimSpace(ready.Message))
-		} else {
-			return nil
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("PDPair %s not Ready within %s: %v", key, timeout, last)
-		case <-tick.C:
+		ready := meta.FindStatusCondition(p.Status.Conditions, string(pdv1.PDPairReady))
+		switch {
+		case ready == nil || ready.ObservedGeneration != p.Generation:
+			return errors.New("not planned yet")
+		case ready.Status != metav1.ConditionTrue:
+			refused = fmt.Errorf("PDPair %s is not Ready (%s): %s", key, ready.Reason, strings.TrimSpace(ready.Message))
+			return stopWaiting{refused}
 		}
+		return nil
+	})
+	if err != nil && refused == nil {
+		return fmt.Errorf("PDPair %s not Ready within %s: %v", key, timeout, err)
 	}
+	return err
 }
 
 // Demo is one sample decode pod and its data path.

@@ -18,6 +18,7 @@ package localcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pdv1 "github.com/pdtopo/pdtopo/api/v1alpha1"
+	"github.com/pdtopo/pdtopo/test/testutil/poll"
 )
 
 // TestKubeletRunsPodsCreatedWithKubectl is the held-out check done by hand
@@ -304,16 +306,14 @@ func kubeletAgentPid(k *Kubelet, pod string) int {
 
 func waitFor(t *testing.T, timeout time.Duration, what string, ok func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		done, state := ok()
-		if done {
-			return
+	err := poll.Until(timeout, func() error {
+		if done, state := ok(); !done {
+			return errors.New(state)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s; last:\n%s", what, timeout, state)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return nil
+	}, poll.Every(200*time.Millisecond))
+	if err != nil {
+		t.Fatalf("no %s within %s; last:\n%v", what, timeout, errors.Unwrap(err))
 	}
 }
 

@@ -18,6 +18,7 @@ package localcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -221,22 +222,18 @@ func (r *rollout) edit(ctx context.Context, role string, tp int32) error {
 // rank (its /v1/agent, as the operator reads it).
 func (r *rollout) waitAgent(ctx context.Context, d *decodeInstance, hash string) error {
 	began := time.Now()
-	deadline := time.Now().Add(rolloutSettle)
-	for {
+	err := waitUntil(ctx, rolloutSettle, 200*time.Millisecond, func() error {
 		info, err := d.agent.Info(ctx)
 		if err == nil && info.PlanHash == hash && info.Ready && info.PlanError == "" {
 			r.printf("agent of %s runs plan set %.12s (decode layout %s), %s after asking\n", d.agent.Pod.Name, hash, info.DecodeLayout, time.Since(began).Round(100*time.Millisecond))
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the agent of %s does not run plan set %.12s within %s: /v1/agent %+v (%v); last kubelet sync: %v",
-				d.agent.Pod.Name, hash, rolloutSettle, info, err, d.agent.SyncErr())
-		}
-		sleepCtx(ctx, 200*time.Millisecond)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		return fmt.Errorf("/v1/agent %+v (%v); last kubelet sync: %v", info, err, d.agent.SyncErr())
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("the agent of %s does not run plan set %.12s within %s: %w", d.agent.Pod.Name, hash, rolloutSettle, err)
 	}
+	return err
 }
 
 // waitRooms waits until each target has had RoomsPerStep more rooms to
@@ -249,25 +246,23 @@ func (r *rollout) waitRooms(ctx context.Context, d *decodeInstance, targets ...*
 			want[t] = t.Limit
 		}
 	}
-	deadline := time.Now().Add(rolloutSettle + time.Duration(r.o.RoomsPerStep*int64(len(targets)))*roomInterval)
-	for {
+	timeout := rolloutSettle + time.Duration(r.o.RoomsPerStep*int64(len(targets)))*roomInterval
+	err := waitUntil(ctx, timeout, 100*time.Millisecond, func() error {
 		var short []string
 		for _, t := range targets {
 			if c := d.driver.count(t); c.Rooms() < want[t] {
 				short = append(short, fmt.Sprintf("%s → %s: %d of %d rooms", t.Prefill, d.agent.Pod.Name, c.Rooms(), want[t]))
 			}
 		}
-		if len(short) == 0 {
-			return nil
+		if len(short) > 0 {
+			return errors.New(strings.Join(short, "; "))
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("rooms did not end in time: %s", strings.Join(short, "; "))
-		}
-		sleepCtx(ctx, 100*time.Millisecond)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("rooms did not end in time: %w", err)
 	}
+	return err
 }
 
 // target is the pod's target of that prefill label.

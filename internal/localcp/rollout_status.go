@@ -90,25 +90,19 @@ func StatusText(p *pdv1.PDPair) string {
 // waitPair polls the pair until check passes, for rolloutSettle at most;
 // the error names the last reason it did not.
 func waitPair(ctx context.Context, c client.Client, key client.ObjectKey, what string, check func(*pdv1.PDPair) error) (*pdv1.PDPair, error) {
-	const timeout = rolloutSettle
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, rolloutSettle)
 	defer cancel()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		var p pdv1.PDPair
+	var p pdv1.PDPair
+	err := waitUntil(ctx, rolloutSettle, 200*time.Millisecond, func() error {
 		if err := c.Get(ctx, key, &p); err != nil {
-			last = err
-		} else if last = check(&p); last == nil {
-			return &p, nil
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("PDPair %s: %s not seen within %s: %v", key, what, timeout, last)
-		case <-tick.C:
-		}
+		return check(&p)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("PDPair %s: %s not seen within %s: %v", key, what, rolloutSettle, err)
 	}
+	return &p, nil
 }
 
 // wantGenerations checks status.generations are want, in order, for the
