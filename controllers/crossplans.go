@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -97,9 +96,9 @@ func (c crossPlan) refused() bool { return c.out != nil && !c.out.compatible }
 func servedCrossPairs(pair *pdv1.PDPair) []LayoutPair {
 	gens := pair.Status.Generations
 	var out []LayoutPair
-	for _, lp := range crossPairs(currentPair(pair), gens) {
+	for _, lp := range crossPairs(currentPair(pair), gens) { // each once
 		own := slices.ContainsFunc(gens, func(g pdv1.PlanGeneration) bool { return (LayoutPair{g.Prefill, g.Decode}).equal(lp) })
-		if !own && !slices.ContainsFunc(out, lp.equal) {
+		if !own {
 			out = append(out, lp)
 		}
 	}
@@ -117,7 +116,7 @@ func (r *PDPairReconciler) planCrosses(ctx context.Context, pair *pdv1.PDPair, m
 	for _, lp := range servedCrossPairs(pair) {
 		ck, c := crossPlanFor(pair, lp, model, sources)
 		if ck != "" {
-			if cached, ok := r.plans.cross.get(key, pair.UID, ck); ok {
+			if cached, ok := r.plans.cross.plan(key, pair.UID, ck); ok {
 				c = cached
 			} else if c.notPlanned == "" {
 				var err error
@@ -214,41 +213,22 @@ func (r *PDPairReconciler) planCross(ctx context.Context, pair *pdv1.PDPair, mod
 // Only the plans of the last reconcile are kept (replace), at most one per
 // cross pair the generations make.
 type crossCache struct {
-	mu    sync.Mutex
-	pairs map[types.NamespacedName]crossEntries
+	pairMemory[map[string]crossPlan]
 }
 
-type crossEntries struct {
-	uid   types.UID
-	plans map[string]crossPlan
-}
-
-func (c *crossCache) get(key types.NamespacedName, uid types.UID, k string) (crossPlan, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.pairs[key]
-	if !ok || e.uid != uid {
-		return crossPlan{}, false
-	}
-	p, ok := e.plans[k]
+// plan is the cross plan kept for the pair under k.
+func (c *crossCache) plan(key types.NamespacedName, uid types.UID, k string) (crossPlan, bool) {
+	plans, _ := c.get(key, uid)
+	p, ok := plans[k]
 	return p, ok
 }
 
+// replace keeps plans as the pair's, and nothing for a pair without any
+// (no rollout).
 func (c *crossCache) replace(key types.NamespacedName, uid types.UID, plans map[string]crossPlan) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(plans) == 0 { // no rollout: nothing held for the pair
-		delete(c.pairs, key)
+	if len(plans) == 0 {
+		c.forget(key)
 		return
 	}
-	if c.pairs == nil {
-		c.pairs = map[types.NamespacedName]crossEntries{}
-	}
-	c.pairs[key] = crossEntries{uid: uid, plans: plans}
-}
-
-func (c *crossCache) forget(key types.NamespacedName) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.pairs, key)
+	c.put(key, uid, plans)
 }

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -51,37 +50,7 @@ import (
 // index whose plansets.sig the manager's own key signed for this pair.
 
 // setMemory remembers, per pair, the sets last published, current first.
-type setMemory struct {
-	mu   sync.Mutex
-	sets map[types.NamespacedName]rememberedSets
-}
-
-type rememberedSets struct {
-	uid  types.UID
-	sets []planstore.SplitSet
-}
-
-func (m *setMemory) get(key types.NamespacedName, uid types.UID) ([]planstore.SplitSet, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.sets[key]
-	return r.sets, ok && r.uid == uid
-}
-
-func (m *setMemory) put(key types.NamespacedName, uid types.UID, sets []planstore.SplitSet) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.sets == nil {
-		m.sets = map[types.NamespacedName]rememberedSets{}
-	}
-	m.sets[key] = rememberedSets{uid: uid, sets: sets}
-}
-
-func (m *setMemory) forget(key types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.sets, key)
-}
+type setMemory = pairMemory[[]planstore.SplitSet]
 
 // publishedSets is what to publish for the pair: the current set's objects,
 // the earlier sets of the generations still served and the cross pairs'
