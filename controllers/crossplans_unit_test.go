@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -114,6 +115,23 @@ func TestCrossPlansCached(t *testing.T) {
 	if !bytes.Equal(mustJSON(t, again.Objects), mustJSON(t, first.Objects)) {
 		t.Fatal("the same inputs published other objects")
 	}
+	// the packing of the sets is kept too, and made again for other sets
+	if !sameMap(again.Objects[0].Data, first.Objects[0].Data) {
+		t.Fatal("the same sets were packed again with nothing changed")
+	}
+	key := types.NamespacedName{Namespace: "ns", Name: "roll"}
+	fewer, err := r.encodeSets(key, pair, splitSet(t, cur.objects), []planstore.SplitSet{splitSet(t, p4d4.objects)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameMap(fewer.Objects[0].Data, first.Objects[0].Data) || !slices.Equal(fewer.Published, []string{cur.hash, p4d4.hash}) {
+		t.Fatalf("two sets answered from the packing of four: published %v", fewer.Published)
+	}
+}
+
+// sameMap reports whether a and b are one map, not two equal ones.
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func splitSet(t *testing.T, objs []planstore.Object) planstore.SplitSet {

@@ -206,6 +206,8 @@ type planCache struct {
 	published setMemory
 	// cross are the plans of the cross pairs last published (crossplans.go).
 	cross crossCache
+	// encoded is each pair's last packing of several sets (plansets.go).
+	encoded pairMemory[encodedSets]
 }
 
 func newPlanCache() *planCache { return &planCache{outcomes: map[types.NamespacedName]*planOutcome{}} }
@@ -248,4 +250,5 @@ func (c *planCache) forget(key types.NamespacedName) {
 	c.mu.Unlock()
 	c.published.forget(key)
 	c.cross.forget(key)
+	c.encoded.forget(key)
 }

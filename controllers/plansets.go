@@ -88,11 +88,7 @@ func (r *PDPairReconciler) publishedSets(ctx context.Context, pair *pdv1.PDPair,
 		r.plans.published.put(key, pair.UID, []planstore.SplitSet{cur})
 		return setsPublication{SetsPublication: planstore.SetsPublication{Objects: out.objects, Published: []string{out.hash}}, crosses: crosses}, nil
 	}
-	in := [][]planstore.Object{out.objects}
-	for _, s := range rest {
-		in = append(in, s.Objects)
-	}
-	pub, err := planstore.EncodeSets(pair.Name, in)
+	pub, err := r.encodeSets(key, pair, cur, rest)
 	if err != nil {
 		return setsPublication{}, err
 	}
@@ -106,6 +102,35 @@ func (r *PDPairReconciler) publishedSets(ctx context.Context, pair *pdv1.PDPair,
 	}
 	r.plans.published.put(key, pair.UID, kept)
 	return setsPublication{SetsPublication: pub, crosses: crosses, layouts: layouts}, nil
+}
+
+// encodedSets is a pair's last EncodeSets: its answer for the sets of
+// those plan hashes, in that order.
+type encodedSets struct {
+	hashes []string
+	pub    planstore.SetsPublication
+}
+
+// encodeSets is EncodeSets of cur and rest, answered from the pair's last
+// one when the same sets come in the same order: the reconciles the
+// fleet's probes cause mid-rollout publish what they published before,
+// and packing up to MaxPlanSets sets again each time is work done twice.
+// A plan hash names a set's plans, so equal hashes are equal objects.
+func (r *PDPairReconciler) encodeSets(key types.NamespacedName, pair *pdv1.PDPair, cur planstore.SplitSet, rest []planstore.SplitSet) (planstore.SetsPublication, error) {
+	hashes := []string{cur.PlanHash}
+	in := [][]planstore.Object{cur.Objects}
+	for _, s := range rest {
+		hashes = append(hashes, s.PlanHash)
+		in = append(in, s.Objects)
+	}
+	if last, ok := r.plans.encoded.get(key, pair.UID); ok && slices.Equal(last.hashes, hashes) {
+		return last.pub, nil
+	}
+	pub, err := planstore.EncodeSets(pair.Name, in)
+	if err == nil {
+		r.plans.encoded.put(key, pair.UID, encodedSets{hashes: hashes, pub: pub})
+	}
+	return pub, err
 }
 
 // setsPublication is a publication with what the message about it says:
